@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * lbr_snap user ABI: the records read from /dev/lbr_snap and its ioctls.
+ *
+ * This header is shared by the kernel module and user space; it uses only
+ * fixed-width types so a 64-bit kernel and any user space agree on layout.
+ *
+ * Records
+ * -------
+ * read() on /dev/lbr_snap returns whole records only, back to back, merged
+ * across CPUs in timestamp order.  Each record starts with a struct
+ * lbr_snap_record whose @size is the full length of the record (header and
+ * branch entries).  A reader must step from one record to the next by @size
+ * and find the entries at @hdr_size, each @entry_size bytes long, so that
+ * fields added at the end of the header or of an entry in later versions are
+ * skipped by older readers.  If the user buffer is too small for the next
+ * record, read() fails with EINVAL; LBR_SNAP_RECORD_MAX bytes are always
+ * enough.
+ */
+#ifndef _UAPI_LBR_SNAP_H
+#define _UAPI_LBR_SNAP_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define LBR_SNAP_DEVICE		"/dev/lbr_snap"
+#define LBR_SNAP_ABI_VERSION	1
+
+#define LBR_SNAP_MAX_ENTRIES	64	/* deepest LBR any backend reads */
+#define LBR_SNAP_MAX_TARGETS	64	/* targets= accepts at most this many */
+#define LBR_SNAP_NAME_LEN	128	/* symbol names, including the NUL */
+#define LBR_SNAP_COMM_LEN	16
+
+/* struct lbr_snap_branch.flags */
+#define LBR_SNAP_BR_MISPRED	(1u << 0)	/* branch was mispredicted */
+#define LBR_SNAP_BR_PREDICTED	(1u << 1)	/* hardware says predicted */
+#define LBR_SNAP_BR_IN_TX	(1u << 2)	/* inside a TSX transaction */
+#define LBR_SNAP_BR_ABORT	(1u << 3)	/* TSX abort */
+#define LBR_SNAP_BR_CYCLES	(1u << 4)	/* @cycles is valid */
+#define LBR_SNAP_BR_SPEC	(1u << 5)	/* AMD: recorded speculatively */
+#define LBR_SNAP_BR_WRONG_PATH	(1u << 6)	/* AMD: on a mispredicted path */
+
+/* struct lbr_snap_branch.type, when the hardware reports it (Arch LBR) */
+enum lbr_snap_branch_type {
+	LBR_SNAP_BT_UNKNOWN	= 0,
+	LBR_SNAP_BT_JCC		= 1,
+	LBR_SNAP_BT_JMP		= 2,	/* near relative jump */
+	LBR_SNAP_BT_IND_JMP	= 3,
+	LBR_SNAP_BT_CALL	= 4,	/* near relative call */
+	LBR_SNAP_BT_IND_CALL	= 5,
+	LBR_SNAP_BT_RET		= 6,
+	LBR_SNAP_BT_FAR		= 7,	/* other: far branch, interrupt,
+					 * exception (Arch LBR type 1xxxb)
+					 */
+};
+
+/* One taken branch, as the LBR stack recorded it. */
+struct lbr_snap_branch {
+	__u64 from;		/* address of the branch instruction */
+	__u64 to;		/* branch target */
+	__u32 flags;		/* LBR_SNAP_BR_* */
+	__u16 cycles;		/* cycles since the previous entry, if valid */
+	__u8  type;		/* enum lbr_snap_branch_type */
+	__u8  reserved;
+};
+
+/* struct lbr_snap_record.flags */
+#define LBR_SNAP_REC_NO_LBR	(1u << 0)	/* backend "none": no entries */
+#define LBR_SNAP_REC_NO_RETURN	(1u << 1)	/* the target's return is not
+						 * among the entries; all of
+						 * them count as probe_entries
+						 */
+
+/* Return types a target can declare with sym%type. */
+enum lbr_snap_ret_type {
+	LBR_SNAP_RET_INT	= 0,	/* default */
+	LBR_SNAP_RET_LONG	= 1,
+	LBR_SNAP_RET_PTR	= 2,
+	LBR_SNAP_RET_BOOL	= 3,
+};
+
+enum lbr_snap_backend {
+	LBR_SNAP_BACKEND_NONE		= 0,
+	LBR_SNAP_BACKEND_INTEL		= 1,	/* legacy LBR, MSR 0x680.. */
+	LBR_SNAP_BACKEND_ARCH		= 2,	/* Intel Arch LBR */
+	LBR_SNAP_BACKEND_AMD		= 3,	/* AMD LbrExtV2 */
+};
+
+/*
+ * One captured return.  @ts_ns is CLOCK_MONOTONIC in nanoseconds, taken by
+ * the kernel's ktime_get_mono_fast_ns() in the return handler; user space can
+ * compare it with clock_gettime(CLOCK_MONOTONIC).
+ */
+struct lbr_snap_record {
+	__u32 size;		/* bytes in this record, entries included */
+	__u16 version;		/* LBR_SNAP_ABI_VERSION of the writer */
+	__u16 hdr_size;		/* offset of entries[] from the record start */
+	__u16 entry_size;	/* bytes per entry */
+	__u16 nr_entries;	/* branch entries that follow, oldest first */
+	__u32 flags;		/* LBR_SNAP_REC_* */
+	__u64 ts_ns;		/* CLOCK_MONOTONIC, ns */
+	__u32 cpu;
+	__u32 pid;		/* thread id (kernel pid) */
+	__u32 tgid;		/* process id */
+	__u32 target_id;	/* index in GET_STATS */
+	__u64 func_addr;	/* entry address of the target function */
+	__u64 caller;		/* address the target returned to */
+	__s64 retval;		/* sign-extended from the declared width */
+	__u8  ret_type;		/* enum lbr_snap_ret_type */
+	__u8  backend;		/* enum lbr_snap_backend */
+	__u8  lbr_format;	/* legacy LBR format, see GET_INFO */
+	__u8  reserved0;
+	__u16 probe_entries;	/* newest entries made by the probe path */
+	__u16 reserved1;
+	char  comm[LBR_SNAP_COMM_LEN];
+	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */
+};
+
+#define LBR_SNAP_RECORD_MAX	(sizeof(struct lbr_snap_record) + \
+				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch))
+
+/* LBR_SNAP_IOC_GET_INFO */
+struct lbr_snap_info {
+	__u32 abi_version;	/* LBR_SNAP_ABI_VERSION of the module */
+	__u32 backend;		/* enum lbr_snap_backend */
+	__u32 lbr_format;	/* IA32_PERF_CAPABILITIES[5:0] for legacy LBR */
+	__u32 lbr_depth;	/* entries the backend reads per record */
+	__u32 nr_cpus;		/* possible CPUs, one ring buffer each */
+	__u32 buffer_kb;	/* ring buffer size per CPU */
+	__u32 nr_targets;
+	__u32 capture;		/* 0 errors, 1 all */
+	char  backend_name[16];
+	char  reason[96];	/* why this backend (e.g. why "none") */
+	char  version[32];	/* module version string */
+};
+
+#define LBR_SNAP_CAPTURE_ERRORS	0
+#define LBR_SNAP_CAPTURE_ALL	1
+
+/* Counters of one target.  hits == captured + filtered + dropped. */
+struct lbr_snap_target_stats {
+	char  name[LBR_SNAP_NAME_LEN];
+	__u64 func_addr;
+	__u32 id;
+	__u32 ret_type;		/* enum lbr_snap_ret_type */
+	__u64 hits;		/* returns seen by the handler */
+	__u64 captured;		/* records written to the ring buffer */
+	__u64 filtered;		/* returns the capture mode did not want */
+	__u64 dropped;		/* wanted but lost: buffer full or nested */
+	__u64 missed;		/* returns kretprobes could not probe */
+};
+
+/*
+ * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of
+ * struct lbr_snap_target_stats); the module fills min(@nr, targets) entries
+ * and sets @nr to the number of targets.
+ */
+struct lbr_snap_stats {
+	__u32 nr;
+	__u32 reserved;
+	__u64 stats_ptr;
+	__u64 read;		/* records returned by read() */
+	__u64 flushed;		/* records discarded by LBR_SNAP_IOC_FLUSH */
+};
+
+#define LBR_SNAP_IOC_MAGIC	0xB7
+#define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)
+#define LBR_SNAP_IOC_GET_STATS	_IOWR(LBR_SNAP_IOC_MAGIC, 2, struct lbr_snap_stats)
+#define LBR_SNAP_IOC_FLUSH	_IO(LBR_SNAP_IOC_MAGIC, 3)
+
+#endif /* _UAPI_LBR_SNAP_H */

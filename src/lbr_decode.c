@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decoding of raw LBR MSR images, shared by the module and a user-space test.
+ *
+ * Legacy formats follow intel_pmu_lbr_read_32() and intel_pmu_lbr_read_64()
+ * in arch/x86/events/intel/lbr.c, Arch LBR follows intel_pmu_store_lbr()
+ * there, and AMD LbrExtV2 follows amd_pmu_lbr_read() in
+ * arch/x86/events/amd/lbr.c (Linux 6.1).
+ */
+#include "lbr_decode.h"
+
+/* Legacy FROM flag bits (LBR_FROM_FLAG_* in lbr.c). */
+#define FROM_MISPRED		(1ULL << 63)
+#define FROM_IN_TX		(1ULL << 62)
+#define FROM_ABORT		(1ULL << 61)
+
+/* LBR_INFO bits, arch/x86/include/asm/msr-index.h. */
+#define INFO_MISPRED		(1ULL << 63)
+#define INFO_IN_TX		(1ULL << 62)
+#define INFO_ABORT		(1ULL << 61)
+#define INFO_CYC_CNT_VALID	(1ULL << 60)
+#define INFO_BR_TYPE_SHIFT	56
+#define INFO_BR_TYPE_MASK	0xfULL
+#define INFO_CYCLES		0xffffULL
+
+/* AMD TO bits, struct branch_entry in arch/x86/events/amd/lbr.c. */
+#define AMD_TO_VALID		(1ULL << 63)
+#define AMD_TO_SPEC		(1ULL << 62)
+#define AMD_TO_RESERVED		(1ULL << 61)
+#define AMD_IP_BITS		58
+
+static u64 sign_extend(u64 val, unsigned int bits)
+{
+	unsigned int shift = 64 - bits;
+
+	return (u64)((s64)(val << shift) >> shift);
+}
+
+/* Formats whose flags live in LBR_INFO (x86_pmu.lbr_has_info). */
+bool lbr_format_has_info(unsigned int format)
+{
+	return format == LBR_FMT_INFO || format == LBR_FMT_INFO2;
+}
+
+/*
+ * Index of the i-th newest legacy entry: the TOS points at the newest one
+ * and the stack wraps at @depth, a power of two.
+ */
+unsigned int lbr_legacy_index(u64 tos, unsigned int i, unsigned int depth)
+{
+	return (unsigned int)((tos - i) & (depth - 1));
+}
+
+static void set_mispred(struct lbr_snap_branch *out, bool mispred)
+{
+	out->flags |= mispred ? LBR_SNAP_BR_MISPRED : LBR_SNAP_BR_PREDICTED;
+}
+
+static void set_cycles(struct lbr_snap_branch *out, u64 cycles)
+{
+	out->cycles = (u16)cycles;
+	out->flags |= LBR_SNAP_BR_CYCLES;
+}
+
+static enum lbr_decode_result decode_legacy(const struct lbr_decode_fmt *fmt,
+					    const struct lbr_raw_entry *raw,
+					    struct lbr_snap_branch *out)
+{
+	u64 from = raw->from, to = raw->to;
+	unsigned int skip = 0;
+
+	if (fmt->format == LBR_FMT_32) {
+		/* FROM and TO packed in one MSR: FROM low, TO high. */
+		to = from >> 32;
+		from &= 0xffffffffULL;
+	}
+	if (!from && !to)
+		return LBR_DECODE_END;
+
+	switch (fmt->format) {
+	case LBR_FMT_EIP_FLAGS:
+	case LBR_FMT_TIME:
+		set_mispred(out, from & FROM_MISPRED);
+		skip = 1;
+		break;
+	case LBR_FMT_EIP_FLAGS2:
+		set_mispred(out, from & FROM_MISPRED);
+		/* Without TSX the two bits are sign extension, not flags. */
+		if (fmt->tsx) {
+			if (from & FROM_IN_TX)
+				out->flags |= LBR_SNAP_BR_IN_TX;
+			if (from & FROM_ABORT)
+				out->flags |= LBR_SNAP_BR_ABORT;
+		}
+		skip = 3;
+		break;
+	case LBR_FMT_INFO:
+	case LBR_FMT_INFO2:
+		set_mispred(out, raw->info & INFO_MISPRED);
+		if (fmt->format == LBR_FMT_INFO) {
+			if (raw->info & INFO_IN_TX)
+				out->flags |= LBR_SNAP_BR_IN_TX;
+			if (raw->info & INFO_ABORT)
+				out->flags |= LBR_SNAP_BR_ABORT;
+		}
+		set_cycles(out, raw->info & INFO_CYCLES);
+		break;
+	default:	/* 32, LIP, EIP: addresses only */
+		break;
+	}
+
+	if (skip)
+		from = sign_extend(from, 64 - skip);
+	if (fmt->format == LBR_FMT_TIME) {
+		/* TO bits 63:48 hold the cycle count. */
+		set_cycles(out, (to >> 48) & INFO_CYCLES);
+		to = sign_extend(to, 48);
+	}
+	out->from = from;
+	out->to = to;
+	return LBR_DECODE_OK;
+}
+
+/* ARCH_LBR_INFO branch type (bits 59:56) to the ABI's types. */
+static u8 arch_br_type(u64 info)
+{
+	static const u8 map[8] = {
+		[0] = LBR_SNAP_BT_JCC,
+		[1] = LBR_SNAP_BT_IND_JMP,
+		[2] = LBR_SNAP_BT_JMP,
+		[3] = LBR_SNAP_BT_IND_CALL,
+		[4] = LBR_SNAP_BT_CALL,
+		[5] = LBR_SNAP_BT_RET,
+	};
+	unsigned int type = (info >> INFO_BR_TYPE_SHIFT) & INFO_BR_TYPE_MASK;
+
+	/* 1xxxb is OTHER_BRANCH: far transfers, interrupts, exceptions. */
+	if (type & 8)
+		return LBR_SNAP_BT_FAR;
+	return map[type];
+}
+
+static enum lbr_decode_result decode_arch(const struct lbr_raw_entry *raw,
+					  struct lbr_snap_branch *out)
+{
+	/* Entries fill from 0; the first FROM of 0 ends the stack. */
+	if (!raw->from)
+		return LBR_DECODE_END;
+
+	out->from = raw->from;
+	out->to = raw->to;
+	set_mispred(out, raw->info & INFO_MISPRED);
+	if (raw->info & INFO_IN_TX)
+		out->flags |= LBR_SNAP_BR_IN_TX;
+	if (raw->info & INFO_ABORT)
+		out->flags |= LBR_SNAP_BR_ABORT;
+	if (raw->info & INFO_CYC_CNT_VALID)
+		set_cycles(out, raw->info & INFO_CYCLES);
+	out->type = arch_br_type(raw->info);
+	return LBR_DECODE_OK;
+}
+
+static enum lbr_decode_result decode_amd(const struct lbr_decode_fmt *fmt,
+					 const struct lbr_raw_entry *raw,
+					 struct lbr_snap_branch *out)
+{
+	u64 mask = (1ULL << AMD_IP_BITS) - 1;
+	unsigned int bits = fmt->virt_bits ? fmt->virt_bits : 48;
+
+	/* valid = 0 and spec = 0: nothing was recorded here or below. */
+	if (!(raw->to & (AMD_TO_VALID | AMD_TO_SPEC)))
+		return LBR_DECODE_END;
+	/* Erratum 1452: the reserved bit marks a bogus record. */
+	if (raw->to & AMD_TO_RESERVED)
+		return LBR_DECODE_SKIP;
+
+	out->from = sign_extend(raw->from & mask, bits);
+	out->to = sign_extend(raw->to & mask, bits);
+	set_mispred(out, raw->from & FROM_MISPRED);
+	if (raw->to & AMD_TO_SPEC)
+		out->flags |= LBR_SNAP_BR_SPEC;
+	if (!(raw->to & AMD_TO_VALID))
+		out->flags |= LBR_SNAP_BR_WRONG_PATH;
+	return LBR_DECODE_OK;
+}
+
+/**
+ * lbr_decode_entry - decode one raw LBR entry
+ * @fmt: the backend's encoding
+ * @raw: MSR values of the entry
+ * @out: where the branch goes; fully written when LBR_DECODE_OK
+ */
+enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
+					const struct lbr_raw_entry *raw,
+					struct lbr_snap_branch *out)
+{
+	out->from = 0;
+	out->to = 0;
+	out->flags = 0;
+	out->cycles = 0;
+	out->type = LBR_SNAP_BT_UNKNOWN;
+	out->reserved = 0;
+
+	switch (fmt->backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		return decode_legacy(fmt, raw, out);
+	case LBR_SNAP_BACKEND_ARCH:
+		return decode_arch(raw, out);
+	case LBR_SNAP_BACKEND_AMD:
+		return decode_amd(fmt, raw, out);
+	default:
+		return LBR_DECODE_END;
+	}
+}
+
+static bool in_range(u64 addr, u64 start, u64 end)
+{
+	return addr >= start && addr < end;
+}
+
+/**
+ * lbr_probe_entries - count the entries the probe path itself made
+ * @br: branches, oldest first
+ * @nr: number of branches
+ * @func_start: first byte of the traced function
+ * @func_end: first byte after it
+ * @found: set when the branch leaving the function was found
+ *
+ * The newest branch whose source lies in the traced function and whose
+ * target lies outside it is the function's return (or its jump to a return
+ * thunk).  Everything newer was made by the probe machinery.  If there is no
+ * such branch, every entry is counted and @found is false.
+ */
+unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
+			       unsigned int nr, u64 func_start, u64 func_end,
+			       bool *found)
+{
+	unsigned int i;
+
+	for (i = nr; i > 0; i--) {
+		const struct lbr_snap_branch *b = &br[i - 1];
+
+		if (in_range(b->from, func_start, func_end) &&
+		    !in_range(b->to, func_start, func_end)) {
+			*found = true;
+			return nr - i;
+		}
+	}
+	*found = false;
+	return nr;
+}

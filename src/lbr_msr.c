@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LBR backends: detect, enable, read.
+ *
+ * Detection trusts nothing it has not seen work: CPUID and capability bits
+ * first, then an enable bit that must read back after a write, all through
+ * the *_safe MSR accessors.  Hypervisors that hide LBR, and QEMU's TCG which
+ * reads unknown MSRs as 0 and drops writes, end in the "none" backend with
+ * the reason logged once.
+ *
+ * MSR numbers and layouts are those of arch/x86/include/asm/msr-index.h and
+ * arch/x86/events/{intel,amd}/lbr.c (Linux 6.1); they are spelled out here
+ * because the kernel keeps several of them private to perf.
+ */
+#include <linux/cpuhotplug.h>
+#include <linux/cpu.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <asm/cpufeature.h>
+#include <asm/perf_event.h>
+#include <asm/processor.h>
+
+#include "lbr_snap.h"
+
+#define LBR_MSR_DEBUGCTL		0x1d9
+#define LBR_DEBUGCTL_LBR		(1ULL << 0)
+#define LBR_MSR_SELECT		0x1c8
+#define LBR_MSR_TOS		0x1c9
+#define LBR_MSR_CORE_FROM	0x40
+#define LBR_MSR_CORE_TO		0x60
+#define LBR_MSR_NHM_FROM	0x680
+#define LBR_MSR_NHM_TO		0x6c0
+#define LBR_MSR_INFO_0		0xdc0
+#define LBR_MSR_PERF_CAPS	0x345
+#define LBR_PERF_CAP_FMT	0x3f
+
+/* LBR_SELECT: each set bit suppresses a kind of branch. */
+#define LBR_SEL_USER		(1ULL << 1)	/* branches ending in CPL > 0 */
+
+#define LBR_MSR_ARCH_CTL	0x14ce
+#define LBR_ARCH_CTL_LBREN	(1ULL << 0)
+#define LBR_ARCH_CTL_OS		(1ULL << 1)
+#define LBR_ARCH_CTL_FILTER	(0x7fULL << 16)	/* all branch types */
+#define LBR_MSR_ARCH_DEPTH	0x14cf
+#define LBR_MSR_ARCH_FROM_0	0x1500
+#define LBR_MSR_ARCH_TO_0	0x1600
+#define LBR_MSR_ARCH_INFO_0	0x1200
+
+#define LBR_MSR_AMD_SELECT	0xc000010e
+#define LBR_MSR_AMD_DBG_EXTN_CFG	0xc000010f
+#define LBR_AMD_LBRV2EN	(1ULL << 6)
+#define LBR_MSR_AMD_BR_FROM	0xc0010300
+#define LBR_AMD_SEL_USER	(1ULL << 1)
+
+#define LBR_CPUID_PDCM		(1U << 15)	/* CPUID.1:ECX */
+#define LBR_CPUID_ARCH_LBR		(1U << 19)	/* CPUID.(7,0):EDX */
+#define LBR_CPUID_AMD_LBR_V2	(1U << 1)	/* CPUID.0x80000022:EAX */
+
+struct lbr_hw lbr_hw __read_mostly = {
+	.backend = LBR_SNAP_BACKEND_NONE,
+	.name = "none",
+};
+
+/* Legacy LBR depth and MSR bases by model, as intel_pmu_init() picks them. */
+struct lbr_model {
+	u8 model;
+	u8 depth;
+	u16 from;
+	u16 to;
+	u16 info;
+};
+
+static const struct lbr_model lbr_models[] = {
+	/* Core2 Merom, Merom-L, Penryn, Dunnington: intel_pmu_lbr_init_core() */
+	{ 0x0f, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x16, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x17, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x1d, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	/* Atom Bonnell, Saltwell, Silvermont, Airmont: _atom(), _slm() */
+	{ 0x1c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x26, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x27, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x35, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x36, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x37, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x4a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x4c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x4d, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x5a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	/* Knights Landing and Mill: intel_pmu_lbr_init_knl() */
+	{ 0x57, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x85, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	/* Nehalem, Westmere, Sandy/Ivy Bridge, Haswell, Broadwell */
+	{ 0x1a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x1e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x1f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x2e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x25, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x2c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x2f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x2a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x2d, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x45, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x46, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3d, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x47, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x4f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x56, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	/*
+	 * Skylake, Kaby/Coffee/Comet Lake, Ice Lake, Tiger Lake, Rocket Lake,
+	 * Goldmont, Goldmont Plus, Tremont: intel_pmu_lbr_init_skl()
+	 */
+	{ 0x4e, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x5e, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x55, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x8e, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x9e, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0xa5, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0xa6, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x6a, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x6c, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x7d, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x7e, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x8c, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x8d, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0xa7, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x5c, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x5f, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x7a, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x86, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x96, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+	{ 0x9c, 32, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, LBR_MSR_INFO_0 },
+};
+
+static __printf(1, 2) int lbr_none(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(lbr_hw.reason, sizeof(lbr_hw.reason), fmt, args);
+	va_end(args);
+	return -ENODEV;
+}
+
+/* Set @bits in @msr, check they read back, then put the old value back. */
+static bool lbr_msr_bits_stick(u32 msr, u64 bits)
+{
+	u64 old, val;
+	bool ok;
+
+	if (lbr_rdmsr_safe(msr, &old) || lbr_wrmsr_safe(msr, old | bits))
+		return false;
+	ok = !lbr_rdmsr_safe(msr, &val) && (val & bits) == bits;
+	lbr_wrmsr_safe(msr, old);
+	return ok;
+}
+
+static void lbr_cross_check_perf(void)
+{
+#if LBR_HAVE_X86_PERF_GET_LBR
+	struct x86_pmu_lbr perf = { 0 };
+
+	x86_perf_get_lbr(&perf);
+	if (perf.nr && (perf.nr != lbr_hw.depth ||
+			perf.from != lbr_hw.from_msr ||
+			perf.to != lbr_hw.to_msr || perf.info != lbr_hw.info_msr))
+		pr_warn("LBR table (depth %u, from %#x, to %#x, info %#x) disagrees with perf (depth %u, from %#x, to %#x, info %#x); using the table\n",
+			lbr_hw.depth, lbr_hw.from_msr, lbr_hw.to_msr,
+			lbr_hw.info_msr, perf.nr, perf.from, perf.to, perf.info);
+#endif
+}
+
+static int lbr_probe_intel(void)
+{
+	struct cpuinfo_x86 *c = &boot_cpu_data;
+	const struct lbr_model *m = NULL;
+	u64 caps;
+	unsigned int i;
+
+	if (c->x86_vendor != X86_VENDOR_INTEL)
+		return lbr_none("not an Intel CPU");
+	if (!(cpuid_ecx(1) & LBR_CPUID_PDCM))
+		return lbr_none("CPUID.1:ECX.PDCM is clear (no PERF_CAPABILITIES)");
+	if (lbr_rdmsr_safe(LBR_MSR_PERF_CAPS, &caps))
+		return lbr_none("IA32_PERF_CAPABILITIES faults");
+	if (c->x86 != 6)
+		return lbr_none("no LBR table for family %u", c->x86);
+	for (i = 0; i < ARRAY_SIZE(lbr_models); i++)
+		if (lbr_models[i].model == c->x86_model)
+			m = &lbr_models[i];
+	if (!m)
+		return lbr_none("no LBR table for model %#x", c->x86_model);
+
+	lbr_hw.fmt.format = caps & LBR_PERF_CAP_FMT;
+	if (lbr_hw.fmt.format > LBR_FMT_MAX_KNOWN)
+		return lbr_none("unknown LBR format %u", lbr_hw.fmt.format);
+	if (lbr_format_has_info(lbr_hw.fmt.format) != !!m->info)
+		return lbr_none("LBR format %u does not fit model %#x",
+				lbr_hw.fmt.format, c->x86_model);
+
+	lbr_hw.depth = m->depth;
+	lbr_hw.from_msr = m->from;
+	lbr_hw.to_msr = m->to;
+	lbr_hw.info_msr = m->info;
+	lbr_hw.from_stride = 1;
+	lbr_hw.tos_msr = LBR_MSR_TOS;
+	lbr_hw.ctl_msr = LBR_MSR_DEBUGCTL;
+	lbr_hw.enable_mask = LBR_DEBUGCTL_LBR;
+	lbr_hw.fmt.tsx = boot_cpu_has(X86_FEATURE_HLE) ||
+			 boot_cpu_has(X86_FEATURE_RTM);
+
+	if (!lbr_msr_bits_stick(LBR_MSR_DEBUGCTL, LBR_DEBUGCTL_LBR))
+		return lbr_none("IA32_DEBUGCTL.LBR does not stay set (LBR hidden by a hypervisor or emulator)");
+	if (lbr_rdmsr_safe(lbr_hw.from_msr, &caps) ||
+	    lbr_rdmsr_safe(lbr_hw.tos_msr, &caps))
+		return lbr_none("LBR FROM/TOS MSRs fault");
+
+	lbr_cross_check_perf();
+	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
+		 "legacy LBR, model %#x, format %u, depth %u",
+		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);
+	return 0;
+}
+
+static int lbr_probe_arch(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL)
+		return lbr_none("not an Intel CPU");
+	if (boot_cpu_data.cpuid_level < 0x1c)
+		return lbr_none("CPUID leaf 0x1c absent");
+	cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+	if (!(edx & LBR_CPUID_ARCH_LBR))
+		return lbr_none("CPUID.(7,0):EDX.ARCH_LBR is clear");
+	cpuid_count(0x1c, 0, &eax, &ebx, &ecx, &edx);
+	/* Depth mask bit n means depth 8 * (n + 1); use the deepest. */
+	if (!(eax & 0xff))
+		return lbr_none("CPUID.0x1c reports no Arch LBR depth");
+	lbr_hw.depth = fls(eax & 0xff) * 8;
+
+	lbr_hw.ctl_msr = LBR_MSR_ARCH_CTL;
+	lbr_hw.enable_mask = LBR_ARCH_CTL_LBREN;
+	lbr_hw.from_msr = LBR_MSR_ARCH_FROM_0;
+	lbr_hw.to_msr = LBR_MSR_ARCH_TO_0;
+	lbr_hw.info_msr = LBR_MSR_ARCH_INFO_0;
+	lbr_hw.from_stride = 1;
+	if (!lbr_msr_bits_stick(LBR_MSR_ARCH_CTL, LBR_ARCH_CTL_LBREN))
+		return lbr_none("ARCH_LBR_CTL.LBREn does not stay set (Arch LBR hidden by a hypervisor or emulator)");
+	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
+		 "Arch LBR, depth %u", lbr_hw.depth);
+	return 0;
+}
+
+static int lbr_probe_amd(void)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_AMD)
+		return lbr_none("not an AMD CPU");
+	if (boot_cpu_data.extended_cpuid_level < 0x80000022)
+		return lbr_none("CPUID leaf 0x80000022 absent");
+	if (!(cpuid_eax(0x80000022) & LBR_CPUID_AMD_LBR_V2))
+		return lbr_none("CPUID.0x80000022:EAX.LbrExtV2 is clear");
+	/* EBX[9:4] is the LBR stack size (lbr_v2_stack_sz). */
+	lbr_hw.depth = (cpuid_ebx(0x80000022) >> 4) & 0x3f;
+	if (!lbr_hw.depth || lbr_hw.depth > LBR_SNAP_MAX_ENTRIES)
+		return lbr_none("AMD LBR depth %u unsupported", lbr_hw.depth);
+
+	lbr_hw.ctl_msr = LBR_MSR_AMD_DBG_EXTN_CFG;
+	lbr_hw.enable_mask = LBR_AMD_LBRV2EN;
+	lbr_hw.from_msr = LBR_MSR_AMD_BR_FROM;
+	lbr_hw.to_msr = LBR_MSR_AMD_BR_FROM + 1;
+	lbr_hw.from_stride = 2;
+	lbr_hw.fmt.virt_bits = boot_cpu_data.x86_virt_bits;
+	if (!lbr_msr_bits_stick(LBR_MSR_AMD_DBG_EXTN_CFG, LBR_AMD_LBRV2EN))
+		return lbr_none("DBG_EXTN_CFG.LBRV2EN does not stay set (LBR hidden by a hypervisor or emulator)");
+	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
+		 "AMD LbrExtV2, depth %u", lbr_hw.depth);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	enum lbr_snap_backend id;
+	int (*probe)(void);
+} lbr_backends[] = {
+	{ "arch", LBR_SNAP_BACKEND_ARCH, lbr_probe_arch },
+	{ "intel", LBR_SNAP_BACKEND_INTEL, lbr_probe_intel },
+	{ "amd", LBR_SNAP_BACKEND_AMD, lbr_probe_amd },
+};
+
+static void lbr_hw_reset(void)
+{
+	memset(&lbr_hw, 0, sizeof(lbr_hw));
+	lbr_hw.backend = LBR_SNAP_BACKEND_NONE;
+	lbr_hw.name = "none";
+}
+
+/**
+ * lbr_hw_detect - pick the LBR backend
+ * @force: "auto", "none" or a backend name
+ *
+ * "auto" takes the first backend whose probe passes and falls back to
+ * "none"; a forced backend that fails its probe fails with -ENODEV.
+ */
+int lbr_hw_detect(const char *force)
+{
+	bool is_auto = sysfs_streq(force, "auto");
+	char why[ARRAY_SIZE(lbr_backends)][sizeof(lbr_hw.reason)];
+	unsigned int i;
+
+	lbr_hw_reset();
+	if (sysfs_streq(force, "none")) {
+		strscpy(lbr_hw.reason, "backend=none", sizeof(lbr_hw.reason));
+		return 0;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(lbr_backends); i++) {
+		if (!is_auto && !sysfs_streq(force, lbr_backends[i].name))
+			continue;
+		lbr_hw_reset();
+		lbr_hw.fmt.backend = lbr_backends[i].id;
+		if (!lbr_backends[i].probe()) {
+			lbr_hw.backend = lbr_backends[i].id;
+			lbr_hw.name = lbr_backends[i].name;
+			pr_info("backend %s: %s\n", lbr_hw.name, lbr_hw.reason);
+			return 0;
+		}
+		strscpy(why[i], lbr_hw.reason, sizeof(why[i]));
+		if (!is_auto) {
+			pr_err("backend=%s unavailable: %s\n", force, why[i]);
+			return -ENODEV;
+		}
+	}
+	if (!is_auto) {
+		pr_err("backend=%s: unknown backend (auto, intel, arch, amd, none)\n",
+		       force);
+		return -EINVAL;
+	}
+
+	lbr_hw_reset();
+	/* The probe that got furthest on this vendor says why. */
+	i = boot_cpu_data.x86_vendor == X86_VENDOR_AMD ? 2 :
+	    (boot_cpu_data.cpuid_level >= 0x1c &&
+	     (cpuid_edx(7) & LBR_CPUID_ARCH_LBR)) ? 0 : 1;
+	strscpy(lbr_hw.reason, why[i], sizeof(lbr_hw.reason));
+	pr_info("no usable LBR, records carry no branches: %s\n",
+		lbr_hw.reason);
+	return 0;
+}
+
+/*
+ * mode=raw: lbr_snap programs LBR itself on every online CPU and puts back
+ * what it found when it is done.
+ */
+struct lbr_saved {
+	u64 ctl;
+	u64 select;	/* LBR_SELECT (legacy, AMD) or ARCH_LBR_DEPTH */
+	bool valid;
+};
+
+static DEFINE_PER_CPU(struct lbr_saved, lbr_saved);
+static enum cpuhp_state lbr_cpuhp_state;
+
+static int lbr_cpu_start(unsigned int cpu)
+{
+	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
+	u32 sel_msr;
+	u64 sel;
+
+	switch (lbr_hw.backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		sel_msr = LBR_MSR_SELECT;
+		sel = LBR_SEL_USER;
+		break;
+	case LBR_SNAP_BACKEND_AMD:
+		sel_msr = LBR_MSR_AMD_SELECT;
+		sel = LBR_AMD_SEL_USER;
+		break;
+	case LBR_SNAP_BACKEND_ARCH:
+		sel_msr = LBR_MSR_ARCH_DEPTH;
+		sel = lbr_hw.depth;
+		break;
+	default:
+		return 0;
+	}
+
+	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
+	    lbr_rdmsr_safe(sel_msr, &s->select)) {
+		pr_warn("cpu%u: cannot read LBR control MSRs\n", cpu);
+		return 0;
+	}
+	s->valid = true;
+
+	/* Writing ARCH_LBR_DEPTH also clears the entries. */
+	lbr_wrmsr_safe(sel_msr, sel);
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, LBR_ARCH_CTL_LBREN |
+			       LBR_ARCH_CTL_OS | LBR_ARCH_CTL_FILTER);
+	else
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl | lbr_hw.enable_mask);
+	return 0;
+}
+
+static int lbr_cpu_stop(unsigned int cpu)
+{
+	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
+	u32 sel_msr = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL ?
+		      LBR_MSR_SELECT : lbr_hw.backend == LBR_SNAP_BACKEND_AMD ?
+		      LBR_MSR_AMD_SELECT : LBR_MSR_ARCH_DEPTH;
+
+	if (!s->valid)
+		return 0;
+	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH || s->select)
+		lbr_wrmsr_safe(sel_msr, s->select);
+	s->valid = false;
+	return 0;
+}
+
+int lbr_hw_start(void)
+{
+	int ret;
+
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
+		return 0;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:online",
+				lbr_cpu_start, lbr_cpu_stop);
+	if (ret < 0)
+		return ret;
+	lbr_cpuhp_state = ret;
+	return 0;
+}
+
+void lbr_hw_stop(void)
+{
+	if (lbr_cpuhp_state > 0)
+		cpuhp_remove_state(lbr_cpuhp_state);
+	lbr_cpuhp_state = 0;
+}
+
+/**
+ * lbr_hw_read - read the frozen LBR stack of this CPU
+ * @out: room for lbr_hw.depth branches
+ *
+ * Called with LBR frozen and interrupts off.  Reads newest first, stops at
+ * the first empty entry, and stores the result oldest first.
+ * Return: the number of branches in @out.
+ */
+unsigned int lbr_hw_read(struct lbr_snap_branch *out)
+{
+	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
+	u64 tos = legacy ? lbr_rdmsr(lbr_hw.tos_msr) : 0;
+	struct lbr_raw_entry raw = { 0 };
+	unsigned int i, n = 0, idx;
+
+	for (i = 0; i < lbr_hw.depth; i++) {
+		idx = legacy ? lbr_legacy_index(tos, i, lbr_hw.depth) : i;
+		raw.from = lbr_rdmsr(lbr_hw.from_msr + idx * lbr_hw.from_stride);
+		if (lbr_hw.fmt.format != LBR_FMT_32 || !legacy)
+			raw.to = lbr_rdmsr(lbr_hw.to_msr + idx * lbr_hw.from_stride);
+		if (lbr_hw.info_msr)
+			raw.info = lbr_rdmsr(lbr_hw.info_msr + idx);
+
+		switch (lbr_decode_entry(&lbr_hw.fmt, &raw, &out[n])) {
+		case LBR_DECODE_OK:
+			n++;
+			continue;
+		case LBR_DECODE_SKIP:
+			continue;
+		case LBR_DECODE_END:
+			break;
+		}
+		break;
+	}
+
+	/* Newest first from the hardware; the ABI wants oldest first. */
+	for (i = 0; i < n / 2; i++)
+		swap(out[i], out[n - 1 - i]);
+	return n;
+}

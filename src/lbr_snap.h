@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lbr_snap internals shared between the module's files.
+ */
+#ifndef LBR_SNAP_INTERNAL_H
+#define LBR_SNAP_INTERNAL_H
+
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+#include "../include/lbr_snap.h"
+#include "compat.h"
+#include "lbr_decode.h"
+
+#define LBR_SNAP_VERSION	"0.1.0"
+
+/* --- LBR hardware (lbr_msr.c) --- */
+
+struct lbr_hw {
+	enum lbr_snap_backend backend;
+	const char *name;
+	u32 ctl_msr;		/* its enable bit freezes and unfreezes */
+	u64 enable_mask;
+	u32 tos_msr;		/* legacy only */
+	u32 from_msr;
+	u32 to_msr;
+	u32 info_msr;		/* 0: no LBR_INFO */
+	u32 from_stride;	/* MSR step between entries */
+	unsigned int depth;
+	struct lbr_decode_fmt fmt;
+	char reason[96];	/* why this backend, shown by GET_INFO */
+};
+
+extern struct lbr_hw lbr_hw;
+
+int lbr_hw_detect(const char *force);
+int lbr_hw_start(void);
+void lbr_hw_stop(void);
+unsigned int lbr_hw_read(struct lbr_snap_branch *out);
+
+/*
+ * Stop recording by clearing the backend's enable bit and return the
+ * control MSR as it was.  Only two MSR instructions and an AND: no branch
+ * or call may come before the WRMSR (checked by tests/check-freeze-first.sh).
+ */
+static __always_inline u64 lbr_hw_freeze(void)
+{
+	u64 ctl = lbr_rdmsr(lbr_hw.ctl_msr);
+
+	lbr_wrmsr(lbr_hw.ctl_msr, ctl & ~lbr_hw.enable_mask);
+	return ctl;
+}
+
+/* Resume recording if it was on when lbr_hw_freeze() returned @ctl. */
+static __always_inline void lbr_hw_unfreeze(u64 ctl)
+{
+	if (ctl & lbr_hw.enable_mask)
+		lbr_wrmsr(lbr_hw.ctl_msr, lbr_rdmsr(lbr_hw.ctl_msr) |
+			  lbr_hw.enable_mask);
+}
+
+/* --- targets and the return handler (kretprobe_hook.c) --- */
+
+struct lbr_counters {
+	u64 hits;
+	u64 captured;
+	u64 filtered;
+	u64 dropped;
+};
+
+struct lbr_target {
+	struct kretprobe rp;
+	unsigned long start;	/* function entry */
+	unsigned long end;	/* first byte after the function */
+	u32 id;
+	u8 ret_type;		/* enum lbr_snap_ret_type */
+	struct lbr_counters __percpu *counters;
+	char name[LBR_SNAP_NAME_LEN];
+};
+
+int lbr_targets_register(const char *spec);
+void lbr_targets_unregister(void);
+unsigned int lbr_targets_count(void);
+void lbr_target_stats(unsigned int i, struct lbr_snap_target_stats *st);
+
+/* --- device and buffers (lbr_snap_main.c) --- */
+
+extern struct trace_buffer *lbr_rb;
+extern int lbr_capture_all;
+void lbr_records_committed(void);
+
+#endif /* LBR_SNAP_INTERNAL_H */

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap_test_target: functions with known return values for lbr_snap's
+ * tests, called from user space through /dev/lbr_snap_test.
+ *
+ * write(fd, "FUNC VALUE [COUNT]") calls FUNC(VALUE) COUNT times (default 1)
+ * and returns the length written; FUNC is one of
+ *   int   lbr_test_int(int)       returns VALUE (through lbr_test_fail()
+ *                                 when negative)
+ *   long  lbr_test_long(long)     returns VALUE
+ *   ptr   lbr_test_ptr(long)      NULL for 0, ERR_PTR(VALUE) for -4095..-1,
+ *                                 a valid pointer otherwise
+ *   bool  lbr_test_bool(long)     VALUE != 0
+ *   sleep lbr_test_sleep(long)    sleeps VALUE ms, returns -EINTR
+ * so a test knows exactly how many returns it caused and with what value.
+ */
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+/*
+ * Global and noinline, arguments hidden from the optimiser: the names stay
+ * in kallsyms unchanged (no .isra or .constprop clones) for kretprobes.
+ */
+int lbr_test_fail(int v);
+int lbr_test_int(int v);
+long lbr_test_long(long v);
+void *lbr_test_ptr(long v);
+bool lbr_test_bool(long v);
+int lbr_test_sleep(long ms);
+
+noinline int lbr_test_fail(int v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	if (v < -4095)
+		return -EINVAL;
+	return v;
+}
+
+noinline int lbr_test_int(int v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	if (v < 0)
+		return lbr_test_fail(v);
+	return v;
+}
+
+noinline long lbr_test_long(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return v;
+}
+
+static int lbr_test_object;
+
+noinline void *lbr_test_ptr(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	if (!v)
+		return NULL;
+	if (IS_ERR_VALUE(v))
+		return ERR_PTR(v);
+	return &lbr_test_object;
+}
+
+noinline bool lbr_test_bool(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return v != 0;
+}
+
+noinline int lbr_test_sleep(long ms)
+{
+	OPTIMIZER_HIDE_VAR(ms);
+	msleep(ms);
+	return -EINTR;
+}
+
+/*
+ * The results go to a sink: without a use, the compiler may find the
+ * functions pure and drop the calls.
+ */
+static unsigned long lbr_test_sink;
+
+static void call_int(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_int(v));
+}
+
+static void call_long(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_long(v));
+}
+
+static void call_ptr(long v)
+{
+	WRITE_ONCE(lbr_test_sink, (unsigned long)lbr_test_ptr(v));
+}
+
+static void call_bool(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_bool(v));
+}
+
+static void call_sleep(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_sleep(v));
+}
+
+static const struct {
+	const char *name;
+	void (*call)(long v);
+} lbr_test_fns[] = {
+	{ "int", call_int },
+	{ "long", call_long },
+	{ "ptr", call_ptr },
+	{ "bool", call_bool },
+	{ "sleep", call_sleep },
+};
+
+static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
+			      size_t len, loff_t *ppos)
+{
+	unsigned long count = 1, i;
+	char buf[64], fn[8];
+	unsigned int f;
+	long v;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sscanf(buf, "%7s %ld %lu", fn, &v, &count) < 2 ||
+	    count > 1000000)
+		return -EINVAL;
+	for (f = 0; f < ARRAY_SIZE(lbr_test_fns); f++)
+		if (!strcmp(fn, lbr_test_fns[f].name))
+			break;
+	if (f == ARRAY_SIZE(lbr_test_fns))
+		return -EINVAL;
+
+	for (i = 0; i < count; i++) {
+		lbr_test_fns[f].call(v);
+		cond_resched();
+	}
+	return len;
+}
+
+static const struct file_operations lbr_test_fops = {
+	.owner = THIS_MODULE,
+	.write = lbr_test_write,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice lbr_test_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "lbr_snap_test",
+	.fops = &lbr_test_fops,
+	.mode = 0666,
+};
+
+module_misc_device(lbr_test_dev);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Functions with known errors for lbr_snap's tests");

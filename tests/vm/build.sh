@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build everything the guest needs for kernel KVER into build/KVER/:
+# lbr_snap.ko, the test target module, lbr-snap and the static test binaries.
+# Usage: tests/vm/build.sh [KVER]      (prints the output directory)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kver=${1:-$(lbr_guest_kver)}
+kdir=/lib/modules/$kver/build
+[ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
+out=$LBR_BUILD/$kver
+ks=$(lbr_kernel_source_files)
+mkdir -p "$out"
+
+# Build from a copy so several kernels never share objects.
+build_module() {	# $1 = source dir in the repo, $2 = copy dir
+	rm -rf "$2" && mkdir -p "$2"
+	(cd "$LBR_TOP/$1" && cp -r --parents $3 "$2")
+	make -s -C "$kdir" M="$2" W=1 modules >"$2/build.log" 2>&1 ||
+		{ cat "$2/build.log" >&2; die "module build in $1 failed"; }
+	if grep -E 'warning:|error:' "$2/build.log" >&2; then
+		die "module build in $1 has warnings"
+	fi
+}
+build_module . "$out/mod" "Kbuild src include"
+build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c"
+cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
+
+make -s -C "$LBR_TOP/tools" >&2
+cp "$LBR_TOP/tools/lbr-snap" "$out/"
+
+CFLAGS="-O2 -g -Wall -Wextra -Werror -static -pthread -D_GNU_SOURCE \
+	-I$LBR_TOP/include -I$ks/tools/testing/selftests"
+for t in "$LBR_TOP"/tests/selftests/*.c; do
+	[ -f "$t" ] || continue
+	# shellcheck disable=SC2086
+	gcc $CFLAGS -o "$out/$(basename "$t" .c)" "$t" ||
+		die "building $t failed"
+done
+echo "$out"

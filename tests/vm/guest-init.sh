@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the test guest: set up, run /script.sh as root, check the kernel
+# log, print the verdict on the console and power off.
+/bin/busybox --install -s /bin
+export PATH=/usr/local/bin:/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/pts && mount -t devpts devpts /dev/pts
+hostname lbr-guest
+cd /root
+
+echo "lbr_snap guest: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+sh /script.sh
+rc=$?
+
+# Any kernel complaint fails the run, whatever the script said.
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|sleeping function called from invalid context|possible circular locking|possible recursive locking|inconsistent lock state|INFO: lockdep|suspicious RCU usage|kmemleak:.*new suspected|KASAN:|UBSAN:|Kernel panic')
+if [ -n "$bad" ]; then
+	echo "lbr_snap guest: the kernel log reports problems:"
+	dmesg | tail -n 60
+	[ "$rc" = 0 ] && rc=99
+fi
+echo "LBR_SNAP_VM_EXIT=$rc"
+sync
+poweroff -f

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings of the QEMU test harness; sourced, not run.
+
+LBR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LBR_CACHE=${LBR_SNAP_CACHE:-$LBR_TOP/.cache}
+LBR_BUILD=$LBR_TOP/build
+mkdir -p "$LBR_CACHE" "$LBR_BUILD"
+
+# Packages the harness needs, by Debian name.
+LBR_DEPS="build-essential linux-image-amd64 linux-headers-amd64 linux-source
+	  busybox-static qemu-system-x86 cpio gzip xz-utils kmod python3 perl"
+
+die() { echo "lbr_snap: $*" >&2; exit 1; }
+
+# Install missing packages (CI machines start without them).
+lbr_install_deps() {
+	local missing=() p
+	for p in $LBR_DEPS "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	echo "lbr_snap: installing ${missing[*]}" >&2
+	[ "$(id -u)" = 0 ] || die "need root to install ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
+		{ apt-get update >&2 &&
+		  apt-get install -y --no-install-recommends "${missing[@]}" >&2; } ||
+		die "apt-get install ${missing[*]} failed"
+}
+
+# The guest kernel: KVER if set, else the newest Debian image with headers.
+lbr_guest_kver() {
+	local v best=
+	if [ -n "${KVER:-}" ]; then echo "$KVER"; return; fi
+	for v in /boot/vmlinuz-*; do
+		v=${v#/boot/vmlinuz-}
+		[ -f "/lib/modules/$v/build/Makefile" ] || continue
+		best=$(printf '%s\n%s\n' "$best" "$v" | sort -V | tail -n1)
+	done
+	[ -n "$best" ] || die "no kernel image with headers in /boot"
+	echo "$best"
+}
+
+# kselftest_harness.h and checkpatch.pl come from Debian's linux-source.
+lbr_kernel_source_files() {
+	local dir=$LBR_CACHE/linux-source tar
+	if [ -f "$dir/.done" ]; then echo "$dir"; return; fi
+	tar=$(ls /usr/src/linux-source-*.tar.* 2>/dev/null | sort -V | tail -n1)
+	[ -n "$tar" ] || die "linux-source not installed"
+	rm -rf "$dir" && mkdir -p "$dir"
+	tar -xf "$tar" -C "$dir" --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest_harness.h' \
+		'*/tools/testing/selftests/kselftest.h' \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch' >&2 ||
+		die "cannot extract from $tar"
+	touch "$dir/.done"
+	echo "$dir"
+}
+
+# -cpu and the QEMU binary for CPU=stock|lbr-legacy|lbr-arch.
+lbr_qemu_for_cpu() {
+	case "$1" in
+	stock)
+		QEMU=qemu-system-x86_64
+		QEMU_CPU=qemu64
+		;;
+	lbr-legacy|lbr-arch)
+		QEMU=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) ||
+			die "building the LBR lab QEMU failed"
+		QEMU_CPU=$("$LBR_TOP/tests/lbr-lab/cpu-model.sh" "$1") ||
+			die "no lab CPU model for $1"
+		;;
+	*)
+		die "CPU=$1: use stock, lbr-legacy or lbr-arch"
+		;;
+	esac
+}
