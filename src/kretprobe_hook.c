@@ -112,8 +112,10 @@ static __always_inline void lbr_capture(struct kretprobe_instance *ri,
 	rec->backend = lbr_hw.backend;
 	rec->lbr_format = lbr_hw.fmt.format;
 	if (frozen) {
-		rec->probe_entries = lbr_probe_entries(br, nr, t->start,
-						       t->end, &found);
+		/* The rethook trampoline put its own address in regs->ip. */
+		rec->probe_entries = lbr_probe_entries(br, nr,
+						       instruction_pointer(regs),
+						       &found);
 		if (!found)
 			rec->flags |= LBR_SNAP_REC_NO_RETURN;
 	} else {
@@ -181,8 +183,11 @@ static bool lbr_on_own_path(const struct lbr_target *t)
 	return false;
 }
 
-/* Function start and end from "name+0xoff/0xsize [mod]". */
-static int lbr_target_bounds(struct lbr_target *t)
+/*
+ * The function's entry from "name+0xoff/0xsize [mod]": the probe may sit
+ * past an ENDBR, so kp.addr is not always the entry.
+ */
+static int lbr_target_entry(struct lbr_target *t)
 {
 	unsigned long addr = (unsigned long)t->rp.kp.addr, off, size;
 	char buf[KSYM_SYMBOL_LEN];
@@ -193,7 +198,6 @@ static int lbr_target_bounds(struct lbr_target *t)
 	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr)
 		return -ENOENT;
 	t->start = addr - off;
-	t->end = t->start + size;
 	return 0;
 }
 
@@ -280,9 +284,9 @@ static int lbr_target_register(struct lbr_target *t)
 		       "kretprobes refuse this function", ret);
 		return ret;
 	}
-	ret = lbr_target_bounds(t);
+	ret = lbr_target_entry(t);
 	if (ret) {
-		pr_err("target '%s': cannot find the function's size\n",
+		pr_err("target '%s': cannot find the function's entry\n",
 		       t->name);
 	} else if (lbr_on_own_path(t)) {
 		pr_err("target '%s': on lbr_snap's own capture path\n",
@@ -299,6 +303,17 @@ static int lbr_target_register(struct lbr_target *t)
 	if (ret)
 		unregister_kretprobe(&t->rp);
 	return ret;
+}
+
+static unsigned int lbr_count_tokens(const char *s)
+{
+	unsigned int n = 1;
+
+	while ((s = strchr(s, ',')) != NULL) {
+		n++;
+		s++;
+	}
+	return n;
 }
 
 /**
@@ -324,13 +339,12 @@ int lbr_targets_register(const char *spec)
 		return -ENOMEM;
 
 	cur = strim(buf);
+	if (lbr_count_tokens(cur) > LBR_SNAP_MAX_TARGETS) {
+		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
+		kfree(buf);
+		return -E2BIG;
+	}
 	while ((tok = strsep(&cur, ",")) != NULL) {
-		if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
-			pr_err("targets: more than %d targets\n",
-			       LBR_SNAP_MAX_TARGETS);
-			ret = -E2BIG;
-			break;
-		}
 		t = lbr_target_new(strim(tok), lbr_nr_targets);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);

@@ -213,35 +213,26 @@ enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 	}
 }
 
-static bool in_range(u64 addr, u64 start, u64 end)
-{
-	return addr >= start && addr < end;
-}
-
 /**
  * lbr_probe_entries - count the entries the probe path itself made
  * @br: branches, oldest first
  * @nr: number of branches
- * @func_start: first byte of the traced function
- * @func_end: first byte after it
- * @found: set when the branch leaving the function was found
+ * @ret_site: where the traced function returned to (the kretprobe
+ *	trampoline), so the branch landing there is the function's return
+ * @found: set when that branch is among the entries
  *
- * The newest branch whose source lies in the traced function and whose
- * target lies outside it is the function's return (or its jump to a return
- * thunk).  Everything newer was made by the probe machinery.  If there is no
- * such branch, every entry is counted and @found is false.
+ * Everything newer than the function's return was made by the probe
+ * machinery.  With return thunks the return is two branches, the jump to
+ * __x86_return_thunk and the thunk's RET; the RET is the one that lands on
+ * @ret_site.  If no entry lands there, all @nr count and @found is false.
  */
 unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
-			       unsigned int nr, u64 func_start, u64 func_end,
-			       bool *found)
+			       unsigned int nr, u64 ret_site, bool *found)
 {
 	unsigned int i;
 
 	for (i = nr; i > 0; i--) {
-		const struct lbr_snap_branch *b = &br[i - 1];
-
-		if (in_range(b->from, func_start, func_end) &&
-		    !in_range(b->to, func_start, func_end)) {
+		if (br[i - 1].to == ret_site) {
 			*found = true;
 			return nr - i;
 		}

@@ -62,7 +62,6 @@ enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 					const struct lbr_raw_entry *raw,
 					struct lbr_snap_branch *out);
 unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
-			       unsigned int nr, u64 func_start, u64 func_end,
-			       bool *found);
+			       unsigned int nr, u64 ret_site, bool *found);
 
 #endif /* LBR_DECODE_H */

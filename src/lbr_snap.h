@@ -72,7 +72,6 @@ struct lbr_counters {
 struct lbr_target {
 	struct kretprobe rp;
 	unsigned long start;	/* function entry */
-	unsigned long end;	/* first byte after the function */
 	u32 id;
 	u8 ret_type;		/* enum lbr_snap_ret_type */
 	struct lbr_counters __percpu *counters;

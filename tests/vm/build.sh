@@ -30,7 +30,7 @@ cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
 make -s -C "$LBR_TOP/tools" >&2
 cp "$LBR_TOP/tools/lbr-snap" "$out/"
 
-CFLAGS="-O2 -g -Wall -Wextra -Werror -static -pthread -D_GNU_SOURCE \
+CFLAGS="-O2 -g -Wall -Werror -static -pthread -D_GNU_SOURCE \
 	-I$LBR_TOP/include -I$ks/tools/testing/selftests"
 for t in "$LBR_TOP"/tests/selftests/*.c; do
 	[ -f "$t" ] || continue

@@ -7,10 +7,11 @@
 #
 # Usage: tests/vm/run-vm.sh --script FILE [--smp N] [--cpu stock|lbr-legacy|lbr-arch]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
+#                           [--accel tcg[,thread=single]]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-smp=2 cpu=stock script= append= timeout=1500 kver=
+smp=2 cpu=stock script= append= timeout=1500 kver= accel=tcg
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smp) smp=$2; shift ;;
@@ -19,6 +20,7 @@ while [ $# -gt 0 ]; do
 	--kver) kver=$2; shift ;;
 	--append) append=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
+	--accel) accel=$2; shift ;;
 	*) die "unknown option $1 (see the header of $0)" ;;
 	esac
 	shift
@@ -37,19 +39,19 @@ trap 'rm -rf "$work"' EXIT
 # -no-reboot turns a guest panic into a QEMU exit; no network, no disks.
 set +e
 timeout "$timeout" "$QEMU" -nodefaults -nographic -no-reboot \
-	-machine pc -accel tcg -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
+	-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 $append" \
 	-serial stdio -monitor none -display none -net none </dev/null |
 	tee "$work/console.log" |
-	sed -u -e '1,/^lbr_snap guest:/{/^lbr_snap guest:/!d}' -e '/^LBR_SNAP_VM_EXIT=/d'
+	sed -u -e '1,/lbr_snap guest: /{/lbr_snap guest: /!d}' -e '/^LBR_SNAP_VM_EXIT=/d'
 qrc=${PIPESTATUS[0]}
 set -e
 
 rc=$(sed -n 's/^LBR_SNAP_VM_EXIT=\([0-9]*\).*/\1/p' "$work/console.log" | tr -d '\r' | tail -n1)
 if [ -z "$rc" ]; then
 	# Boot never reached the script, or the guest died: show why.
-	grep -q '^lbr_snap guest:' "$work/console.log" || tail -n 40 "$work/console.log"
+	grep -q 'lbr_snap guest: ' "$work/console.log" || tail -n 40 "$work/console.log"
 	echo "lbr_snap: the guest did not finish (qemu exit $qrc; timeout ${timeout}s)" >&2
 	exit 125
 fi

@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap kselftests: run as root in the test guest (tests/vm), where
+ * lbr_snap.ko and lbr_snap_test_target.ko are installed for modprobe.
+ *
+ * Each test loads lbr_snap itself through finit_module() with the
+ * parameters it needs, so load errors are seen as the exact errno, and
+ * unloads it in the fixture teardown.  The test target module gives
+ * functions with known return values (see tests/target/).
+ */
+#include "kselftest_harness.h"
+#include "lbr_test_util.h"
+
+/* ---- targets= validation: all or nothing, a clear errno ---- */
+
+FIXTURE(load) {
+	int kmsg;
+};
+
+FIXTURE_SETUP(load)
+{
+	load_target_module();
+	unload();
+	self->kmsg = kmsg_open();
+	ASSERT_LE(0, self->kmsg);
+}
+
+FIXTURE_TEARDOWN(load)
+{
+	close(self->kmsg);
+	unload();
+}
+
+TEST_F(load, no_targets)
+{
+	EXPECT_EQ(-EINVAL, load(""));
+	EXPECT_EQ(-EINVAL, load("targets="));
+	EXPECT_EQ(-EINVAL, load("targets=,"));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "no targets"));
+}
+
+TEST_F(load, unknown_symbol)
+{
+	EXPECT_EQ(-ENOENT, load("targets=lbr_no_such_function"));
+	EXPECT_TRUE(kmsg_has(self->kmsg,
+				"target 'lbr_no_such_function': unknown symbol"));
+}
+
+TEST_F(load, all_or_nothing)
+{
+	EXPECT_EQ(-ENOENT, load("targets=lbr_test_int,lbr_test_long%long,lbr_no_such_function"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_long"));
+	EXPECT_EQ(-ENOENT, access(LBR_SNAP_DEVICE, F_OK) ? -errno : 0);
+}
+
+TEST_F(load, kprobes_refuse)
+{
+	/* Not text: kprobes say EINVAL. */
+	EXPECT_EQ(-EINVAL, load("targets=jiffies_64"));
+	EXPECT_TRUE(kmsg_has(self->kmsg,
+				"target 'jiffies_64': kretprobes refuse"));
+	/* On the kprobe blacklist (NOKPROBE_SYMBOL). */
+	EXPECT_EQ(-EINVAL, load("targets=kprobe_int3_handler"));
+}
+
+TEST_F(load, own_capture_path)
+{
+	EXPECT_EQ(-EPERM, load("targets=ring_buffer_lock_reserve"));
+	EXPECT_TRUE(kmsg_has(self->kmsg,
+				"target 'ring_buffer_lock_reserve': on lbr_snap's own capture path"));
+	EXPECT_EQ(-EPERM, load("targets=lbr_test_int,irq_work_queue"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+}
+
+TEST_F(load, duplicate)
+{
+	EXPECT_EQ(-EEXIST, load("targets=lbr_test_int,lbr_test_long,lbr_test_int%long"));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "target 'lbr_test_int': listed twice"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+}
+
+TEST_F(load, name_too_long)
+{
+	char params[512] = "targets=";
+
+	memset(params + 8, 'a', 200);
+	EXPECT_EQ(-ENAMETOOLONG, load(params));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "name longer than 127"));
+}
+
+TEST_F(load, too_many_targets)
+{
+	char params[4096] = "targets=lbr_test_int";
+	int i;
+
+	for (i = 1; i <= LBR_SNAP_MAX_TARGETS; i++)
+		sprintf(params + strlen(params), ",fn%d", i);
+	EXPECT_EQ(-E2BIG, load(params));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "more than 64 targets"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+}
+
+TEST_F(load, bad_type_and_params)
+{
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int%float"));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "unknown return type 'float'"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int capture=some"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int buffer_kb=1"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int backend=bogus"));
+}
+
+TEST_F(load, forced_backend)
+{
+	static const char * const names[] = { "intel", "arch", "amd" };
+	struct lbr_snap_info info;
+	char params[128];
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int"));
+	fd = dev_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+	close(fd);
+	/* A forced backend that is not what auto found cannot work here. */
+	for (i = 0; i < 3; i++) {
+		if (!strcmp(info.backend_name, names[i]))
+			continue;
+		snprintf(params, sizeof(params),
+			 "targets=lbr_test_int backend=%s", names[i]);
+		EXPECT_EQ(-ENODEV, load(params));
+	}
+	EXPECT_EQ(0, load("targets=lbr_test_int backend=none"));
+}
+
+TEST_F(load, info)
+{
+	struct lbr_snap_info info;
+	int fd;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int,lbr_test_ptr%ptr buffer_kb=64 capture=all"));
+	fd = dev_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+	EXPECT_EQ(LBR_SNAP_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), info.nr_cpus);
+	EXPECT_EQ(64, info.buffer_kb);
+	EXPECT_EQ(2, info.nr_targets);
+	EXPECT_EQ(LBR_SNAP_CAPTURE_ALL, info.capture);
+	EXPECT_NE(0, info.reason[0]);
+	if (info.backend == LBR_SNAP_BACKEND_NONE) {
+		EXPECT_EQ(0, info.lbr_depth);
+		EXPECT_STREQ("none", info.backend_name);
+	} else {
+		EXPECT_LE(4, info.lbr_depth);
+		EXPECT_GE(LBR_SNAP_MAX_ENTRIES, info.lbr_depth);
+	}
+	TH_LOG("backend %s, format %u, depth %u: %s", info.backend_name,
+	       info.lbr_format, info.lbr_depth, info.reason);
+	close(fd);
+	ASSERT_EQ(0, unload());
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+}
+
+/* ---- captures: exact counts, every field ---- */
+
+FIXTURE(cap) {
+	int fd;
+	struct lbr_snap_info info;
+	struct rec *recs;
+};
+
+FIXTURE_SETUP(cap)
+{
+	load_target_module();
+	self->fd = -1;
+	self->recs = calloc(MAX_RECS, sizeof(struct rec));
+	ASSERT_NE(NULL, self->recs);
+}
+
+FIXTURE_TEARDOWN(cap)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->recs);
+	unload();
+}
+
+static void cap_load(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(cap) *self, const char *params, int flags)
+{
+	ASSERT_EQ(0, load(params)) TH_LOG("load(%s)", params);
+	self->fd = dev_open(flags);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+}
+
+static void expect_stats(struct __test_metadata *_metadata, int fd,
+			 unsigned int id, unsigned long long hits,
+			 unsigned long long captured,
+			 unsigned long long filtered)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+
+	ASSERT_EQ(0, get_stats(fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_LT(id, hdr.nr);
+	EXPECT_EQ(hits, st[id].hits);
+	EXPECT_EQ(captured, st[id].captured);
+	EXPECT_EQ(filtered, st[id].filtered);
+	EXPECT_EQ(0, st[id].dropped);
+	EXPECT_EQ(0, st[id].missed);
+	EXPECT_EQ(st[id].hits, st[id].captured + st[id].filtered +
+		  st[id].dropped);
+}
+
+TEST_F(cap, errors_mode_counts)
+{
+	int n, i;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -22, 100));
+	ASSERT_EQ(0, trigger("int", 5, 50));
+	ASSERT_EQ(0, trigger("int", 0, 10));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(100, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(-22, self->recs[i].h.retval);
+	expect_stats(_metadata, self->fd, 0, 160, 100, 60);
+}
+
+TEST_F(cap, all_mode_counts)
+{
+	int n, i, neg = 0, pos = 0;
+
+	cap_load(_metadata, self, "targets=lbr_test_int capture=all",
+		 O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -22, 20));
+	ASSERT_EQ(0, trigger("int", 7, 30));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(50, n);
+	for (i = 0; i < n; i++) {
+		neg += self->recs[i].h.retval == -22;
+		pos += self->recs[i].h.retval == 7;
+	}
+	EXPECT_EQ(20, neg);
+	EXPECT_EQ(30, pos);
+	expect_stats(_metadata, self->fd, 0, 50, 50, 0);
+}
+
+/* Trigger from a named thread so pid, tgid and comm are all checked. */
+struct field_arg {
+	pid_t tid;
+	unsigned long long t0, t1;
+	int ret;
+};
+
+static void *field_thread(void *p)
+{
+	struct field_arg *a = p;
+
+	prctl(PR_SET_NAME, "lbr-fields");
+	a->tid = syscall(SYS_gettid);
+	a->t0 = now_ns();
+	a->ret = trigger("int", -22, 1);
+	a->t1 = now_ns();
+	return NULL;
+}
+
+TEST_F(cap, record_fields)
+{
+	unsigned long long fn = ksym("lbr_test_int");
+	unsigned long long call_int = ksym("call_int");
+	struct field_arg a = { 0 };
+	const struct lbr_snap_record *h;
+	pthread_t th;
+
+	ASSERT_NE(0, fn);
+	cap_load(_metadata, self, "targets=lbr_test_long%long,lbr_test_int",
+		 O_NONBLOCK);
+	ASSERT_EQ(0, pthread_create(&th, NULL, field_thread, &a));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, a.ret);
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	h = &self->recs[0].h;
+
+	EXPECT_EQ(a.tid, h->pid);
+	EXPECT_EQ(getpid(), h->tgid);
+	EXPECT_NE(h->pid, h->tgid);
+	EXPECT_STREQ("lbr-fields", h->comm);
+	EXPECT_EQ(-22, h->retval);
+	EXPECT_EQ(LBR_SNAP_RET_INT, h->ret_type);
+	EXPECT_EQ(1, h->target_id);
+	EXPECT_EQ(fn, h->func_addr);
+	/* lbr_test_int returns into call_int() of the test module. */
+	EXPECT_LT(call_int, h->caller);
+	EXPECT_GT(call_int + 64, h->caller);
+	EXPECT_LE(a.t0, h->ts_ns);
+	EXPECT_GE(a.t1, h->ts_ns);
+	EXPECT_GT((unsigned int)nr_cpus(), h->cpu);
+	EXPECT_EQ(self->info.backend, h->backend);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE) {
+		EXPECT_EQ(LBR_SNAP_REC_NO_LBR, h->flags);
+		EXPECT_EQ(0, h->nr_entries);
+		EXPECT_EQ(0, h->probe_entries);
+	} else {
+		EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_LBR);
+		EXPECT_LT(0, h->nr_entries);
+		EXPECT_EQ(self->info.lbr_format, h->lbr_format);
+	}
+}
+
+TEST_F(cap, int_sign_extension)
+{
+	/* lbr_test_int returns int -22: RAX is 0x00000000ffffffea. */
+	cap_load(_metadata, self, "targets=lbr_test_int%long", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	expect_stats(_metadata, self->fd, 0, 3, 0, 3);
+	close(self->fd);
+
+	cap_load(_metadata, self, "targets=lbr_test_int%int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(-22, self->recs[0].h.retval);
+}
+
+TEST_F(cap, ptr_type)
+{
+	int n, i, nul = 0, err = 0;
+
+	cap_load(_metadata, self, "targets=lbr_test_ptr%ptr", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("ptr", 0, 3));
+	ASSERT_EQ(0, trigger("ptr", -12, 4));
+	ASSERT_EQ(0, trigger("ptr", 1, 5));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(7, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(LBR_SNAP_RET_PTR, self->recs[i].h.ret_type);
+		nul += self->recs[i].h.retval == 0;
+		err += self->recs[i].h.retval == -12;
+	}
+	EXPECT_EQ(3, nul);
+	EXPECT_EQ(4, err);
+	expect_stats(_metadata, self->fd, 0, 12, 7, 5);
+}
+
+TEST_F(cap, bool_type)
+{
+	int n, i;
+
+	cap_load(_metadata, self, "targets=lbr_test_bool%bool", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("bool", 0, 3));
+	ASSERT_EQ(0, trigger("bool", 9, 4));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, self->recs[i].h.retval);
+	expect_stats(_metadata, self->fd, 0, 7, 3, 4);
+}
+
+/* ---- read() semantics ---- */
+
+TEST_F(cap, read_small_buffer_einval)
+{
+	char buf[LBR_SNAP_RECORD_MAX];
+	const struct lbr_snap_record *h = (const void *)buf;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -5, 1));
+	errno = 0;
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(struct lbr_snap_record) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* The record is still there for a big enough buffer. */
+	ASSERT_LT(0, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(-5, h->retval);
+}
+
+TEST_F(cap, read_whole_records)
+{
+	char buf[3 * LBR_SNAP_RECORD_MAX];
+	const struct lbr_snap_record *h = (const void *)buf;
+	ssize_t len, size;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -5, 1));
+	size = read(self->fd, buf, sizeof(buf));
+	ASSERT_EQ(h->size, size);
+	/* Room for one and a half records of that size gives exactly one. */
+	ASSERT_EQ(0, trigger("int", -5, 2));
+	len = read(self->fd, buf, size * 3 / 2);
+	ASSERT_LT(0, len);
+	EXPECT_EQ(h->size, len);
+	EXPECT_GE(size * 3 / 2, len);
+	len = read(self->fd, buf, sizeof(buf));
+	EXPECT_EQ(1, parse(buf, len, self->recs, MAX_RECS));
+}
+
+TEST_F(cap, nonblock_eagain)
+{
+	char buf[LBR_SNAP_RECORD_MAX];
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	errno = 0;
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+}
+
+static void *late_trigger(void *p)
+{
+	usleep(300 * 1000);
+	trigger("int", -7, 1);
+	return NULL;
+}
+
+TEST_F(cap, blocking_read_waits)
+{
+	char buf[LBR_SNAP_RECORD_MAX];
+	const struct lbr_snap_record *h = (const void *)buf;
+	unsigned long long t0;
+	pthread_t th;
+	ssize_t len;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", 0);
+	t0 = now_ns();
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_trigger, NULL));
+	len = read(self->fd, buf, sizeof(buf));
+	pthread_join(th, NULL);
+	ASSERT_EQ(h->size, len);
+	EXPECT_EQ(-7, h->retval);
+	EXPECT_LE(250000000ULL, now_ns() - t0);
+}
+
+TEST_F(cap, poll_and_epoll)
+{
+	struct pollfd pfd;
+	struct epoll_event ev = { .events = EPOLLIN };
+	pthread_t th;
+	int ep;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	pfd.fd = self->fd;
+	pfd.events = POLLIN;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_trigger, NULL));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 10000));
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	EXPECT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	close(ep);
+}
+
+/* ---- many CPUs, many readers ---- */
+
+struct producer {
+	int cpu;
+	long first;
+	int count;
+	int ret;
+};
+
+/* Pinned to @cpu, calls lbr_test_long(first + i), one write each. */
+static void *produce(void *p)
+{
+	struct producer *pr = p;
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(pr->cpu, &set);
+	pr->ret = sched_setaffinity(0, sizeof(set), &set);
+	for (i = 0; i < pr->count && !pr->ret; i++)
+		pr->ret = trigger("long", pr->first + i, 1);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(cap, merged_in_time_order_all_cpus, 300)
+{
+	int ncpu = nr_cpus(), per = 200, n, i, c;
+	struct producer pr[64];
+	pthread_t th[64];
+	int seen[64] = { 0 };
+
+	ASSERT_GE(64, ncpu);
+	cap_load(_metadata, self, "targets=lbr_test_long%long capture=all",
+		 O_NONBLOCK);
+	for (c = 0; c < ncpu; c++) {
+		pr[c] = (struct producer){ c, 1000000L * (c + 1), per, 0 };
+		ASSERT_EQ(0, pthread_create(&th[c], NULL, produce, &pr[c]));
+	}
+	for (c = 0; c < ncpu; c++) {
+		pthread_join(th[c], NULL);
+		EXPECT_EQ(0, pr[c].ret);
+	}
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(ncpu * per, n);
+	for (i = 0; i < n; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		if (i)
+			EXPECT_LE(self->recs[i - 1].h.ts_ns, h->ts_ns);
+		c = h->retval / 1000000L - 1;
+		ASSERT_LE(0, c);
+		ASSERT_GT(ncpu, c);
+		/* Pinned producers: each record comes from its CPU. */
+		EXPECT_EQ((unsigned int)c, h->cpu);
+		EXPECT_EQ(1000000L * (c + 1) + seen[c], h->retval);
+		seen[c]++;
+	}
+	for (c = 0; c < ncpu; c++)
+		EXPECT_EQ(per, seen[c]);
+}
+
+struct reader {
+	int fd;
+	int want;
+	int *total;
+	pthread_mutex_t *lock;
+	unsigned char *hits;	/* per value, how often read */
+	long base;
+	int bad;
+};
+
+#define READER_BUF	(8 * LBR_SNAP_RECORD_MAX)
+#define READER_RECS	(READER_BUF / sizeof(struct lbr_snap_record))
+
+/* Reads until every wanted record was seen by some reader, or 120 s. */
+static void *consume(void *p)
+{
+	struct reader *r = p;
+	char *buf = malloc(READER_BUF);
+	struct rec *recs = calloc(READER_RECS, sizeof(*recs));
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	unsigned long long deadline = now_ns() + 120000000000ULL;
+	ssize_t len;
+	int n, i, done = !buf || !recs;
+
+	while (!done) {
+		poll(&pfd, 1, 100);
+		len = read(r->fd, buf, READER_BUF);
+		if (len < 0) {
+			if (errno != EAGAIN)
+				r->bad++;
+			n = 0;
+		} else {
+			n = parse(buf, len, recs, READER_RECS);
+			if (n < 0) {
+				r->bad++;
+				n = 0;
+			}
+		}
+		pthread_mutex_lock(r->lock);
+		for (i = 0; i < n; i++) {
+			long v = recs[i].h.retval - r->base;
+
+			if (v < 0 || v >= r->want ||
+			    recs[i].h.ret_type != LBR_SNAP_RET_LONG)
+				r->bad++;
+			else
+				r->hits[v]++;
+		}
+		*r->total += n;
+		done = *r->total >= r->want || now_ns() > deadline;
+		pthread_mutex_unlock(r->lock);
+	}
+	free(buf);
+	free(recs);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(cap, concurrent_readers_whole_and_unique, 300)
+{
+	int ncpu = nr_cpus(), per = 300, want, total = 0, c, i;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct producer pr[64];
+	struct reader rd[3];
+	pthread_t pth[64], rth[3];
+	unsigned char *hits;
+	const long base = 5000000;
+
+	cap_load(_metadata, self, "targets=lbr_test_long%long capture=all",
+		 O_NONBLOCK);
+	want = ncpu * per;
+	hits = calloc(want, 1);
+	ASSERT_NE(NULL, hits);
+	for (i = 0; i < 3; i++) {
+		rd[i] = (struct reader){ self->fd, want, &total, &lock, hits,
+					 base, 0 };
+		ASSERT_EQ(0, pthread_create(&rth[i], NULL, consume, &rd[i]));
+	}
+	for (c = 0; c < ncpu; c++) {
+		pr[c] = (struct producer){ c, base + c * per, per, 0 };
+		ASSERT_EQ(0, pthread_create(&pth[c], NULL, produce, &pr[c]));
+	}
+	for (c = 0; c < ncpu; c++)
+		pthread_join(pth[c], NULL);
+	for (i = 0; i < 3; i++) {
+		pthread_join(rth[i], NULL);
+		EXPECT_EQ(0, rd[i].bad);
+	}
+	EXPECT_EQ(want, total);
+	for (i = 0; i < want; i++)
+		if (hits[i] != 1)
+			break;
+	EXPECT_EQ(want, i) TH_LOG("value %d read %d times", i, hits[i]);
+	free(hits);
+}
+
+TEST_F_TIMEOUT(cap, overflow_is_counted_exactly, 300)
+{
+	struct lbr_snap_target_stats st[1];
+	struct lbr_snap_stats hdr;
+	int ncpu = nr_cpus(), c, n;
+	const int per = 3000;
+
+	cap_load(_metadata, self,
+		 "targets=lbr_test_long%long capture=all buffer_kb=8",
+		 O_NONBLOCK);
+	/* One write per CPU, each calling the target @per times. */
+	for (c = 0; c < ncpu; c++) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		ASSERT_EQ(0, trigger("long", 42, per));
+	}
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, 1));
+	EXPECT_EQ((unsigned long long)ncpu * per, st[0].hits);
+	EXPECT_LT(0, st[0].dropped) TH_LOG("an 8 KiB buffer should overflow");
+	EXPECT_EQ(st[0].hits, st[0].captured + st[0].dropped);
+	EXPECT_EQ(st[0].captured, (unsigned long long)n);
+	EXPECT_EQ(hdr.read, (unsigned long long)n);
+	TH_LOG("produced %llu, read %d, dropped %llu",
+	       (unsigned long long)st[0].hits, n,
+	       (unsigned long long)st[0].dropped);
+}
+
+TEST_F(cap, flush_discards_and_counts)
+{
+	struct lbr_snap_target_stats st[1];
+	struct lbr_snap_stats hdr;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -1, 10));
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_FLUSH));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, 1));
+	EXPECT_EQ(10, hdr.flushed);
+	EXPECT_EQ(0, hdr.read);
+	EXPECT_EQ(10, st[0].captured);
+	EXPECT_EQ(-ENOTTY, ioctl(self->fd, _IO(LBR_SNAP_IOC_MAGIC, 99)) ? -errno : 0);
+}
+
+/* ---- unloading ---- */
+
+struct blocked {
+	int fd;
+	ssize_t len;
+	long retval;
+};
+
+static void *blocked_read(void *p)
+{
+	struct blocked *b = p;
+	char buf[LBR_SNAP_RECORD_MAX];
+
+	b->len = read(b->fd, buf, sizeof(buf));
+	if (b->len > 0)
+		b->retval = ((struct lbr_snap_record *)buf)->retval;
+	return NULL;
+}
+
+TEST_F(cap, rmmod_with_blocked_reader)
+{
+	struct blocked b = { 0 };
+	pthread_t th;
+	int ret;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", 0);
+	b.fd = self->fd;
+	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_read, &b));
+	usleep(200 * 1000);
+	/* The open file pins the module: rmmod refuses, the reader sleeps on. */
+	ret = syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK);
+	EXPECT_EQ(-1, ret);
+	EXPECT_TRUE(errno == EBUSY || errno == EAGAIN) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, trigger("int", -3, 1));
+	pthread_join(th, NULL);
+	EXPECT_LT(0, b.len);
+	EXPECT_EQ(-3, b.retval);
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK));
+}
+
+/* ---- real branches (needs LBR: the lab CPUs or hardware) ---- */
+
+TEST_F(cap, error_path_branches)
+{
+	unsigned long long fn = ksym("lbr_test_int");
+	unsigned long long fn_end = ksym_end(fn);
+	unsigned long long fail = ksym("lbr_test_fail");
+	const struct lbr_snap_record *h;
+	const struct lbr_snap_branch *br;
+	int i, inside = -1, tail = -1;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	h = &self->recs[0].h;
+	br = self->recs[0].br;
+	for (i = 0; i < h->nr_entries; i++)
+		TH_LOG("[#%d] %#llx -> %#llx", i, (unsigned long long)br[i].from,
+		       (unsigned long long)br[i].to);
+	/*
+	 * lbr_test_int(-22): the taken "v < 0" branch stays inside
+	 * lbr_test_int, then the tail call jumps to lbr_test_fail, in order.
+	 */
+	for (i = 0; i < h->nr_entries; i++) {
+		if (inside < 0 && br[i].from >= fn && br[i].from < fn_end &&
+		    br[i].to >= fn && br[i].to < fn_end)
+			inside = i;
+		if (inside >= 0 && tail < 0 && br[i].to == fail)
+			tail = i;
+	}
+	EXPECT_LE(0, inside);
+	EXPECT_LT(inside, tail);
+	EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_RETURN);
+	TH_LOG("probe_entries %u of %u", h->probe_entries, h->nr_entries);
+}
+
+TEST_HARNESS_MAIN

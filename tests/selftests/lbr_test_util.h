@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by lbr_snap's kselftests: loading the module with
+ * parameters, triggering the test target, reading and checking records.
+ * Include after kselftest_harness.h.
+ */
+#ifndef LBR_TEST_UTIL_H
+#define LBR_TEST_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lbr_snap.h"
+
+#define TEST_DEV	"/dev/lbr_snap_test"
+#define MAX_RECS	20000
+
+struct rec {
+	struct lbr_snap_record h;
+	struct lbr_snap_branch br[LBR_SNAP_MAX_ENTRIES];
+};
+
+static char module_path[256];
+
+static inline const char *module_file(const char *name)
+{
+	struct utsname u;
+
+	uname(&u);
+	snprintf(module_path, sizeof(module_path),
+		 "/lib/modules/%s/extra/%s.ko", u.release, name);
+	return module_path;
+}
+
+static inline int unload(void)
+{
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (!syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK))
+			return 0;
+		if (errno == ENOENT)
+			return 0;
+		usleep(20000);
+	}
+	return -errno;
+}
+
+/* finit_module() with @params; 0 or -errno. */
+static inline int load(const char *params)
+{
+	int fd, ret;
+
+	unload();
+	fd = open(module_file("lbr_snap"), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1000 - errno;
+	ret = syscall(SYS_finit_module, fd, params, 0);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline void load_target_module(void)
+{
+	int fd = open(module_file("lbr_snap_test_target"), O_RDONLY);
+
+	if (fd >= 0) {
+		syscall(SYS_finit_module, fd, "", 0);	/* EEXIST is fine */
+		close(fd);
+	}
+}
+
+/* Call a test target function @count times through the test device. */
+static inline int trigger(const char *fn, long value, unsigned long count)
+{
+	char buf[64];
+	int fd, len, ret;
+
+	fd = open(TEST_DEV, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%s %ld %lu", fn, value, count);
+	ret = write(fd, buf, len) == len ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static inline int dev_open(int flags)
+{
+	return open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC | flags);
+}
+
+/*
+ * Split a read() buffer into records; returns how many, or -1 if a record
+ * is malformed (torn or of an unknown layout).
+ */
+static inline int parse(const char *buf, ssize_t len, struct rec *out, int max)
+{
+	const struct lbr_snap_record *h;
+	ssize_t off = 0;
+	int n = 0;
+
+	while (off < len) {
+		h = (const void *)(buf + off);
+		if (len - off < (ssize_t)sizeof(*h) || h->size > len - off ||
+		    h->version != LBR_SNAP_ABI_VERSION ||
+		    h->hdr_size != sizeof(*h) ||
+		    h->entry_size != sizeof(struct lbr_snap_branch) ||
+		    h->size != h->hdr_size + h->nr_entries * h->entry_size ||
+		    h->nr_entries > LBR_SNAP_MAX_ENTRIES || n == max)
+			return -1;
+		memcpy(&out[n++], h, h->size);
+		off += h->size;
+	}
+	return n;
+}
+
+/* Read everything there is without blocking. */
+static inline int drain(int fd, struct rec *out, int max)
+{
+	static char buf[1 << 16];
+	int n = 0, got;
+	ssize_t len;
+
+	for (;;) {
+		len = read(fd, buf, sizeof(buf));
+		if (len < 0)
+			return errno == EAGAIN ? n : -1;
+		got = parse(buf, len, out + n, max - n);
+		if (got < 0)
+			return -1;
+		n += got;
+	}
+}
+
+static inline int get_info(int fd, struct lbr_snap_info *info)
+{
+	return ioctl(fd, LBR_SNAP_IOC_GET_INFO, info);
+}
+
+static inline int get_stats(int fd, struct lbr_snap_stats *hdr,
+		     struct lbr_snap_target_stats *st, unsigned int nr)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->nr = nr;
+	hdr->stats_ptr = (unsigned long)st;
+	return ioctl(fd, LBR_SNAP_IOC_GET_STATS, hdr);
+}
+
+/* Address of a text symbol in /proc/kallsyms, 0 if absent. */
+static inline unsigned long long ksym(const char *name)
+{
+	char line[512], sym[256], type;
+	unsigned long long addr, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    !strcmp(sym, name) && (type == 't' || type == 'T')) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The first symbol address above @addr: the end of @addr's function. */
+static inline unsigned long long ksym_end(unsigned long long addr)
+{
+	char line[512];
+	unsigned long long a, end = ~0ULL;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx", &a) == 1 && a > addr && a < end)
+			end = a;
+	fclose(f);
+	return end;
+}
+
+/* Is @name among the kprobes the kernel has registered? */
+static inline bool kprobe_listed(const char *name)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/sys/kernel/debug/kprobes/list", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, name))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+/* A reader of /dev/kmsg positioned at the end: it sees only new lines. */
+static inline int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* Has the kernel logged @text since kmsg_open()?  Keeps what it read. */
+static inline bool kmsg_has(int fd, const char *text)
+{
+	static char log[1 << 16];
+	static size_t used;
+	ssize_t len;
+
+	while (used < sizeof(log) - 1) {
+		len = read(fd, log + used, sizeof(log) - 1 - used);
+		if (len < 0 && errno == EPIPE)
+			continue;	/* overwritten records: skip on */
+		if (len <= 0)
+			break;
+		used += len;
+	}
+	log[used] = '\0';
+	return strstr(log, text) != NULL;
+}
+
+static inline unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline int nr_cpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+#endif /* LBR_TEST_UTIL_H */
