@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Validate lbr-snap --json output: check-json.py record|info|stats FILE.
+
+Every line must be a JSON object with the keys and types the tool
+documents; addresses must be 16-digit hex strings.  Prints the first
+problem and exits 1, or exits 0.
+"""
+import json
+import re
+import sys
+
+HEX = re.compile(r"^0x[0-9a-f]{16}$")
+INT = int
+STR = str
+OPT_STR = (str, type(None))
+
+RECORD = {
+    "ts": INT, "cpu": INT, "pid": INT, "tid": INT, "comm": STR,
+    "func": OPT_STR, "func_addr": HEX, "retval": INT, "errno": OPT_STR,
+    "ret_type": ("int", "long", "ptr", "bool", "unknown"),
+    "probe_entries": INT, "flags": INT, "backend": STR, "target_id": INT,
+    "caller": HEX, "caller_sym": OPT_STR, "branches": list,
+}
+BRANCH = {
+    "from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
+    "mispred": bool, "flags": INT, "cycles": INT, "type": INT,
+}
+INFO = {
+    "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
+    "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
+    "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
+}
+STATS = {"targets": list, "read": INT, "flushed": INT}
+TARGET = {
+    "id": INT, "name": STR, "func_addr": HEX,
+    "ret_type": ("int", "long", "ptr", "bool", "unknown"), "hits": INT,
+    "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
+}
+
+
+def check_value(value, want):
+    if isinstance(want, re.Pattern):
+        return isinstance(value, str) and want.match(value)
+    if isinstance(want, tuple) and isinstance(want[0], str):
+        return value in want
+    if want is INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, want)
+
+
+def check_object(obj, schema, where):
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: not an object")
+    for key, want in schema.items():
+        if key not in obj:
+            raise ValueError(f"{where}: no key {key!r}")
+        if not check_value(obj[key], want):
+            raise ValueError(f"{where}: bad {key!r}: {obj[key]!r}")
+
+
+def check_line(kind, obj, where):
+    if kind == "record":
+        check_object(obj, RECORD, where)
+        for i, br in enumerate(obj["branches"]):
+            check_object(br, BRANCH, f"{where}: branch {i}")
+    elif kind == "info":
+        check_object(obj, INFO, where)
+    else:
+        check_object(obj, STATS, where)
+        for i, t in enumerate(obj["targets"]):
+            check_object(t, TARGET, f"{where}: target {i}")
+
+
+def main():
+    kind, path = sys.argv[1], sys.argv[2]
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    if lines.pop() != b"" or not lines:
+        print(f"{path}: empty, or no newline at the end")
+        return 1
+    for n, raw in enumerate(lines, 1):
+        where = f"{path}:{n}"
+        try:
+            check_line(kind, json.loads(raw.decode("utf-8")), where)
+        except (ValueError, UnicodeDecodeError) as e:
+            print(e if str(e).startswith(where) else f"{where}: {e}")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A stand-in for the lbr_snap module's ioctls, linked into a test build of
+ * lbr-snap with "ld --wrap=ioctl", so info, stats, flush and the ABI check
+ * can be tested without the module.  Any file then acts as the device.
+ *
+ *   FAKE_LBR_ABI=N     GET_INFO reports ABI version N
+ *   FAKE_LBR_ERRNO=N   every lbr_snap ioctl fails with errno N
+ *
+ * FLUSH prints "fake: FLUSH" on stderr so tests can see it was called.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lbr_snap.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+int __real_ioctl(int fd, unsigned long req, ...);
+
+static const struct lbr_snap_target_stats targets[] = {
+	{ "do_sys_openat2", 0xffffffff81001000ull, 0, LBR_SNAP_RET_INT,
+	  120, 100, 15, 5, 0 },
+	{ "kmalloc_trace", 0xffffffff81004000ull, 1, LBR_SNAP_RET_PTR,
+	  7, 7, 0, 0, 2 },
+	{ "ext4_file_open", 0xffffffffc0200000ull, 2, LBR_SNAP_RET_LONG,
+	  0, 0, 0, 0, 0 },
+};
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v ? atoi(v) : def;
+}
+
+static int fake_info(struct lbr_snap_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->abi_version = env_int("FAKE_LBR_ABI", LBR_SNAP_ABI_VERSION);
+	info->backend = LBR_SNAP_BACKEND_INTEL;
+	info->lbr_format = 5;
+	info->lbr_depth = 32;
+	info->nr_cpus = 2;
+	info->buffer_kb = 64;
+	info->nr_targets = 3;
+	info->capture = LBR_SNAP_CAPTURE_ERRORS;
+	strcpy(info->backend_name, "intel");
+	strcpy(info->reason, "legacy LBR, format 5 (\"EIP+flags+cycles\")");
+	strcpy(info->version, "0.1-test");
+	return 0;
+}
+
+static int fake_stats(struct lbr_snap_stats *st)
+{
+	struct lbr_snap_target_stats *out;
+	unsigned int i, nr = ARRAY_SIZE(targets);
+
+	out = (struct lbr_snap_target_stats *)(unsigned long)st->stats_ptr;
+	for (i = 0; i < nr && i < st->nr; i++)
+		out[i] = targets[i];
+	st->nr = nr;
+	st->read = 107;
+	st->flushed = 3;
+	return 0;
+}
+
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	int err = env_int("FAKE_LBR_ERRNO", 0);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (_IOC_TYPE(req) == LBR_SNAP_IOC_MAGIC && err) {
+		errno = err;
+		return -1;
+	}
+	switch (req) {
+	case LBR_SNAP_IOC_GET_INFO:
+		return fake_info(arg);
+	case LBR_SNAP_IOC_GET_STATS:
+		return fake_stats(arg);
+	case LBR_SNAP_IOC_FLUSH:
+		fputs("fake: FLUSH\n", stderr);
+		return 0;
+	default:
+		return __real_ioctl(fd, req, arg);
+	}
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Write synthetic /dev/lbr_snap record streams for the lbr-snap tests.
+ *
+ *   gen-records MODE > FILE
+ *
+ * MODE "stream" is a stream of valid records covering every return type,
+ * variable numbers of entries, records written with a bigger header and
+ * entries than this ABI knows, with older 16-byte entries, of a newer ABI
+ * version (to be skipped), without LBR, and with odd comm bytes.  The other
+ * modes write one valid record followed by a broken one.  The addresses
+ * match tests/unit/kallsyms.txt.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lbr_snap.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define JUNK		0xee	/* fills fields the tool must not read */
+#define TEXT		0xffffffff81000000ull
+#define DO_OPEN		0xffffffff81001000ull	/* do_sys_openat2 */
+#define GETNAME		0xffffffff81001200ull	/* getname_flags */
+#define WEAK_FN		0xffffffff81001800ull
+#define SYS_OPEN	0xffffffff81002000ull	/* __x64_sys_openat */
+#define KMALLOC		0xffffffff81004000ull	/* kmalloc_trace */
+#define WEAK_SMALL	0xffffffff81005000ull
+#define TRAMP		0xffffffff81005800ull	/* __kretprobe_trampoline */
+#define UNSORTED	0xffffffff81000800ull	/* unsorted_late */
+#define HANDLER		0xffffffffc0100000ull	/* lbr_snap_ret_handler */
+#define EXT4_OPEN	0xffffffffc0200000ull	/* ext4_file_open [ext4] */
+
+struct layout {
+	unsigned int hdr_size;		/* 0: sizeof(struct lbr_snap_record) */
+	unsigned int entry_size;	/* 0: sizeof(struct lbr_snap_branch) */
+	unsigned int version;		/* 0: LBR_SNAP_ABI_VERSION */
+};
+
+static const struct layout native;
+
+static unsigned long long ts_ns = 12000000000ull;
+
+/* A record header with the fields most records share. */
+static struct lbr_snap_record hdr(const char *comm, unsigned long long func,
+				  unsigned int ret_type, long long retval)
+{
+	struct lbr_snap_record h = {
+		.ts_ns = ts_ns, .cpu = 1, .pid = 123, .tgid = 123,
+		.func_addr = func, .caller = SYS_OPEN + 0x55,
+		.retval = retval, .ret_type = ret_type,
+		.backend = LBR_SNAP_BACKEND_INTEL, .lbr_format = 5,
+	};
+
+	ts_ns += 250000000ull;
+	memcpy(h.comm, comm, strnlen(comm, sizeof(h.comm)));
+	return h;
+}
+
+/* Write @h and its @nr entries laid out as @l says, extra bytes junk. */
+static void emit(struct lbr_snap_record h, const struct lbr_snap_branch *br,
+		 unsigned int nr, const struct layout *l)
+{
+	unsigned int hs = l->hdr_size ? l->hdr_size : sizeof(h);
+	unsigned int es = l->entry_size ? l->entry_size : sizeof(*br);
+	unsigned int size = hs + nr * es, i;
+	unsigned char *buf = malloc(size);
+
+	memset(buf, JUNK, size);
+	h.size = size;
+	h.version = l->version ? l->version : LBR_SNAP_ABI_VERSION;
+	h.hdr_size = hs;
+	h.entry_size = es;
+	h.nr_entries = nr;
+	memcpy(buf, &h, sizeof(h) < hs ? sizeof(h) : hs);
+	for (i = 0; i < nr; i++)
+		memcpy(buf + hs + i * es, &br[i],
+		       sizeof(*br) < es ? sizeof(*br) : es);
+	fwrite(buf, 1, size, stdout);
+	free(buf);
+}
+
+static void emit_plain(struct lbr_snap_record h)
+{
+	emit(h, NULL, 0, &native);
+}
+
+#define BR(f, t, fl, ty)	{ .from = (f), .to = (t), .flags = (fl), .type = (ty) }
+
+/* Weak and late-listed symbols; ts 0.999999 tests truncation to us. */
+static void rec_success(void)
+{
+	struct lbr_snap_record h = hdr("init", WEAK_FN, LBR_SNAP_RET_INT, 0);
+	struct lbr_snap_branch br[] = {
+		BR(WEAK_FN + 0x8, WEAK_SMALL + 0x2, 0, LBR_SNAP_BT_CALL),
+		BR(WEAK_SMALL + 0x10, UNSORTED + 0x4, 0, LBR_SNAP_BT_JMP),
+	};
+
+	h.ts_ns = 999999999;
+	h.cpu = 0;
+	h.tgid = 1;
+	h.pid = 1;
+	emit(h, br, 2, &native);
+}
+
+/* The typical capture: an error return, probe-path entries at the end. */
+static void rec_openat(void)
+{
+	struct lbr_snap_record h = hdr("cat", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	struct lbr_snap_branch br[] = {
+		BR(SYS_OPEN + 0x4a, DO_OPEN, 0, LBR_SNAP_BT_CALL),
+		BR(DO_OPEN + 0x30, GETNAME, 0, LBR_SNAP_BT_CALL),
+		BR(GETNAME + 0x88, DO_OPEN + 0x35, LBR_SNAP_BR_MISPRED,
+		   LBR_SNAP_BT_RET),
+		BR(DO_OPEN + 0x60, DO_OPEN + 0x160,
+		   LBR_SNAP_BR_PREDICTED | LBR_SNAP_BR_CYCLES, LBR_SNAP_BT_JCC),
+		BR(DO_OPEN + 0xc2, TRAMP, 0, LBR_SNAP_BT_RET),
+		BR(TRAMP + 0x20, HANDLER + 0x10, 0, LBR_SNAP_BT_IND_CALL),
+	};
+
+	h.ts_ns = 12345678901ull;
+	br[3].cycles = 12;
+	h.probe_entries = 2;
+	emit(h, br, 6, &native);
+}
+
+/* A module function returning long, from a thread (tid != pid). */
+static void rec_module(void)
+{
+	struct lbr_snap_record h = hdr("worker", EXT4_OPEN, LBR_SNAP_RET_LONG,
+				       -524);
+	struct lbr_snap_branch br[] = {
+		BR(EXT4_OPEN + 0x20, EXT4_OPEN + 0x500, 0, LBR_SNAP_BT_JCC),
+	};
+
+	h.cpu = 0;
+	h.tgid = 400;
+	h.pid = 401;
+	h.probe_entries = 1;
+	emit(h, br, 1, &native);
+}
+
+/* Header and entries larger than this ABI's: the tool must skip the rest. */
+static void rec_bigger_layout(void)
+{
+	static const struct layout big = {
+		.hdr_size = sizeof(struct lbr_snap_record) + 24,
+		.entry_size = sizeof(struct lbr_snap_branch) + 8,
+	};
+	struct lbr_snap_record h = hdr("big", KMALLOC, LBR_SNAP_RET_PTR, -12);
+	struct lbr_snap_branch br[] = {
+		BR(KMALLOC + 0x10, KMALLOC + 0x40, 0, LBR_SNAP_BT_JCC),
+		BR(KMALLOC + 0x44, GETNAME + 0x8, LBR_SNAP_BR_MISPRED,
+		   LBR_SNAP_BT_CALL),
+		BR(GETNAME + 0x20, KMALLOC + 0x49, 0, LBR_SNAP_BT_RET),
+	};
+
+	emit(h, br, 3, &big);
+}
+
+/*
+ * Entries of an older 16-byte layout (from, to): the flags must read as 0.
+ * The odd addresses would show as mispredicted if the tool read 24 bytes.
+ */
+static void rec_older_entries(void)
+{
+	static const struct layout old = { .entry_size = 16 };
+	struct lbr_snap_record h = hdr("old", GETNAME, LBR_SNAP_RET_INT, -14);
+	struct lbr_snap_branch br[] = {
+		BR(GETNAME + 0x1, GETNAME + 0x11, 0, 0),
+		BR(GETNAME + 0x21, GETNAME + 0x31, 0, 0),
+		BR(GETNAME + 0x41, DO_OPEN + 0x51, 0, 0),
+	};
+
+	emit(h, br, 3, &old);
+}
+
+/* A record of the next ABI version: skipped with a warning. */
+static void rec_newer(void)
+{
+	static const struct layout v2 = {
+		.version = LBR_SNAP_ABI_VERSION + 1,
+		.hdr_size = sizeof(struct lbr_snap_record) + 16,
+	};
+	struct lbr_snap_record h = hdr("newer", DO_OPEN, LBR_SNAP_RET_INT, -1);
+	struct lbr_snap_branch br[] = {
+		BR(DO_OPEN + 0x1, DO_OPEN + 0x2, 0, 0),
+	};
+
+	emit(h, br, 1, &v2);
+}
+
+static void rec_no_lbr(void)
+{
+	struct lbr_snap_record h = hdr("ls", DO_OPEN, LBR_SNAP_RET_INT, -13);
+
+	h.flags = LBR_SNAP_REC_NO_LBR;
+	h.backend = LBR_SNAP_BACKEND_NONE;
+	h.lbr_format = 0;
+	emit_plain(h);
+}
+
+/* Every rendering of a return value, without entries. */
+static void rec_returns(void)
+{
+	static const struct {
+		unsigned int type;
+		long long retval;
+	} rets[] = {
+		{ LBR_SNAP_RET_PTR, 0 },
+		{ LBR_SNAP_RET_PTR, -0x777fedcba988ll },	/* 0xffff888012345678 */
+		{ LBR_SNAP_RET_BOOL, 1 },
+		{ LBR_SNAP_RET_BOOL, 0 },
+		{ LBR_SNAP_RET_INT, -600 },		/* no name: decimal */
+		{ LBR_SNAP_RET_LONG, -4096 },		/* not an error */
+		{ LBR_SNAP_RET_INT, 42 },
+		{ LBR_SNAP_RET_INT, -512 },		/* ERESTARTSYS */
+		{ LBR_SNAP_RET_LONG, -133 },		/* EHWPOISON */
+		{ LBR_SNAP_RET_LONG, -4095 },		/* unnamed error */
+		{ LBR_SNAP_RET_PTR, -600 },
+		{ 7, -22 },				/* unknown type */
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rets); i++)
+		emit_plain(hdr("ret", KMALLOC, rets[i].type, rets[i].retval));
+}
+
+/* comm bytes that need escaping; func_addr inside a function. */
+static void rec_odd_comm(void)
+{
+	struct lbr_snap_record h = hdr("a\"b\\c\x01\x7f\xc3\xa9\xff", DO_OPEN + 0x10,
+				       LBR_SNAP_RET_INT, 0);
+
+	emit_plain(h);
+}
+
+/*
+ * A comm filling all 16 bytes without NUL; func and a branch source below
+ * the first symbol; a target at an address two symbols share (the first
+ * listed wins).
+ */
+static void rec_unknown(void)
+{
+	struct lbr_snap_record h = hdr("abcdefghijklmnop", 0x1000,
+				       LBR_SNAP_RET_INT, -22);
+	struct lbr_snap_branch br[] = {
+		BR(0x00007f0000001234ull, TEXT, 0, LBR_SNAP_BT_FAR),
+	};
+
+	h.caller = 0x2000;
+	emit(h, br, 1, &native);
+}
+
+static void gen_stream(void)
+{
+	rec_success();
+	rec_openat();
+	rec_module();
+	rec_bigger_layout();
+	rec_older_entries();
+	rec_newer();
+	rec_no_lbr();
+	rec_returns();
+	rec_odd_comm();
+	rec_unknown();
+}
+
+#define HS	sizeof(struct lbr_snap_record)
+
+/* Broken records, each written after a good one: @bytes of the header. */
+static const struct broken {
+	const char *mode;
+	unsigned int size, hdr_size, entry_size, nr, version, bytes;
+} broken[] = {
+	{ "small-size",		40,	 HS,	  24, 0, 1, 40 },
+	{ "bad-hdr-size",	HS + 24, HS + 32, 24, 1, 1, HS + 24 },
+	{ "overrun",		HS + 48, HS,	  24, 3, 1, HS + 48 },
+	{ "version0",		HS,	 HS,	  24, 0, 0, HS },
+	{ "truncated",		HS + 24, HS,	  24, 1, 1, HS + 10 },
+};
+
+static void gen_broken(const struct broken *b)
+{
+	unsigned char buf[HS + 64] = { 0 };
+	struct lbr_snap_record h;
+
+	rec_no_lbr();
+	h = hdr("bad", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	h.size = b->size;
+	h.version = b->version;
+	h.hdr_size = b->hdr_size;
+	h.entry_size = b->entry_size;
+	h.nr_entries = b->nr;
+	memcpy(buf, &h, sizeof(h));
+	fwrite(buf, 1, b->bytes, stdout);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc == 2 ? argv[1] : "";
+	unsigned int i;
+
+	if (!strcmp(mode, "stream")) {
+		gen_stream();
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(broken); i++) {
+		if (!strcmp(mode, broken[i].mode)) {
+			gen_broken(&broken[i]);
+			return 0;
+		}
+	}
+	fprintf(stderr, "usage: gen-records stream|%s|...\n", broken[0].mode);
+	return 2;
+}

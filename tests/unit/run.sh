@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Unit tests of tools/lbr-snap.  No module is needed: synthetic record
+# streams written by gen-records.c (with the ABI header) and a synthetic
+# kallsyms are fed to the tool as regular files, pipes and FIFOs, and a test
+# build with fake-ioctl.c stands in for the module's ioctls.  Output is
+# compared exactly with tests/unit/expected/ or with inline expectations;
+# check-json.py validates the JSON, test-errname.c the errno table.
+#
+# Needs gcc, make, python3, readelf, mkfifo, timeout and, as root, setpriv.
+#
+#   tests/unit/run.sh           build what is needed, run the tests, print TAP
+#   KEEP=1 tests/unit/run.sh    keep the scratch directory for a look
+#
+# Exits 0 if every test passed.
+
+# The test functions are called through t() and check(), not directly.
+# shellcheck disable=SC2317
+
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+EXP=$HERE/expected
+LBR=$ROOT/tools/lbr-snap
+CFLAGS=(-std=gnu11 -O2 -Wall -Wextra -Werror "-I$ROOT/include")
+
+T=$(mktemp -d)
+cleanup()
+{
+	if [ -n "${KEEP:-}" ]; then
+		echo "# scratch directory kept: $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+
+nr=0
+pass=0
+fail=0
+
+# Print "ok" or "not ok" for test $1, with why.txt as the reason if not empty.
+result()
+{
+	nr=$((nr + 1))
+	if [ -s why.txt ]; then
+		fail=$((fail + 1))
+		echo "not ok $nr - $1"
+		sed 's/^/# /' why.txt
+	else
+		pass=$((pass + 1))
+		echo "ok $nr - $1"
+	fi
+	: >why.txt
+}
+
+# Note in why.txt how file $2 differs from the expected file $1 ("-": any).
+same()
+{
+	[ "$1" = - ] && return
+	cmp -s "$1" "$2" && return
+	echo "$3 differs from $1:" >>why.txt
+	diff -u "$1" "$2" | head -40 >>why.txt
+}
+
+# t NAME RC OUT ERR CMD...: run CMD; it passes if it exits with RC and its
+# stdout and stderr equal the files OUT and ERR ("-" for no check).
+t()
+{
+	local name=$1 rc=$2 out=$3 err=$4 got
+
+	shift 4
+	"$@" >out.txt 2>err.txt </dev/null
+	got=$?
+	[ "$got" = "$rc" ] || echo "exit status $got, expected $rc" >>why.txt
+	same "$out" out.txt stdout
+	same "$err" err.txt stderr
+	result "$name"
+}
+
+# Write the expected output file $1 from the remaining arguments, one a line.
+want()
+{
+	local f=$1
+
+	shift
+	printf '%s\n' "$@" >"$f"
+}
+
+# check NAME CMD...: pass if CMD succeeds; its output is the reason if not.
+check()
+{
+	local name=$1
+
+	shift
+	"$@" >why.txt 2>&1 || { [ -s why.txt ] || echo "failed: $*" >why.txt; }
+	result "$name"
+}
+
+totals()
+{
+	echo "# Totals: pass:$pass fail:$fail skip:0"
+	[ "$fail" = 0 ]
+	exit
+}
+
+# ---------------------------------------------------------------- building
+
+rm -f "$LBR"
+check "make -C tools builds lbr-snap (-Werror)" \
+	make -s -B -C "$ROOT/tools"
+if [ ! -x "$LBR" ]; then
+	echo "Bail out! no tools/lbr-snap"
+	totals
+fi
+
+not_dynamic()
+{
+	if readelf -lW "$LBR" | grep -q INTERP; then
+		echo "tools/lbr-snap has a program interpreter: not static"
+		return 1
+	fi
+}
+check "lbr-snap is linked statically" not_dynamic
+
+check "build gen-records" \
+	gcc "${CFLAGS[@]}" -o gen-records "$HERE/gen-records.c"
+check "build lbr-snap with fake ioctls" \
+	gcc "${CFLAGS[@]}" -Wl,--wrap=ioctl -o lbr-snap-fake \
+	"$ROOT"/tools/*.c "$HERE/fake-ioctl.c"
+FAKE=$T/lbr-snap-fake
+
+check "build test-errname" \
+	gcc "${CFLAGS[@]}" "-I$ROOT/tools" -o test-errname \
+	"$HERE/test-errname.c" "$ROOT/tools/errname.c"
+check "errno names match glibc's for 1..133 and the kernel's 512..531" \
+	./test-errname
+
+./gen-records stream >stream.bin
+for mode in small-size bad-hdr-size overrun version0 truncated; do
+	./gen-records "$mode" >"$mode.bin"
+done
+cp "$HERE/kallsyms.txt" kallsyms.txt
+sed 's/^[0-9a-f]\{16\}/0000000000000000/' kallsyms.txt >restricted.txt
+
+# --------------------------------------------------------------- streaming
+
+KS=(--kallsyms kallsyms.txt)
+
+t "text output of the synthetic stream" 0 "$EXP/stream.txt" "$EXP/stream.err" \
+	"$LBR" -d stream.bin "${KS[@]}"
+t "JSON output of the synthetic stream" 0 "$EXP/stream.jsonl" "$EXP/stream.err" \
+	"$LBR" -d stream.bin "${KS[@]}" --json
+check "every JSON line parses and has the documented keys" \
+	python3 "$HERE/check-json.py" record out.txt
+
+same_count()
+{
+	local text json
+
+	text=$(grep -c '^[^ ]' "$EXP/stream.txt")
+	json=$(wc -l <"$EXP/stream.jsonl")
+	[ "$text" = "$json" ] || { echo "$text text records, $json JSON"; return 1; }
+}
+check "text and JSON show the same records" same_count
+
+awk '/^[^ ]/ { n++ } n <= 3' "$EXP/stream.txt" >first3.txt
+head -n 3 "$EXP/stream.jsonl" >first3.jsonl
+t "-n 3 prints the first 3 records (text)" 0 first3.txt - \
+	"$LBR" -d stream.bin "${KS[@]}" -n 3
+t "--count 3 prints the first 3 records (JSON)" 0 first3.jsonl - \
+	"$LBR" -d stream.bin "${KS[@]}" --count 3 --json
+
+# A pipe delivering 7 bytes at a time: records arrive split across reads.
+chunked()
+{
+	python3 -c '
+import os, sys, time
+data = open("stream.bin", "rb").read()
+for i in range(0, len(data), 7):
+    os.write(1, data[i:i + 7])
+    time.sleep(0.0005)
+' | "$LBR" -d /dev/stdin "${KS[@]}"
+}
+want stdin.err "lbr-snap: /dev/stdin: skipping records of ABI version 2 (this tool knows 1)"
+t "records split across reads of a pipe" 0 "$EXP/stream.txt" stdin.err chunked
+
+# A FIFO that stays open: only --nonblock (EAGAIN) or -n can end the read.
+open_fifo()
+{
+	rm -f fifo
+	mkfifo fifo
+	exec 3<>fifo
+	cat stream.bin >&3
+}
+
+fifo_nonblock()
+{
+	local rc
+
+	open_fifo
+	timeout 10 "$LBR" --nonblock -d fifo "${KS[@]}"
+	rc=$?
+	exec 3>&-
+	return "$rc"
+}
+want fifo.err "lbr-snap: fifo: skipping records of ABI version 2 (this tool knows 1)"
+t "--nonblock drains what is there and exits 0" 0 "$EXP/stream.txt" fifo.err \
+	fifo_nonblock
+
+fifo_count()
+{
+	local rc
+
+	open_fifo
+	timeout 10 "$LBR" -n 3 -d fifo "${KS[@]}"
+	rc=$?
+	exec 3>&-
+	return "$rc"
+}
+t "-n 3 stops without waiting for more input" 0 first3.txt - fifo_count
+
+# The tool blocks on a FIFO whose writer stays; a signal must end it cleanly
+# with every record printed (stdout is line-buffered, so they show at once).
+signalled()
+{
+	local sig=$1 writer tool rc i
+
+	rm -f fifo
+	mkfifo fifo
+	(cat stream.bin; exec sleep 30) >fifo &
+	writer=$!
+	# timeout passes the signal on, and kills a tool that ignores it.
+	timeout -s KILL 10 "$LBR" -d fifo "${KS[@]}" >sig.out 2>sig.err &
+	tool=$!
+	for i in $(seq 100); do
+		cmp -s sig.out "$EXP/stream.txt" && break
+		sleep 0.05
+	done
+	[ "$i" = 100 ] && echo "no full output before the signal: not line-buffered?" >&2
+	kill -s "$sig" "$tool"
+	wait "$tool"
+	rc=$?
+	kill "$writer"
+	wait "$writer" 2>/dev/null
+	cat sig.out
+	cat sig.err >&2
+	return "$rc"
+}
+t "SIGINT ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
+	fifo.err signalled INT
+t "SIGTERM ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
+	fifo.err signalled TERM
+
+# Every input again through an ASan/UBSan build: no memory errors.
+sanitized()
+{
+	local in fmt
+
+	gcc "${CFLAGS[@]}" -g -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o lbr-snap-san "$ROOT"/tools/*.c || return 1
+	for in in *.bin; do
+		for fmt in "" --json; do
+			./lbr-snap-san -d "$in" "${KS[@]}" ${fmt:+"$fmt"} >/dev/null 2>san.err
+			[ $? -le 6 ] && ! grep -qE "Sanitizer|runtime error" san.err && continue
+			echo "$in $fmt:"
+			cat san.err
+			return 1
+		done
+	done
+}
+check "ASan/UBSan build reads every input without memory errors" sanitized
+
+# ----------------------------------------------------------- symbolization
+
+want restricted.err \
+	"lbr-snap: restricted.txt: all addresses are 0 (kernel.kptr_restrict): printing raw addresses; run as root or set kernel.kptr_restrict=0" \
+	"lbr-snap: stream.bin: skipping records of ABI version 2 (this tool knows 1)"
+t "kptr_restrict (all-zero kallsyms): said once, raw hex" 0 \
+	"$EXP/restricted.txt" restricted.err \
+	"$LBR" -d stream.bin --kallsyms restricted.txt
+
+want nokallsyms.err \
+	"lbr-snap: nokallsyms.txt: No such file or directory: printing raw addresses" \
+	"lbr-snap: stream.bin: skipping records of ABI version 2 (this tool knows 1)"
+t "unreadable kallsyms: said once, raw hex" 0 "$EXP/restricted.txt" \
+	nokallsyms.err "$LBR" -d stream.bin --kallsyms nokallsyms.txt
+
+# ---------------------------------------------------------- corrupt input
+
+want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
+	"  (no LBR on this machine: backend none)"
+
+corrupt()
+{
+	local mode=$1 why=$2
+
+	want "$mode.err" "lbr-snap: $mode.bin: corrupt record at offset 88: $why"
+	t "corrupt stream ($mode): exit 6 after the good record" 6 good.txt \
+		"$mode.err" "$LBR" -d "$mode.bin" "${KS[@]}"
+}
+corrupt small-size "size 40 is smaller than the header (88)"
+corrupt bad-hdr-size "hdr_size 120 is outside 88..112"
+corrupt overrun "3 entries of 24 bytes at 88 overrun size 136"
+corrupt version0 "version 0"
+corrupt truncated "truncated at the end of the input"
+
+# ------------------------------------------------------ device and errors
+
+want nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
+t "missing device: exit 3, module hint" 3 /dev/null nodev.err \
+	"$LBR" -d nodev
+
+want perm.err "lbr-snap: secret.bin: permission denied: needs root (CAP_SYS_ADMIN) or read permission on the device"
+unreadable()
+{
+	cp stream.bin secret.bin
+	if [ "$(id -u)" = 0 ]; then
+		chmod 600 secret.bin
+		chmod 755 .
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$LBR" -d secret.bin
+	else
+		chmod 000 secret.bin
+		"$LBR" -d secret.bin
+	fi
+}
+t "permission denied: exit 4, needs root" 4 /dev/null perm.err unreadable
+
+want null.err "lbr-snap: /dev/null: not an lbr_snap device, or its module speaks another ABI version"
+t "character device without our ioctls: exit 5" 5 /dev/null null.err \
+	"$LBR" -d /dev/null
+
+want notdev.err "lbr-snap: stream.bin: not an lbr_snap device"
+t "info on a regular file: exit 1" 1 /dev/null notdev.err \
+	"$LBR" -d stream.bin info
+
+# ------------------------------------------ ioctls, through fake-ioctl.c
+
+t "info" 0 "$EXP/info.txt" /dev/null "$FAKE" -d stream.bin info
+t "info --json" 0 "$EXP/info.json" /dev/null "$FAKE" -d stream.bin info --json
+check "info --json has the documented keys" \
+	python3 "$HERE/check-json.py" info out.txt
+t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
+t "stats --json" 0 "$EXP/stats.json" /dev/null "$FAKE" --json -d stream.bin stats
+check "stats --json has the documented keys" \
+	python3 "$HERE/check-json.py" stats out.txt
+
+want flush.err "fake: FLUSH"
+t "flush calls LBR_SNAP_IOC_FLUSH" 0 /dev/null flush.err \
+	"$FAKE" -d stream.bin flush
+
+t "streaming passes the GET_INFO check on a device" 0 "$EXP/stream.txt" \
+	"$EXP/stream.err" "$FAKE" -d stream.bin "${KS[@]}"
+
+want abi.err "lbr-snap: stream.bin: module ABI version 2, but this tool speaks version 1: use the lbr-snap built with the module"
+t "ABI version mismatch refuses to stream: exit 5" 5 /dev/null abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d stream.bin "${KS[@]}"
+t "ABI version mismatch refuses info: exit 5" 5 /dev/null abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d stream.bin info
+
+want eperm.err "lbr-snap: stream.bin: GET_INFO: Operation not permitted: needs root (CAP_SYS_ADMIN)"
+t "ioctl EPERM: exit 4" 4 /dev/null eperm.err \
+	env FAKE_LBR_ERRNO=1 "$FAKE" -d stream.bin stats
+want eio.err "lbr-snap: stream.bin: GET_INFO: Input/output error"
+t "ioctl EIO: exit 1" 1 /dev/null eio.err \
+	env FAKE_LBR_ERRNO=5 "$FAKE" -d stream.bin info
+
+# ----------------------------------------------------------- command line
+
+try_help="Try 'lbr-snap --help' for more information."
+usage()
+{
+	local name=$1 msg=$2
+
+	shift 2
+	if [ -n "$msg" ]; then
+		want usage.err "lbr-snap: $msg" "$try_help"
+		t "usage: $name: exit 2" 2 /dev/null usage.err "$LBR" "$@"
+	else
+		t "usage: $name: exit 2" 2 /dev/null - "$LBR" "$@"
+	fi
+}
+usage "unknown option" "" --bogus
+usage "-n 0" "-n needs a positive number, not 0" -n 0
+usage "-n -1" "-n needs a positive number, not -1" -n -1
+usage "-n x" "-n needs a positive number, not x" -n x
+usage "unknown command" "unknown command: bogus" bogus
+usage "two commands" "too many arguments: stats" info stats
+usage "-n with info" "-n, --nonblock and --kallsyms only apply to streaming" \
+	info -n 1
+usage "--nonblock with stats" \
+	"-n, --nonblock and --kallsyms only apply to streaming" --nonblock stats
+usage "--json with flush" "--json does not apply to flush" flush --json
+
+help_complete()
+{
+	local word rc=0
+
+	"$LBR" --help >help.txt || return 1
+	for word in --device -d --kallsyms --json --count -n --nonblock --help \
+		    info stats flush "Exit status" SIGINT "(mispredicted)" \
+		    "probe path" "no LBR" ERR_PTR errno branches; do
+		grep -qF -- "$word" help.txt && continue
+		echo "--help lacks $word"
+		rc=1
+	done
+	return "$rc"
+}
+check "--help documents every option, command and output" help_complete
+
+totals

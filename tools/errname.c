@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap: names of the Linux error numbers, including the kernel-internal
+ * ones (include/linux/errno.h) that never reach user space through syscalls
+ * but are what kernel functions return.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "errname.h"
+#include "util.h"
+
+/* The user-visible errors 1..133; aliases (EWOULDBLOCK...) left out. */
+static const char *const user_errnos[] = {
+	[EPERM] = "EPERM", [ENOENT] = "ENOENT", [ESRCH] = "ESRCH",
+	[EINTR] = "EINTR", [EIO] = "EIO", [ENXIO] = "ENXIO", [E2BIG] = "E2BIG",
+	[ENOEXEC] = "ENOEXEC", [EBADF] = "EBADF", [ECHILD] = "ECHILD",
+	[EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM", [EACCES] = "EACCES",
+	[EFAULT] = "EFAULT", [ENOTBLK] = "ENOTBLK", [EBUSY] = "EBUSY",
+	[EEXIST] = "EEXIST", [EXDEV] = "EXDEV", [ENODEV] = "ENODEV",
+	[ENOTDIR] = "ENOTDIR", [EISDIR] = "EISDIR", [EINVAL] = "EINVAL",
+	[ENFILE] = "ENFILE", [EMFILE] = "EMFILE", [ENOTTY] = "ENOTTY",
+	[ETXTBSY] = "ETXTBSY", [EFBIG] = "EFBIG", [ENOSPC] = "ENOSPC",
+	[ESPIPE] = "ESPIPE", [EROFS] = "EROFS", [EMLINK] = "EMLINK",
+	[EPIPE] = "EPIPE", [EDOM] = "EDOM", [ERANGE] = "ERANGE",
+	[EDEADLK] = "EDEADLK", [ENAMETOOLONG] = "ENAMETOOLONG",
+	[ENOLCK] = "ENOLCK", [ENOSYS] = "ENOSYS", [ENOTEMPTY] = "ENOTEMPTY",
+	[ELOOP] = "ELOOP", [ENOMSG] = "ENOMSG", [EIDRM] = "EIDRM",
+	[ECHRNG] = "ECHRNG", [EL2NSYNC] = "EL2NSYNC", [EL3HLT] = "EL3HLT",
+	[EL3RST] = "EL3RST", [ELNRNG] = "ELNRNG", [EUNATCH] = "EUNATCH",
+	[ENOCSI] = "ENOCSI", [EL2HLT] = "EL2HLT", [EBADE] = "EBADE",
+	[EBADR] = "EBADR", [EXFULL] = "EXFULL", [ENOANO] = "ENOANO",
+	[EBADRQC] = "EBADRQC", [EBADSLT] = "EBADSLT", [EBFONT] = "EBFONT",
+	[ENOSTR] = "ENOSTR", [ENODATA] = "ENODATA", [ETIME] = "ETIME",
+	[ENOSR] = "ENOSR", [ENONET] = "ENONET", [ENOPKG] = "ENOPKG",
+	[EREMOTE] = "EREMOTE", [ENOLINK] = "ENOLINK", [EADV] = "EADV",
+	[ESRMNT] = "ESRMNT", [ECOMM] = "ECOMM", [EPROTO] = "EPROTO",
+	[EMULTIHOP] = "EMULTIHOP", [EDOTDOT] = "EDOTDOT",
+	[EBADMSG] = "EBADMSG", [EOVERFLOW] = "EOVERFLOW",
+	[ENOTUNIQ] = "ENOTUNIQ", [EBADFD] = "EBADFD", [EREMCHG] = "EREMCHG",
+	[ELIBACC] = "ELIBACC", [ELIBBAD] = "ELIBBAD", [ELIBSCN] = "ELIBSCN",
+	[ELIBMAX] = "ELIBMAX", [ELIBEXEC] = "ELIBEXEC", [EILSEQ] = "EILSEQ",
+	[ERESTART] = "ERESTART", [ESTRPIPE] = "ESTRPIPE", [EUSERS] = "EUSERS",
+	[ENOTSOCK] = "ENOTSOCK", [EDESTADDRREQ] = "EDESTADDRREQ",
+	[EMSGSIZE] = "EMSGSIZE", [EPROTOTYPE] = "EPROTOTYPE",
+	[ENOPROTOOPT] = "ENOPROTOOPT", [EPROTONOSUPPORT] = "EPROTONOSUPPORT",
+	[ESOCKTNOSUPPORT] = "ESOCKTNOSUPPORT", [EOPNOTSUPP] = "EOPNOTSUPP",
+	[EPFNOSUPPORT] = "EPFNOSUPPORT", [EAFNOSUPPORT] = "EAFNOSUPPORT",
+	[EADDRINUSE] = "EADDRINUSE", [EADDRNOTAVAIL] = "EADDRNOTAVAIL",
+	[ENETDOWN] = "ENETDOWN", [ENETUNREACH] = "ENETUNREACH",
+	[ENETRESET] = "ENETRESET", [ECONNABORTED] = "ECONNABORTED",
+	[ECONNRESET] = "ECONNRESET", [ENOBUFS] = "ENOBUFS",
+	[EISCONN] = "EISCONN", [ENOTCONN] = "ENOTCONN",
+	[ESHUTDOWN] = "ESHUTDOWN", [ETOOMANYREFS] = "ETOOMANYREFS",
+	[ETIMEDOUT] = "ETIMEDOUT", [ECONNREFUSED] = "ECONNREFUSED",
+	[EHOSTDOWN] = "EHOSTDOWN", [EHOSTUNREACH] = "EHOSTUNREACH",
+	[EALREADY] = "EALREADY", [EINPROGRESS] = "EINPROGRESS",
+	[ESTALE] = "ESTALE", [EUCLEAN] = "EUCLEAN", [ENOTNAM] = "ENOTNAM",
+	[ENAVAIL] = "ENAVAIL", [EISNAM] = "EISNAM", [EREMOTEIO] = "EREMOTEIO",
+	[EDQUOT] = "EDQUOT", [ENOMEDIUM] = "ENOMEDIUM",
+	[EMEDIUMTYPE] = "EMEDIUMTYPE", [ECANCELED] = "ECANCELED",
+	[ENOKEY] = "ENOKEY", [EKEYEXPIRED] = "EKEYEXPIRED",
+	[EKEYREVOKED] = "EKEYREVOKED", [EKEYREJECTED] = "EKEYREJECTED",
+	[EOWNERDEAD] = "EOWNERDEAD", [ENOTRECOVERABLE] = "ENOTRECOVERABLE",
+	[ERFKILL] = "ERFKILL", [EHWPOISON] = "EHWPOISON",
+};
+
+/* Kernel-internal errors from include/linux/errno.h, starting at 512. */
+#define KERNEL_ERRNO_BASE	512
+static const char *const kernel_errnos[] = {
+	"ERESTARTSYS",		/* 512 */
+	"ERESTARTNOINTR",	/* 513 */
+	"ERESTARTNOHAND",	/* 514 */
+	"ENOIOCTLCMD",		/* 515 */
+	"ERESTART_RESTARTBLOCK", /* 516 */
+	"EPROBE_DEFER",		/* 517 */
+	"EOPENSTALE",		/* 518 */
+	"ENOPARAM",		/* 519 */
+	NULL,			/* 520: unused */
+	"EBADHANDLE",		/* 521 */
+	"ENOTSYNC",		/* 522 */
+	"EBADCOOKIE",		/* 523 */
+	"ENOTSUPP",		/* 524 */
+	"ETOOSMALL",		/* 525 */
+	"ESERVERFAULT",		/* 526 */
+	"EBADTYPE",		/* 527 */
+	"EJUKEBOX",		/* 528 */
+	"EIOCBQUEUED",		/* 529 */
+	"ERECALLCONFLICT",	/* 530 */
+	"ENOGRACE",		/* 531 */
+};
+
+/* Name of the positive error number @err ("EINVAL"), or NULL if unknown. */
+const char *errno_name(long long err)
+{
+	if (err > 0 && err < (long long)ARRAY_SIZE(user_errnos))
+		return user_errnos[err];
+	err -= KERNEL_ERRNO_BASE;
+	if (err >= 0 && err < (long long)ARRAY_SIZE(kernel_errnos))
+		return kernel_errnos[err];
+	return NULL;
+}

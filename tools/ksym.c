@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap: symbolize kernel addresses with /proc/kallsyms.
+ *
+ * kallsyms shows runtime addresses, so KASLR needs no special care.  Only
+ * text symbols (t, T, w, W) are kept, module ones with their module name.
+ * An address is shown as the symbol with the greatest address not above it,
+ * plus the offset; addresses below the first symbol print as raw hex.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksym.h"
+#include "util.h"
+
+static unsigned int pool_add(struct ksyms *ks, const char *s, size_t len)
+{
+	unsigned int off = ks->pool_len;
+
+	if (ks->pool_len + len + 1 > ks->pool_cap) {
+		ks->pool_cap = (ks->pool_len + len + 1) * 2;
+		ks->pool = xrealloc(ks->pool, ks->pool_cap);
+	}
+	memcpy(ks->pool + off, s, len);
+	ks->pool[off + len] = '\0';
+	ks->pool_len += len + 1;
+	return off;
+}
+
+static bool is_text_type(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+/*
+ * Parse one kallsyms line, "ffffffff81000000 T _stext" or
+ * "ffffffffc0a01000 t foo\t[mod]", into @sym.  Returns false for lines
+ * that are not text symbols.  Consecutive symbols of a module share its name.
+ */
+static bool parse_line(struct ksyms *ks, char *line, struct ksym *sym,
+		       unsigned int *last_mod)
+{
+	char *p, *name, *mod;
+	size_t name_len;
+
+	errno = 0;
+	sym->addr = strtoull(line, &p, 16);
+	if (errno || p == line || *p != ' ' || !is_text_type(p[1]) ||
+	    p[2] != ' ')
+		return false;
+	name = p + 3;
+	name_len = strcspn(name, " \t\n");
+	if (!name_len)
+		return false;
+	sym->name = pool_add(ks, name, name_len);
+	sym->mod = 0;
+	mod = name + name_len + strspn(name + name_len, " \t");
+	if (*mod++ != '[')
+		return true;
+	mod[strcspn(mod, "]\n")] = '\0';
+	if (!*last_mod || strcmp(ks->pool + *last_mod, mod))
+		*last_mod = pool_add(ks, mod, strlen(mod));
+	sym->mod = *last_mod;
+	return true;
+}
+
+static void add_sym(struct ksyms *ks, const struct ksym *sym)
+{
+	if (ks->nr == ks->cap) {
+		ks->cap = ks->cap ? ks->cap * 2 : 4096;
+		ks->syms = xrealloc(ks->syms, ks->cap * sizeof(*ks->syms));
+	}
+	ks->syms[ks->nr] = *sym;
+	ks->syms[ks->nr].seq = ks->nr;
+	ks->nr++;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sort by address; of symbols sharing an address keep the first listed. */
+static void sort_syms(struct ksyms *ks)
+{
+	size_t i, n = 0;
+
+	qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_sym);
+	for (i = 0; i < ks->nr; i++)
+		if (!n || ks->syms[i].addr != ks->syms[n - 1].addr)
+			ks->syms[n++] = ks->syms[i];
+	ks->nr = n;
+}
+
+static bool all_zero(const struct ksyms *ks)
+{
+	size_t i;
+
+	for (i = 0; i < ks->nr; i++)
+		if (ks->syms[i].addr)
+			return false;
+	return true;
+}
+
+static void read_syms(struct ksyms *ks, FILE *f)
+{
+	unsigned int last_mod = 0;
+	struct ksym sym;
+	char *line = NULL;
+	size_t len = 0;
+
+	while (getline(&line, &len, f) > 0)
+		if (parse_line(ks, line, &sym, &last_mod))
+			add_sym(ks, &sym);
+	free(line);
+}
+
+/*
+ * Load the text symbols of @path.  This never fails: on trouble it says so
+ * once on stderr and leaves the table empty, so that addresses print raw.
+ */
+void ksyms_load(struct ksyms *ks, const char *path)
+{
+	FILE *f;
+
+	memset(ks, 0, sizeof(*ks));
+	pool_add(ks, "", 0);
+	f = fopen(path, "r");
+	if (!f) {
+		pr_err("%s: %s: printing raw addresses", path, strerror(errno));
+		return;
+	}
+	read_syms(ks, f);
+	fclose(f);
+	if (!ks->nr) {
+		pr_err("%s: no text symbols: printing raw addresses", path);
+	} else if (all_zero(ks)) {
+		pr_err("%s: all addresses are 0 (kernel.kptr_restrict): printing raw addresses; run as root or set kernel.kptr_restrict=0",
+		       path);
+		ks->nr = 0;
+	}
+	sort_syms(ks);
+}
+
+void ksyms_free(struct ksyms *ks)
+{
+	free(ks->syms);
+	free(ks->pool);
+}
+
+/* The symbol with the greatest address <= @addr, or NULL. */
+static const struct ksym *lookup(const struct ksyms *ks,
+				 unsigned long long addr)
+{
+	size_t lo = 0, hi = ks->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &ks->syms[lo - 1] : NULL;
+}
+
+/*
+ * Write "sym+0xoff", "sym+0xoff [module]" or, for an address below every
+ * symbol, "0x<hex>" into @buf.  Returns whether a symbol was found.
+ */
+bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
+		  char *buf, size_t len)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	if (!s) {
+		snprintf(buf, len, "0x%016llx", addr);
+		return false;
+	}
+	snprintf(buf, len, "%s+0x%llx%s%s%s", ks->pool + s->name, addr - s->addr,
+		 s->mod ? " [" : "", ks->pool + s->mod, s->mod ? "]" : "");
+	return true;
+}
+
+/*
+ * Name of the function entered at @addr into @buf: just "name" when @addr is
+ * a symbol, else what ksyms_format() prints.  Returns whether it was found.
+ */
+bool ksyms_func(const struct ksyms *ks, unsigned long long addr,
+		char *buf, size_t len)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	if (!s || s->addr != addr)
+		return ksyms_format(ks, addr, buf, len);
+	snprintf(buf, len, "%s", ks->pool + s->name);
+	return true;
+}

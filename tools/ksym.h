@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_KSYM_H
+#define LBR_SNAP_KSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Kernel text symbols from /proc/kallsyms, sorted by address. */
+struct ksym {
+	unsigned long long addr;
+	unsigned int name;	/* offset of the name in the string pool */
+	unsigned int mod;	/* offset of the module name, 0 for vmlinux */
+	unsigned int seq;	/* line order, to keep the first of aliases */
+};
+
+struct ksyms {
+	struct ksym *syms;
+	size_t nr, cap;
+	char *pool;		/* NUL-terminated names; offset 0 is "" */
+	size_t pool_len, pool_cap;
+};
+
+void ksyms_load(struct ksyms *ks, const char *path);
+void ksyms_free(struct ksyms *ks);
+bool ksyms_func(const struct ksyms *ks, unsigned long long addr,
+		char *buf, size_t len);
+bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
+		  char *buf, size_t len);
+
+/* Room for "name+0x<16 digits> [module]", names up to KSYM_NAME_LEN (512). */
+#define KSYM_BUF_LEN	640
+
+#endif /* LBR_SNAP_KSYM_H */

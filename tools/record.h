@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_RECORD_H
+#define LBR_SNAP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <lbr_snap.h>
+
+/* Sanity limit on a record's size: far above any real one. */
+#define REC_SIZE_LIMIT	(1024 * 1024)
+
+/* A record in the stream, its header copied out so it is aligned. */
+struct rec {
+	struct lbr_snap_record hdr;
+	const unsigned char *raw;	/* the record as read, @hdr.size bytes */
+};
+
+enum rec_check {
+	REC_OK,
+	REC_NEWER,	/* newer ABI version: skip it by its size */
+	REC_CORRUPT,
+};
+
+enum rec_check rec_check_size(unsigned int size, char *why, size_t len);
+enum rec_check rec_check(const struct rec *r, char *why, size_t len);
+void rec_branch(const struct rec *r, unsigned int i, struct lbr_snap_branch *b);
+
+const char *ret_type_name(unsigned int type);
+const char *backend_name(unsigned int backend);
+const char *rec_errno(const struct lbr_snap_record *h);
+void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len);
+
+#endif /* LBR_SNAP_RECORD_H */

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap: read records and print them until end of input, -n, EAGAIN
+ * (--nonblock) or SIGINT/SIGTERM.
+ *
+ * The device returns whole records per read(), but a regular file or a pipe
+ * replaying a capture does not, so an incomplete record at the end of the
+ * buffer is kept and completed by the next read().
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "print.h"
+#include "record.h"
+#include "stream.h"
+#include "util.h"
+
+/* Initial buffer: many records per read(); it grows for bigger ones. */
+#define BUF_SIZE	(64 * 1024)
+
+struct stream {
+	const struct stream_opts *o;
+	unsigned char *buf;
+	size_t cap;			/* bytes allocated */
+	size_t len;			/* bytes held, from the buffer start */
+	unsigned long long offset;	/* input offset of the buffer start */
+	unsigned long long printed;
+	unsigned long long skipped;	/* records of a newer ABI version */
+};
+
+static volatile sig_atomic_t stop;
+static int stream_fd = -1;
+static int eof_fd = -1;		/* read end of a pipe with no writer */
+
+/*
+ * Stop the stream.  A read() the signal interrupted fails with EINTR or is
+ * restarted; either way it, or one about to start, now reads the writerless
+ * pipe in place of the device and returns 0 at once: no signal is lost.
+ */
+static void on_signal(int sig)
+{
+	int saved_errno = errno;
+
+	(void)sig;
+	stop = 1;
+	dup2(eof_fd, stream_fd);
+	errno = saved_errno;
+}
+
+static int setup_signals(int fd)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	int p[2];
+
+	if (pipe(p) < 0) {
+		pr_err("pipe: %s", strerror(errno));
+		return -EXIT_ERROR;
+	}
+	close(p[1]);
+	eof_fd = p[0];
+	stream_fd = fd;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return 0;
+}
+
+/* Make room for @need bytes in all and for a full record after them. */
+static void reserve(struct stream *s, size_t need)
+{
+	size_t want = need + LBR_SNAP_RECORD_MAX;
+
+	if (want <= s->cap)
+		return;
+	s->cap = want > 2 * s->cap ? want : 2 * s->cap;
+	s->buf = xrealloc(s->buf, s->cap);
+}
+
+static void warn_newer(struct stream *s, const struct rec *r)
+{
+	if (!s->skipped++)
+		pr_err("%s: skipping records of ABI version %u (this tool knows %u)",
+		       s->o->path, r->hdr.version, LBR_SNAP_ABI_VERSION);
+}
+
+static int bad_record(const struct stream *s, size_t at, const char *why)
+{
+	pr_err("%s: corrupt record at offset %llu: %s", s->o->path,
+	       s->offset + at, why);
+	return -EXIT_CORRUPT;
+}
+
+/* Handle one whole record; returns 1 when -n is reached, or -exit code. */
+static int one_record(struct stream *s, size_t at)
+{
+	const struct stream_opts *o = s->o;
+	struct rec r = { .raw = s->buf + at };
+	char why[128];
+
+	memcpy(&r.hdr, r.raw, sizeof(r.hdr));
+	switch (rec_check(&r, why, sizeof(why))) {
+	case REC_CORRUPT:
+		return bad_record(s, at, why);
+	case REC_NEWER:
+		warn_newer(s, &r);
+		return 0;
+	case REC_OK:
+		break;
+	}
+	if (o->json)
+		print_rec_json(stdout, &r, o->ks);
+	else
+		print_rec_text(stdout, &r, o->ks);
+	return o->max && ++s->printed == o->max;
+}
+
+/*
+ * Handle the whole records in the buffer and move an incomplete one to its
+ * start.  Returns 1 when -n is reached, 0 to read on, or -exit code.
+ */
+static int consume(struct stream *s)
+{
+	size_t at = 0;
+	__u32 size;
+	char why[128];
+	int ret = 0;
+
+	while (!ret && s->len - at >= sizeof(size)) {
+		memcpy(&size, s->buf + at, sizeof(size));
+		if (rec_check_size(size, why, sizeof(why)) != REC_OK)
+			return bad_record(s, at, why);
+		if (s->len - at < size) {
+			reserve(s, size);
+			break;
+		}
+		ret = one_record(s, at);
+		at += size;
+	}
+	memmove(s->buf, s->buf + at, s->len - at);
+	s->len -= at;
+	s->offset += at;
+	return ret;
+}
+
+/* read() into the buffer; returns bytes read, 0 at the end, or -exit code. */
+static ssize_t fill(struct stream *s, int fd)
+{
+	ssize_t n;
+
+	do {
+		n = read(fd, s->buf + s->len, s->cap - s->len);
+	} while (n < 0 && errno == EINTR && !stop);
+
+	if (n >= 0)
+		return n;
+	if (stop || errno == EAGAIN)
+		return 0;
+	pr_err("%s: read: %s", s->o->path, strerror(errno));
+	return -EXIT_ERROR;
+}
+
+static int read_loop(struct stream *s, int fd)
+{
+	ssize_t n;
+	int ret;
+
+	for (;;) {
+		n = fill(s, fd);
+		if (n < 0)
+			return n;
+		if (!n)
+			break;
+		s->len += n;
+		ret = consume(s);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	if (s->len && !stop)
+		return bad_record(s, 0, "truncated at the end of the input");
+	return 0;
+}
+
+/* Print the records read from @fd; returns 0 or -exit code. */
+int stream_records(int fd, const struct stream_opts *o)
+{
+	struct stream s = { .o = o };
+	int ret;
+
+	ret = setup_signals(fd);
+	if (ret)
+		return ret;
+	reserve(&s, BUF_SIZE);
+	ret = read_loop(&s, fd);
+	free(s.buf);
+	if (s.skipped > 1)
+		pr_err("%s: skipped %llu records of a newer ABI version",
+		       o->path, s.skipped);
+	return ret;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap: messages, allocation and UTF-8 helpers.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+/* Print "lbr-snap: <message>\n" on stderr. */
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("lbr-snap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	ptr = realloc(ptr, size);
+	if (!ptr) {
+		pr_err("out of memory");
+		exit(EXIT_ERROR);
+	}
+	return ptr;
+}
+
+static bool is_cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+/* Length of the valid multi-byte UTF-8 sequence at @s (@n bytes), or 0. */
+size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned char lo = 0x80, hi = 0xbf;	/* range of the second byte */
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;		/* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f;		/* UTF-16 surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90;		/* overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;		/* above U+10FFFF */
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (!is_cont(s[i]))
+			return 0;
+	return len;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lbr-snap: exit codes and small helpers shared by the tool's files.
+ */
+#ifndef LBR_SNAP_UTIL_H
+#define LBR_SNAP_UTIL_H
+
+#include <stddef.h>
+
+/* Exit codes; --help documents them. */
+enum {
+	EXIT_ERROR	= 1,	/* I/O error, input that is not the device */
+	EXIT_USAGE	= 2,	/* bad command line */
+	EXIT_NODEV	= 3,	/* no device: module not loaded */
+	EXIT_PERM	= 4,	/* permission denied */
+	EXIT_ABI	= 5,	/* module speaks another ABI version */
+	EXIT_CORRUPT	= 6,	/* corrupt record stream */
+};
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+__printf(1, 2) void pr_err(const char *fmt, ...);
+void *xrealloc(void *ptr, size_t size);
+size_t utf8_seq_len(const unsigned char *s, size_t n);
+
+#endif /* LBR_SNAP_UTIL_H */
