@@ -23,17 +23,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-/*
- * Global and noinline, arguments hidden from the optimiser: the names stay
- * in kallsyms unchanged (no .isra or .constprop clones) for kretprobes.
- */
-int lbr_test_fail(int v);
-int lbr_test_int(int v);
-long lbr_test_long(long v);
-void *lbr_test_ptr(long v);
-bool lbr_test_bool(long v);
-int lbr_test_sleep(long ms);
+#include "lbr_snap_test_target.h"
 
+/* Arguments are hidden from the optimiser so every branch stays. */
 noinline int lbr_test_fail(int v)
 {
 	OPTIMIZER_HIDE_VAR(v);

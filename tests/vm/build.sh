@@ -24,7 +24,7 @@ build_module() {	# $1 = source dir in the repo, $2 = copy dir
 	fi
 }
 build_module . "$out/mod" "Kbuild src include"
-build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c"
+build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
 cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
 
 make -s -C "$LBR_TOP/tools" >&2

@@ -29,7 +29,11 @@ done
 
 lbr_install_deps
 kver=${kver:-$(lbr_guest_kver)}
-bin=$("$LBR_TOP/tests/vm/build.sh" "$kver")
+if [ -n "${LBR_PREBUILT:-}" ] && [ -f "$LBR_BUILD/$kver/lbr_snap.ko" ]; then
+	bin=$LBR_BUILD/$kver
+else
+	bin=$("$LBR_TOP/tests/vm/build.sh" "$kver")
+fi
 lbr_qemu_for_cpu "$cpu"
 
 work=$(mktemp -d)

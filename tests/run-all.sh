@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check`: every suite of lbr_snap, summed into one last line
+# "N passed, N failed, N skipped".
+#
+# Host suites: W=1 build, checkpatch, freeze-first disassembly check, the
+# tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
+# kernel): the kselftests with -smp 2 and -smp 4, and the load/unload storm.
+# SUITES="a b" runs a subset (names as printed in "== suite").
+set -uo pipefail
+. "$(dirname "$0")/vm/lib.sh"
+
+pass=0 fail=0 skip=0
+log=$LBR_BUILD/check-logs
+mkdir -p "$log"
+
+# Add a suite's TAP totals; a suite that died without totals is one failure.
+count() {	# $1 = suite name, $2 = exit status, $3 = output file
+	local t p f s
+	t=$(grep -a '^# Totals:' "$3" | tail -n1)
+	if [ -z "$t" ]; then
+		p=$(grep -ac '^ok ' "$3")
+		f=$(grep -ac '^not ok ' "$3")
+		s=$(grep -ac '^ok .*# SKIP' "$3")
+		p=$((p - s))
+	else
+		p=$(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$t")
+		f=$(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$t")
+		s=$(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$t")
+	fi
+	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $1 exited with status $2 (see $3)"
+		f=1
+	fi
+	echo "== $1: $p passed, $f failed, $s skipped ($(($(date +%s) - start))s)"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+want() { [ -z "${SUITES:-}" ] || [[ " $SUITES " == *" $1 "* ]]; }
+
+suite() {	# $1 = name, then the command
+	local name=$1 rc
+	shift
+	want "$name" || return 0
+	echo "== $name"
+	start=$(date +%s)
+	"$@" 2>&1 | tee "$log/$name.log"
+	rc=${PIPESTATUS[0]}
+	count "$name" "$rc" "$log/$name.log"
+}
+
+lbr_install_deps
+kver=$(lbr_guest_kver)
+ks=$(lbr_kernel_source_files)
+
+build() {
+	if bin=$("$LBR_TOP/tests/vm/build.sh" "$kver"); then
+		echo "ok - lbr_snap.ko and the test target build with W=1 and no warnings ($kver)"
+	else
+		echo "not ok - W=1 module build for $kver"
+		return 1
+	fi
+}
+
+style() {
+	local out
+	out=$(cd "$LBR_TOP" && perl "$ks/scripts/checkpatch.pl" --no-tree --terse \
+		-f src/*.c src/*.h include/*.h 2>&1)
+	if grep -q 'ERROR:' <<<"$out"; then
+		grep 'ERROR:' <<<"$out"
+		echo "not ok - checkpatch --no-tree -f: errors in src/ and include/"
+		return 1
+	fi
+	echo "ok - checkpatch --no-tree -f: no errors in src/ and include/"
+	grep 'WARNING:' <<<"$out" | cut -d: -f1 | sort | uniq -c |
+		sed 's/^ *\([0-9]*\) \(.*\)/# \2: \1 warnings/'
+}
+
+suite build build
+bin=$LBR_BUILD/$kver
+export LBR_PREBUILT=1	# the guests below use this build
+suite style style
+suite freeze-first "$LBR_TOP/tests/check-freeze-first.sh" "$bin/lbr_snap.ko"
+suite tool-unit "$LBR_TOP/tests/unit/run.sh"
+[ -x "$LBR_TOP/tests/unit/decode.sh" ] &&
+	suite decode-unit "$LBR_TOP/tests/unit/decode.sh"
+
+vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
+suite guest-smp2 vm --smp 2 --script "$LBR_TOP/tests/guest/selftests.sh"
+suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
+suite guest-stress vm --smp 2 --accel tcg,thread=single \
+	--script "$LBR_TOP/tests/guest/stress.sh"
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
