@@ -69,7 +69,13 @@ struct lbr_model {
 	u16 from;
 	u16 to;
 	u16 info;
+	u8 quirks;
 };
+
+/* intel_pmu_lbr_init_knl(): FROM bit 63 is a mispredict flag even in LIP. */
+#define LBR_Q_KNL_FLAGS		BIT(0)
+/* Haswell writes a TSX abort twice (x86_pmu.lbr_double_abort). */
+#define LBR_Q_DOUBLE_ABORT	BIT(1)
 
 static const struct lbr_model lbr_models[] = {
 	/* Core2 Merom, Merom-L, Penryn, Dunnington: intel_pmu_lbr_init_core() */
@@ -89,8 +95,8 @@ static const struct lbr_model lbr_models[] = {
 	{ 0x4d, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
 	{ 0x5a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
 	/* Knights Landing and Mill: intel_pmu_lbr_init_knl() */
-	{ 0x57, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x85, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x57, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_KNL_FLAGS },
+	{ 0x85, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_KNL_FLAGS },
 	/* Nehalem, Westmere, Sandy/Ivy Bridge, Haswell, Broadwell */
 	{ 0x1a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x1e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
@@ -103,10 +109,10 @@ static const struct lbr_model lbr_models[] = {
 	{ 0x2d, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x3a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x3e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x3c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x3f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x45, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x46, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	{ 0x3c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_DOUBLE_ABORT },
+	{ 0x3f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_DOUBLE_ABORT },
+	{ 0x45, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_DOUBLE_ABORT },
+	{ 0x46, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_DOUBLE_ABORT },
 	{ 0x3d, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x47, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x4f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
@@ -197,6 +203,9 @@ static int lbr_probe_intel(void)
 		return lbr_none("no LBR table for model %#x", c->x86_model);
 
 	lbr_hw.fmt.format = caps & LBR_PERF_CAP_FMT;
+	if ((m->quirks & LBR_Q_KNL_FLAGS) && lbr_hw.fmt.format == LBR_FMT_LIP)
+		lbr_hw.fmt.format = LBR_FMT_EIP_FLAGS;
+	lbr_hw.double_abort = m->quirks & LBR_Q_DOUBLE_ABORT;
 	if (lbr_hw.fmt.format > LBR_FMT_MAX_KNOWN)
 		return lbr_none("unknown LBR format %u", lbr_hw.fmt.format);
 	if (lbr_format_has_info(lbr_hw.fmt.format) != !!m->info)
@@ -468,7 +477,16 @@ unsigned int lbr_hw_read(struct lbr_snap_branch *out)
 
 		switch (lbr_decode_entry(&lbr_hw.fmt, &raw, &out[n])) {
 		case LBR_DECODE_OK:
-			n++;
+			/*
+			 * A duplicated abort: the entry read just before (newer)
+			 * is the copy without the abort bit; this one replaces
+			 * it, as intel_pmu_lbr_read_64() does.
+			 */
+			if (lbr_hw.double_abort && n &&
+			    (out[n].flags & LBR_SNAP_BR_ABORT))
+				out[n - 1] = out[n];
+			else
+				n++;
 			continue;
 		case LBR_DECODE_SKIP:
 			continue;

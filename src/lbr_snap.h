@@ -28,6 +28,7 @@ struct lbr_hw {
 	u32 info_msr;		/* 0: no LBR_INFO */
 	u32 from_stride;	/* MSR step between entries */
 	unsigned int depth;
+	bool double_abort;	/* drop Haswell's duplicated abort entries */
 	struct lbr_decode_fmt fmt;
 	char reason[96];	/* why this backend, shown by GET_INFO */
 };

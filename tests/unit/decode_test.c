@@ -1,0 +1,999 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of src/lbr_decode.c, built for user space:
+ *
+ *   gcc -O2 -Wall -Wextra -Werror -I include -I src \
+ *	src/lbr_decode.c tests/unit/decode_test.c
+ *
+ * (tests/unit/decode.sh does that in a scratch directory and runs it.)
+ *
+ * Every expected value below is written out by hand from what Linux 6.1
+ * does with the same MSR image: intel_pmu_lbr_read_32(),
+ * intel_pmu_lbr_read_64() and intel_pmu_store_lbr() in
+ * arch/x86/events/intel/lbr.c with the x86_pmu.lbr_* bits that
+ * intel_pmu_lbr_init() sets per format, and amd_pmu_lbr_read() in
+ * arch/x86/events/amd/lbr.c.  Nothing is computed with the code under
+ * test.  Where lbr_snap goes its own way (it stops at the first empty
+ * entry, maps Arch LBR types to its ABI) the expectation follows
+ * include/lbr_snap.h and src/lbr_msr.c.
+ *
+ * Output is TAP; the exit status is 1 if any test failed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbr_decode.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+
+/* Flag shorthands for the tables. */
+#define MIS	LBR_SNAP_BR_MISPRED
+#define PRED	LBR_SNAP_BR_PREDICTED
+#define TX	LBR_SNAP_BR_IN_TX
+#define ABRT	LBR_SNAP_BR_ABORT
+#define CYC	LBR_SNAP_BR_CYCLES
+#define SPEC	LBR_SNAP_BR_SPEC
+#define WRONG	LBR_SNAP_BR_WRONG_PATH
+
+#define OK	LBR_DECODE_OK
+#define SKIP	LBR_DECODE_SKIP
+#define END	LBR_DECODE_END
+
+static unsigned int nr_tests, nr_pass, nr_fail;
+
+/* Reasons the current test failed, printed as TAP diagnostics. */
+static char why[4096];
+static size_t why_len;
+
+static __printf(1, 2) void diag(const char *fmt, ...)
+{
+	va_list args;
+	int n;
+
+	if (why_len >= sizeof(why))
+		return;
+	va_start(args, fmt);
+	n = vsnprintf(why + why_len, sizeof(why) - why_len, fmt, args);
+	va_end(args);
+	if (n > 0)
+		why_len += (size_t)n;
+}
+
+static __printf(1, 2) void result(const char *fmt, ...)
+{
+	va_list args;
+	char *line, *next;
+
+	nr_tests++;
+	if (why_len)
+		nr_fail++;
+	else
+		nr_pass++;
+	printf("%s %u - ", why_len ? "not ok" : "ok", nr_tests);
+	va_start(args, fmt);
+	vprintf(fmt, args);
+	va_end(args);
+	putchar('\n');
+	for (line = why; why_len && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		printf("#   %s\n", line);
+	}
+	why[0] = '\0';
+	why_len = 0;
+}
+
+static const char *res_name(enum lbr_decode_result res)
+{
+	switch (res) {
+	case LBR_DECODE_OK:
+		return "OK";
+	case LBR_DECODE_SKIP:
+		return "SKIP";
+	case LBR_DECODE_END:
+		return "END";
+	}
+	return "?";
+}
+
+static void expect_u64(const char *what, u64 want, u64 got)
+{
+	if (want != got)
+		diag("%s: expected 0x%016llx, got 0x%016llx\n", what,
+		     (unsigned long long)want, (unsigned long long)got);
+}
+
+/* Compare every field of a decoded branch. */
+static void expect_branch(const char *what, const struct lbr_snap_branch *want,
+			  const struct lbr_snap_branch *got)
+{
+	char name[64];
+
+#define FIELD(f)							\
+	do {								\
+		snprintf(name, sizeof(name), "%s" #f, what);		\
+		expect_u64(name, want->f, got->f);			\
+	} while (0)
+	FIELD(from);
+	FIELD(to);
+	FIELD(flags);
+	FIELD(cycles);
+	FIELD(type);
+	FIELD(reserved);
+#undef FIELD
+}
+
+/*
+ * Decode @raw with @fmt into a struct full of 0xaa bytes, so that a field
+ * the decoder forgets to write shows up, and check result and branch.
+ */
+static void check_decode(const struct lbr_decode_fmt *fmt,
+			 const struct lbr_raw_entry *raw,
+			 enum lbr_decode_result want_res,
+			 const struct lbr_snap_branch *want)
+{
+	struct lbr_snap_branch got;
+	enum lbr_decode_result res;
+
+	memset(&got, 0xaa, sizeof(got));
+	res = lbr_decode_entry(fmt, raw, &got);
+	if (res != want_res)
+		diag("result: expected %s, got %s\n", res_name(want_res),
+		     res_name(res));
+	else if (res == LBR_DECODE_OK)
+		expect_branch("", want, &got);
+	if (why_len)
+		diag("raw: from 0x%016llx to 0x%016llx info 0x%016llx\n",
+		     (unsigned long long)raw->from,
+		     (unsigned long long)raw->to,
+		     (unsigned long long)raw->info);
+}
+
+/* ------------------------------------------------------------- legacy */
+
+struct legacy_case {
+	const char *name;
+	u8 format;
+	u8 tsx;
+	struct lbr_raw_entry raw;
+	enum lbr_decode_result res;
+	u64 from;
+	u64 to;
+	u32 flags;
+	u16 cycles;
+};
+
+static const struct legacy_case legacy_cases[] = {
+	/* LBR_FORMAT_32: one MSR, FROM in bits 31:0, TO in 63:32. */
+	{ "fmt 0 (32): FROM low half, TO high half, zero-extended",
+	  LBR_FMT_32, 0, { 0xc0123456c0abcdefULL, 0, 0 },
+	  OK, 0xc0abcdefULL, 0xc0123456ULL, 0, 0 },
+	{ "fmt 0 (32): raw.to is not an MSR of this format, ignored",
+	  LBR_FMT_32, 0, { 0x0804900008048000ULL, 0xdeadbeefdeadbeefULL, 0 },
+	  OK, 0x08048000ULL, 0x08049000ULL, 0, 0 },
+	{ "fmt 0 (32): TO half 0 is still a branch",
+	  LBR_FMT_32, 0, { 0x0000000008048000ULL, 0, 0 },
+	  OK, 0x08048000ULL, 0, 0, 0 },
+	{ "fmt 0 (32): bit 31 and 63 are address bits, not flags",
+	  LBR_FMT_32, 1, { 0x80000010ffff0000ULL, 0, 0xffffffffffffffffULL },
+	  OK, 0xffff0000ULL, 0x80000010ULL, 0, 0 },
+
+	/* LBR_FORMAT_LIP / EIP: addresses only, as read. */
+	{ "fmt 1 (LIP): kernel addresses as read, bit 63 no mispred",
+	  LBR_FMT_LIP, 0, { 0xffffffff81000010ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL, 0, 0 },
+	{ "fmt 1 (LIP): user addresses stay positive",
+	  LBR_FMT_LIP, 1, { 0x0000000000401000ULL, 0x00007fffffffe000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x00007fffffffe000ULL, 0, 0 },
+	{ "fmt 2 (EIP): kernel addresses as read, bit 63 no mispred",
+	  LBR_FMT_EIP, 0, { 0xffff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, 0, 0 },
+	{ "fmt 2 (EIP): user addresses stay positive, info ignored",
+	  LBR_FMT_EIP, 1, { 0x0000000000401000ULL, 0x0000000000402000ULL,
+			    0xf00000000000ffffULL },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, 0, 0 },
+
+	/* LBR_FORMAT_EIP_FLAGS: FROM bit 63 mispred, 63-bit sign extension. */
+	{ "fmt 3 (EIP_FLAGS): mispredicted kernel FROM",
+	  LBR_FMT_EIP_FLAGS, 0, { 0xffff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, MIS, 0 },
+	{ "fmt 3 (EIP_FLAGS): predicted kernel FROM sign-extended from bit 62",
+	  LBR_FMT_EIP_FLAGS, 0, { 0x7fff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, PRED, 0 },
+	{ "fmt 3 (EIP_FLAGS): mispredicted user FROM stays positive",
+	  LBR_FMT_EIP_FLAGS, 0, { 0x8000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, MIS, 0 },
+	{ "fmt 3 (EIP_FLAGS): predicted user, bits 62:61 are address bits",
+	  LBR_FMT_EIP_FLAGS, 1, { 0x0000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED, 0 },
+	{ "fmt 3 (EIP_FLAGS): 57-bit kernel FROM",
+	  LBR_FMT_EIP_FLAGS, 0, { 0x7f00000000000000ULL, 0xff00000000000040ULL, 0 },
+	  OK, 0xff00000000000000ULL, 0xff00000000000040ULL, PRED, 0 },
+
+	/* LBR_FORMAT_EIP_FLAGS2: bits 63/62/61 mispred/in_tx/abort. */
+	{ "fmt 4 (EIP_FLAGS2, TSX): mispred+in_tx+abort, kernel FROM",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0xffff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, MIS | TX | ABRT, 0 },
+	{ "fmt 4 (EIP_FLAGS2, TSX): no flags, FROM sign-extended from bit 60",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0x1fff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, PRED, 0 },
+	{ "fmt 4 (EIP_FLAGS2, TSX): in_tx only, user FROM",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0x4000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED | TX, 0 },
+	{ "fmt 4 (EIP_FLAGS2, TSX): abort only, user FROM",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0x2000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED | ABRT, 0 },
+	{ "fmt 4 (EIP_FLAGS2, TSX): mispred only, user FROM",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0x8000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, MIS, 0 },
+	{ "fmt 4 (EIP_FLAGS2, no TSX): hw FROM bits 62:61 = 0, mispred kernel",
+	  LBR_FMT_EIP_FLAGS2, 0, { 0x9fff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, MIS, 0 },
+	{ "fmt 4 (EIP_FLAGS2, no TSX): hw FROM bits 62:61 = 0, predicted kernel",
+	  LBR_FMT_EIP_FLAGS2, 0, { 0x1fff800000001234ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, PRED, 0 },
+	{ "fmt 4 (EIP_FLAGS2, no TSX): bits 62:61 set are not in_tx/abort",
+	  LBR_FMT_EIP_FLAGS2, 0, { 0x6000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED, 0 },
+	{ "fmt 4 (EIP_FLAGS2, no TSX): all flag bits set, kernel FROM",
+	  LBR_FMT_EIP_FLAGS2, 0, { 0xffffffff81000010ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL, MIS, 0 },
+	{ "fmt 4 (EIP_FLAGS2, no TSX): 57-bit kernel FROM",
+	  LBR_FMT_EIP_FLAGS2, 0, { 0x1f00000000001234ULL, 0xff00000000000040ULL, 0 },
+	  OK, 0xff00000000001234ULL, 0xff00000000000040ULL, PRED, 0 },
+	{ "fmt 4 (EIP_FLAGS2, TSX): 57-bit kernel FROM, mispred",
+	  LBR_FMT_EIP_FLAGS2, 1, { 0x9f00000000001234ULL, 0xff00000000000040ULL, 0 },
+	  OK, 0xff00000000001234ULL, 0xff00000000000040ULL, MIS, 0 },
+
+	/* LBR_FORMAT_INFO: flags and cycles in LBR_INFO, TSX bits too. */
+	{ "fmt 5 (INFO): mispred+in_tx+abort+cycles from LBR_INFO",
+	  LBR_FMT_INFO, 1, { 0xffffffff81000010ULL, 0xffffffff81000100ULL,
+			     0xe000000000001234ULL },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL,
+	  MIS | TX | ABRT | CYC, 0x1234 },
+	{ "fmt 5 (INFO): info 0 is predicted, 0 cycles (still valid)",
+	  LBR_FMT_INFO, 1, { 0xffffffff81000010ULL, 0xffffffff81000100ULL, 0 },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL, PRED | CYC, 0 },
+	{ "fmt 5 (INFO): FROM bit 63 is address, type bits ignored",
+	  LBR_FMT_INFO, 1, { 0xffff800000001234ULL, 0x0000000000401000ULL,
+			     0x140000000000ffffULL },
+	  OK, 0xffff800000001234ULL, 0x0000000000401000ULL, PRED | CYC, 0xffff },
+	{ "fmt 5 (INFO): in_tx/abort whatever fmt.tsx (lbr_has_tsx)",
+	  LBR_FMT_INFO, 0, { 0x0000000000401000ULL, 0x0000000000402000ULL,
+			     0x6000000000000007ULL },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL,
+	  PRED | TX | ABRT | CYC, 7 },
+	{ "fmt 5 (INFO): 57-bit addresses as read",
+	  LBR_FMT_INFO, 1, { 0xff00000000001234ULL, 0xff00000000000040ULL,
+			     0x8000000000000010ULL },
+	  OK, 0xff00000000001234ULL, 0xff00000000000040ULL, MIS | CYC, 0x10 },
+
+	/* LBR_FORMAT_TIME: FROM bit 63 mispred, TO[63:48] cycles. */
+	{ "fmt 6 (TIME): mispred kernel FROM, cycles in TO[63:48]",
+	  LBR_FMT_TIME, 0, { 0xffff800000001234ULL, 0x0abcffff81000100ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffffffff81000100ULL, MIS | CYC, 0x0abc },
+	{ "fmt 6 (TIME): predicted user, cycles 0xffff, TO stays positive",
+	  LBR_FMT_TIME, 0, { 0x0000000000401000ULL, 0xffff000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED | CYC, 0xffff },
+	{ "fmt 6 (TIME): TO sign-extended from bit 47, FROM from bit 62",
+	  LBR_FMT_TIME, 1, { 0x7fff800000000000ULL, 0x0000800000000000ULL,
+			     0xe00000000000ffffULL },
+	  OK, 0xffff800000000000ULL, 0xffff800000000000ULL, PRED | CYC, 0 },
+
+	/* LBR_FORMAT_INFO2: like INFO without TSX bits. */
+	{ "fmt 7 (INFO2): mispred+cycles, in_tx/abort bits ignored",
+	  LBR_FMT_INFO2, 1, { 0xffffffff81000010ULL, 0xffffffff81000100ULL,
+			      0xe000000000000042ULL },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL, MIS | CYC, 0x42 },
+	{ "fmt 7 (INFO2): info 0 is predicted, 0 cycles",
+	  LBR_FMT_INFO2, 0, { 0x0000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  OK, 0x0000000000401000ULL, 0x0000000000402000ULL, PRED | CYC, 0 },
+	{ "fmt 7 (INFO2): FROM bit 63 is address, cycles 0xffff",
+	  LBR_FMT_INFO2, 0, { 0xffff800000001234ULL, 0xffff800000002000ULL,
+			      0x1000ffffffffffffULL },
+	  OK, 0xffff800000001234ULL, 0xffff800000002000ULL, PRED | CYC, 0xffff },
+
+	/* Only FROM = TO = 0 is empty; FROM = 0 alone is a branch. */
+	{ "fmt 0 (32): FROM half 0, TO half set is a branch",
+	  LBR_FMT_32, 0, { 0x0804800000000000ULL, 0, 0 },
+	  OK, 0, 0x08048000ULL, 0, 0 },
+	{ "fmt 2 (EIP): FROM 0, TO set is a branch",
+	  LBR_FMT_EIP, 0, { 0, 0x0000000000402000ULL, 0 },
+	  OK, 0, 0x0000000000402000ULL, 0, 0 },
+	{ "fmt 5 (INFO): FROM 0, TO set is a branch",
+	  LBR_FMT_INFO, 1, { 0, 0xffffffff81000100ULL, 0x8000000000000003ULL },
+	  OK, 0, 0xffffffff81000100ULL, MIS | CYC, 3 },
+};
+
+static void test_legacy(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_INTEL };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(legacy_cases); i++) {
+		const struct legacy_case *c = &legacy_cases[i];
+		struct lbr_snap_branch want = {
+			.from = c->from,
+			.to = c->to,
+			.flags = c->flags,
+			.cycles = c->cycles,
+			.type = LBR_SNAP_BT_UNKNOWN,
+		};
+
+		fmt.format = c->format;
+		fmt.tsx = c->tsx;
+		check_decode(&fmt, &c->raw, c->res, &want);
+		result("legacy %s", c->name);
+	}
+}
+
+/*
+ * Which formats report mispredictions and cycles (intel_pmu_lbr_init():
+ * lbr_from_flags or lbr_has_info, lbr_to_cycles or lbr_has_info).
+ */
+static const struct {
+	u8 format;
+	bool mispred;
+	bool cycles;
+	bool has_info;
+} legacy_caps[] = {
+	{ LBR_FMT_32,		false,	false,	false },
+	{ LBR_FMT_LIP,		false,	false,	false },
+	{ LBR_FMT_EIP,		false,	false,	false },
+	{ LBR_FMT_EIP_FLAGS,	true,	false,	false },
+	{ LBR_FMT_EIP_FLAGS2,	true,	false,	false },
+	{ LBR_FMT_INFO,		true,	true,	true },
+	{ LBR_FMT_TIME,		true,	true,	false },
+	{ LBR_FMT_INFO2,	true,	true,	true },
+};
+
+/* Per format: PREDICTED and CYCLES exactly when the format has them. */
+static void test_legacy_flags_per_format(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_INTEL };
+	/* A user branch, nothing mispredicted, no TSX, no cycles. */
+	struct lbr_raw_entry raw = { 0x401000, 0x402000, 0 };
+	struct lbr_snap_branch got;
+	unsigned int i, t;
+	u32 want;
+
+	for (i = 0; i < ARRAY_SIZE(legacy_caps); i++) {
+		for (t = 0; t <= 1; t++) {
+			fmt.format = legacy_caps[i].format;
+			fmt.tsx = t;
+			raw.from = fmt.format == LBR_FMT_32 ?
+				   0x0040200000401000ULL : 0x401000;
+			want = (legacy_caps[i].mispred ? PRED : 0) |
+			       (legacy_caps[i].cycles ? CYC : 0);
+			memset(&got, 0xaa, sizeof(got));
+			if (lbr_decode_entry(&fmt, &raw, &got) != OK)
+				diag("result is not OK\n");
+			else
+				expect_u64("flags", want, got.flags);
+			result("legacy fmt %u tsx %u: predicted %s, cycles %s",
+			       fmt.format, t,
+			       legacy_caps[i].mispred ? "set" : "clear",
+			       legacy_caps[i].cycles ? "set" : "clear");
+		}
+	}
+}
+
+static void test_has_info(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(legacy_caps); i++) {
+		expect_u64("lbr_format_has_info", legacy_caps[i].has_info,
+			   lbr_format_has_info(legacy_caps[i].format));
+		result("lbr_format_has_info(%u) is %s", legacy_caps[i].format,
+		       legacy_caps[i].has_info ? "true" : "false");
+	}
+	expect_u64("lbr_format_has_info", 0, lbr_format_has_info(8));
+	expect_u64("lbr_format_has_info", 0, lbr_format_has_info(63));
+	result("lbr_format_has_info() of unknown formats 8, 63 is false");
+}
+
+/* An empty legacy entry (never written: FROM = TO = 0) ends the stack. */
+static void test_legacy_empty(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_INTEL };
+	struct lbr_raw_entry raw = { 0, 0, 0xe000000000001234ULL };
+	unsigned int f;
+
+	for (f = 0; f <= LBR_FMT_MAX_KNOWN; f++) {
+		fmt.format = f;
+		fmt.tsx = f & 1;
+		/* LBR_FMT_32 has no TO MSR: whatever raw.to holds is stale. */
+		raw.to = f == LBR_FMT_32 ? 0xffffffff81000000ULL : 0;
+		check_decode(&fmt, &raw, END, NULL);
+		result("legacy fmt %u: FROM = TO = 0 is LBR_DECODE_END", f);
+	}
+}
+
+/* ---------------------------------------------------------- Arch LBR */
+
+struct arch_case {
+	const char *name;
+	struct lbr_raw_entry raw;
+	enum lbr_decode_result res;
+	u32 flags;
+	u16 cycles;
+	u8 type;
+};
+
+#define KFROM	0xffffffff81000010ULL
+#define KTO	0xffffffff81000100ULL
+
+static const struct arch_case arch_cases[] = {
+	{ "info 0: JCC, predicted, no cycles",
+	  { KFROM, KTO, 0 }, OK, PRED, 0, LBR_SNAP_BT_JCC },
+	{ "cycles 0x1234 without CYC_CNT_VALID are not reported",
+	  { KFROM, KTO, 0x0000000000001234ULL }, OK, PRED, 0, LBR_SNAP_BT_JCC },
+	{ "cycles 0x1234 with CYC_CNT_VALID",
+	  { KFROM, KTO, 0x1000000000001234ULL }, OK, PRED | CYC, 0x1234,
+	  LBR_SNAP_BT_JCC },
+	{ "CYC_CNT_VALID with 0 cycles",
+	  { KFROM, KTO, 0x1000000000000000ULL }, OK, PRED | CYC, 0,
+	  LBR_SNAP_BT_JCC },
+	{ "mispred",
+	  { KFROM, KTO, 0x8000000000000000ULL }, OK, MIS, 0, LBR_SNAP_BT_JCC },
+	{ "in_tx",
+	  { KFROM, KTO, 0x4000000000000000ULL }, OK, PRED | TX, 0,
+	  LBR_SNAP_BT_JCC },
+	{ "abort",
+	  { KFROM, KTO, 0x2000000000000000ULL }, OK, PRED | ABRT, 0,
+	  LBR_SNAP_BT_JCC },
+	{ "everything: mispred, tx, abort, cycles 0xffff, RET",
+	  { KFROM, KTO, 0xf50000000000ffffULL }, OK, MIS | TX | ABRT | CYC,
+	  0xffff, LBR_SNAP_BT_RET },
+	{ "bits 55:16 are ignored",
+	  { KFROM, KTO, 0x00ffffffffff0000ULL }, OK, PRED, 0, LBR_SNAP_BT_JCC },
+	{ "TO = 0 is still a branch",
+	  { KFROM, 0, 0x0400000000000000ULL }, OK, PRED, 0, LBR_SNAP_BT_CALL },
+	{ "FROM = 0 ends the stack",
+	  { 0, KTO, 0xf50000000000ffffULL }, END, 0, 0, 0 },
+	{ "FROM = TO = INFO = 0 ends the stack",
+	  { 0, 0, 0 }, END, 0, 0, 0 },
+};
+
+static void test_arch(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_ARCH };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(arch_cases); i++) {
+		const struct arch_case *c = &arch_cases[i];
+		struct lbr_snap_branch want = {
+			.from = c->raw.from,
+			.to = c->raw.to,
+			.flags = c->flags,
+			.cycles = c->cycles,
+			.type = c->type,
+		};
+
+		check_decode(&fmt, &c->raw, c->res, &want);
+		result("arch %s", c->name);
+	}
+}
+
+/* ARCH_LBR_INFO[59:56] to enum lbr_snap_branch_type. */
+static const u8 arch_types[16] = {
+	LBR_SNAP_BT_JCC,	/* 0 JCC */
+	LBR_SNAP_BT_IND_JMP,	/* 1 NEAR_IND_JMP */
+	LBR_SNAP_BT_JMP,	/* 2 NEAR_REL_JMP */
+	LBR_SNAP_BT_IND_CALL,	/* 3 NEAR_IND_CALL */
+	LBR_SNAP_BT_CALL,	/* 4 NEAR_REL_CALL */
+	LBR_SNAP_BT_RET,	/* 5 NEAR_RET */
+	LBR_SNAP_BT_UNKNOWN,	/* 6 reserved */
+	LBR_SNAP_BT_UNKNOWN,	/* 7 reserved */
+	LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR,
+	LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR, LBR_SNAP_BT_FAR,
+};
+
+static const char *const type_names[] = {
+	[LBR_SNAP_BT_UNKNOWN] = "UNKNOWN",
+	[LBR_SNAP_BT_JCC] = "JCC",
+	[LBR_SNAP_BT_JMP] = "JMP",
+	[LBR_SNAP_BT_IND_JMP] = "IND_JMP",
+	[LBR_SNAP_BT_CALL] = "CALL",
+	[LBR_SNAP_BT_IND_CALL] = "IND_CALL",
+	[LBR_SNAP_BT_RET] = "RET",
+	[LBR_SNAP_BT_FAR] = "FAR",
+};
+
+static void test_arch_types(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_ARCH };
+	unsigned int t;
+
+	for (t = 0; t < ARRAY_SIZE(arch_types); t++) {
+		/* 57-bit addresses pass through untouched. */
+		struct lbr_raw_entry raw = {
+			0xff00000000001234ULL, 0x0000000000401000ULL,
+			(u64)t << 56,
+		};
+		struct lbr_snap_branch want = {
+			.from = 0xff00000000001234ULL,
+			.to = 0x0000000000401000ULL,
+			.flags = PRED,
+			.type = arch_types[t],
+		};
+
+		check_decode(&fmt, &raw, OK, &want);
+		result("arch branch type %u is %s", t, type_names[arch_types[t]]);
+	}
+}
+
+/* ---------------------------------------------------------------- AMD */
+
+struct amd_case {
+	const char *name;
+	u8 virt_bits;
+	struct lbr_raw_entry raw;
+	enum lbr_decode_result res;
+	u64 from;
+	u64 to;
+	u32 flags;
+};
+
+#define V	0x8000000000000000ULL	/* TO valid */
+#define S	0x4000000000000000ULL	/* TO spec */
+#define R	0x2000000000000000ULL	/* TO reserved (erratum 1452) */
+#define M	0x8000000000000000ULL	/* FROM mispredict */
+
+static const struct amd_case amd_cases[] = {
+	{ "valid, not spec: plain branch", 48,
+	  { 0x0000000000401000ULL, V | 0x0000000000402000ULL, 0 },
+	  OK, 0x401000, 0x402000, PRED },
+	{ "valid and spec: SPEC", 48,
+	  { 0x0000000000401000ULL, V | S | 0x0000000000402000ULL, 0 },
+	  OK, 0x401000, 0x402000, PRED | SPEC },
+	{ "spec, not valid: SPEC, WRONG_PATH", 48,
+	  { 0x0000000000401000ULL, S | 0x0000000000402000ULL, 0 },
+	  OK, 0x401000, 0x402000, PRED | SPEC | WRONG },
+	{ "FROM bit 63: mispredicted", 48,
+	  { M | 0x0000000000401000ULL, V | 0x0000000000402000ULL, 0 },
+	  OK, 0x401000, 0x402000, MIS },
+	{ "mispredicted on the wrong path", 48,
+	  { M | 0x0000000000401000ULL, S | 0x0000000000402000ULL, 0 },
+	  OK, 0x401000, 0x402000, MIS | SPEC | WRONG },
+	{ "48-bit kernel ips sign-extended from bit 47", 48,
+	  { 0x0000ffff81000010ULL, V | 0x0000ffff81000100ULL, 0 },
+	  OK, 0xffffffff81000010ULL, 0xffffffff81000100ULL, PRED },
+	{ "sign bits 62:58 / 60:58 ignored, ip only", 48,
+	  { 0x7c00ffff81000010ULL, V | 0x1c00000000402000ULL, 0 },
+	  OK, 0xffffffff81000010ULL, 0x0000000000402000ULL, PRED },
+	{ "canonical kernel FROM with mispredict", 48,
+	  { 0xffff800000001234ULL, V | 0x1fff800000000000ULL, 0 },
+	  OK, 0xffff800000001234ULL, 0xffff800000000000ULL, MIS },
+	{ "57-bit kernel ips sign-extended from bit 56", 57,
+	  { 0x0100000000001234ULL, V | 0x01ffffff81000100ULL, 0 },
+	  OK, 0xff00000000001234ULL, 0xffffffff81000100ULL, PRED },
+	{ "virt_bits 48: bit 56 is above the address", 48,
+	  { 0x0100000000001234ULL, V | 0x0100000000002000ULL, 0 },
+	  OK, 0x1234, 0x2000, PRED },
+	{ "57-bit user ips stay positive", 57,
+	  { 0x00007fffffffe000ULL, V | 0x00ff000000402000ULL, 0 },
+	  OK, 0x00007fffffffe000ULL, 0x00ff000000402000ULL, PRED },
+	{ "reserved bit 61 is SKIP", 48,
+	  { 0x0000000000401000ULL, V | R | 0x0000000000402000ULL, 0 },
+	  SKIP, 0, 0, 0 },
+	{ "reserved bit 61 with spec is SKIP", 57,
+	  { 0x0000000000401000ULL, S | R | 0x0000000000402000ULL, 0 },
+	  SKIP, 0, 0, 0 },
+	{ "not valid, not spec is END", 48,
+	  { M | 0x0000000000401000ULL, 0x0000000000402000ULL, 0 },
+	  END, 0, 0, 0 },
+	{ "not valid, not spec, reserved is END", 48,
+	  { 0x0000000000401000ULL, R | 0x0000000000402000ULL, 0 },
+	  END, 0, 0, 0 },
+	{ "all zero is END", 57, { 0, 0, 0 }, END, 0, 0, 0 },
+};
+
+static void test_amd(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_AMD };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(amd_cases); i++) {
+		const struct amd_case *c = &amd_cases[i];
+		struct lbr_snap_branch want = {
+			.from = c->from,
+			.to = c->to,
+			.flags = c->flags,
+			.type = LBR_SNAP_BT_UNKNOWN,
+		};
+
+		fmt.virt_bits = c->virt_bits;
+		check_decode(&fmt, &c->raw, c->res, &want);
+		result("amd (virt_bits %u) %s", c->virt_bits, c->name);
+	}
+}
+
+static void test_backend_none(void)
+{
+	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_NONE };
+	struct lbr_raw_entry raw = { KFROM, KTO, 0 };
+
+	check_decode(&fmt, &raw, END, NULL);
+	result("backend none decodes nothing (LBR_DECODE_END)");
+}
+
+/* ------------------------------------------------------ legacy index */
+
+static const struct {
+	u64 tos;
+	unsigned int i;
+	unsigned int depth;
+	unsigned int idx;
+} index_cases[] = {
+	{ 0, 0, 4, 0 }, { 0, 1, 4, 3 }, { 0, 3, 4, 1 }, { 3, 0, 4, 3 },
+	{ 2, 3, 4, 3 }, { 1, 1, 4, 0 }, { 1, 2, 4, 3 },
+	{ 7, 7, 8, 0 }, { 0, 1, 8, 7 }, { 5, 6, 8, 7 }, { 5, 5, 8, 0 },
+	{ 6, 7, 8, 7 },
+	{ 15, 0, 16, 15 }, { 0, 15, 16, 1 }, { 4, 5, 16, 15 }, { 4, 4, 16, 0 },
+	{ 9, 12, 16, 13 },
+	{ 3, 0, 32, 3 }, { 3, 3, 32, 0 }, { 3, 4, 32, 31 }, { 3, 31, 32, 4 },
+	{ 31, 31, 32, 0 }, { 0, 1, 32, 31 }, { 16, 17, 32, 31 },
+	/* TOS bits above the depth do not matter. */
+	{ 0x23, 0, 32, 3 }, { 0x23, 4, 32, 31 }, { 0xfffffffffffffff1ULL, 2, 16, 15 },
+};
+
+static void test_legacy_index(void)
+{
+	unsigned int k, got;
+
+	for (k = 0; k < ARRAY_SIZE(index_cases); k++) {
+		got = lbr_legacy_index(index_cases[k].tos, index_cases[k].i,
+				       index_cases[k].depth);
+		expect_u64("index", index_cases[k].idx, got);
+		result("lbr_legacy_index(tos 0x%llx, i %u, depth %u) = %u",
+		       (unsigned long long)index_cases[k].tos, index_cases[k].i,
+		       index_cases[k].depth, index_cases[k].idx);
+	}
+}
+
+/* ----------------------------------------------- whole-stack reading */
+
+/* A simulated LBR: the MSR images of one CPU. */
+struct sim_lbr {
+	struct lbr_decode_fmt fmt;
+	unsigned int depth;
+	bool has_info;			/* lbr_hw.info_msr != 0 */
+	u64 tos;
+	u64 from[32];
+	u64 to[32];
+	u64 info[32];
+};
+
+/* What src/lbr_msr.c's lbr_hw_read() does, with the MSRs from @s. */
+static unsigned int sim_read(const struct sim_lbr *s,
+			     struct lbr_snap_branch *out)
+{
+	bool legacy = s->fmt.backend == LBR_SNAP_BACKEND_INTEL;
+	u64 tos = legacy ? s->tos : 0;
+	struct lbr_raw_entry raw = { 0 };
+	struct lbr_snap_branch tmp;
+	unsigned int i, n = 0, idx;
+
+	for (i = 0; i < s->depth; i++) {
+		idx = legacy ? lbr_legacy_index(tos, i, s->depth) : i;
+		raw.from = s->from[idx];
+		if (s->fmt.format != LBR_FMT_32 || !legacy)
+			raw.to = s->to[idx];
+		if (s->has_info)
+			raw.info = s->info[idx];
+
+		switch (lbr_decode_entry(&s->fmt, &raw, &out[n])) {
+		case LBR_DECODE_OK:
+			n++;
+			continue;
+		case LBR_DECODE_SKIP:
+			continue;
+		case LBR_DECODE_END:
+			break;
+		}
+		break;
+	}
+
+	for (i = 0; i < n / 2; i++) {
+		tmp = out[i];
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = tmp;
+	}
+	return n;
+}
+
+static void check_stack(const struct sim_lbr *s,
+			const struct lbr_snap_branch *want, unsigned int nr)
+{
+	struct lbr_snap_branch got[32];
+	unsigned int n, i;
+	char what[32];
+
+	memset(got, 0xaa, sizeof(got));
+	n = sim_read(s, got);
+	expect_u64("nr", nr, n);
+	for (i = 0; i < nr && i < n; i++) {
+		snprintf(what, sizeof(what), "[%u].", i);
+		expect_branch(what, &want[i], &got[i]);
+	}
+}
+
+/*
+ * Skylake-style legacy LBR (INFO, 32 deep), TOS 5.  Recording began at
+ * index 20 after a clear: 20..31 and 0..5 hold branches, 6..19 were never
+ * written.  Branch at index k: FROM 0xffffffff81000000 + k * 0x100 (FROM
+ * is a full address in this format), TO = FROM + 0x40, cycles k + 1,
+ * mispredicted when k is a multiple of 3, in a transaction when k is 31.
+ */
+static void test_stack_legacy(void)
+{
+	static const u8 order[] = {	/* oldest first */
+		20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		0, 1, 2, 3, 4, 5,
+	};
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_INFO, .tsx = 1 },
+		.depth = 32, .has_info = true, .tos = 5,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 32; k++) {
+		if (k >= 6 && k <= 19)
+			continue;
+		s.from[k] = 0xffffffff81000000ULL + k * 0x100;
+		s.to[k] = s.from[k] + 0x40;
+		s.info[k] = (k % 3 ? 0 : 0x8000000000000000ULL) |
+			    (k == 31 ? 0x4000000000000000ULL : 0) | (k + 1);
+	}
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		u8 idx = order[k];
+
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81000000ULL + idx * 0x100,
+			.to = 0xffffffff81000040ULL + idx * 0x100,
+			.flags = (idx % 3 ? PRED : MIS) | CYC |
+				 (idx == 31 ? TX : 0),
+			.cycles = idx + 1,
+		};
+	}
+	check_stack(&s, want, ARRAY_SIZE(order));
+	result("stack: legacy INFO depth 32 TOS 5, wrapped, 6..19 empty: 18 oldest first");
+}
+
+/*
+ * A full 16-deep EIP_FLAGS2 stack without TSX (Haswell with TSX off), TOS
+ * 5: all 16 entries, oldest at index 6.  Entry k: FROM 0xffff8000000000k0
+ * as read with bits 62:61 clear (bit 63 = mispred when k is odd), TO a user
+ * address 0x400000 + k.
+ */
+static void test_stack_legacy_full(void)
+{
+	static const u8 order[] = {
+		6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5,
+	};
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_EIP_FLAGS2, .tsx = 0 },
+		.depth = 16, .tos = 5,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 16; k++) {
+		s.from[k] = 0x1fff800000000000ULL + k * 0x10 +
+			    (k & 1 ? 0x8000000000000000ULL : 0);
+		s.to[k] = 0x400000 + k;
+		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
+	}
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		u8 idx = order[k];
+
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffff800000000000ULL + idx * 0x10,
+			.to = 0x400000 + idx,
+			.flags = idx & 1 ? MIS : PRED,
+		};
+	}
+	check_stack(&s, want, ARRAY_SIZE(order));
+	result("stack: legacy EIP_FLAGS2 no TSX depth 16 TOS 5, full: 16 oldest first");
+}
+
+/*
+ * A 32-bit format stack, 8 deep, TOS 1, entries 0, 1, 7 and 6 written
+ * (5 empty).  There is no TO MSR: lbr_hw_read() leaves raw.to at 0.
+ */
+static void test_stack_legacy_32(void)
+{
+	static const u8 order[] = { 6, 7, 0, 1 };
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_32 },
+		.depth = 8, .tos = 1,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 8; k++) {
+		if (k >= 2 && k <= 5)
+			continue;
+		/* TO 0xc1000k00 in the high half, FROM 0xc0000k00 low. */
+		s.from[k] = 0xc100000000000000ULL + ((u64)k << 40) +
+			    0xc0000000ULL + (k << 8);
+		s.to[k] = 0xdeadbeefdeadbeefULL;	/* no such MSR */
+	}
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		u8 idx = order[k];
+
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xc0000000ULL + (idx << 8),
+			.to = 0xc1000000ULL + (idx << 8),
+		};
+	}
+	check_stack(&s, want, ARRAY_SIZE(order));
+	result("stack: legacy fmt 32 depth 8 TOS 1, 2..5 empty: 4 oldest first");
+}
+
+/*
+ * Arch LBR, 32 deep: entry 0 is the newest, 0..9 hold branches, 10 is
+ * empty and 11 holds junk that must not be read as a branch.  Entry k:
+ * FROM 0xffffffff81001000 + k, TO 0xffffffff81002000 + k, type CALL for
+ * even k and RET for odd k, cycles 100 + k valid on even k.
+ */
+static void test_stack_arch(void)
+{
+	static const u8 order[] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_ARCH },
+		.depth = 32, .has_info = true, .tos = 17,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 10; k++) {
+		s.from[k] = 0xffffffff81001000ULL + k;
+		s.to[k] = 0xffffffff81002000ULL + k;
+		s.info[k] = k & 1 ? 0x0500000000000000ULL :
+			    0x1400000000000000ULL | (100 + k);
+	}
+	s.to[10] = 0xffffffff81003000ULL;
+	s.info[10] = 0x1400000000000001ULL;
+	s.from[11] = 0xffffffff81004000ULL;
+	s.to[11] = 0xffffffff81005000ULL;
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		u8 idx = order[k];
+
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81001000ULL + idx,
+			.to = 0xffffffff81002000ULL + idx,
+			.flags = idx & 1 ? PRED : PRED | CYC,
+			.cycles = idx & 1 ? 0 : 100 + idx,
+			.type = idx & 1 ? LBR_SNAP_BT_RET : LBR_SNAP_BT_CALL,
+		};
+	}
+	check_stack(&s, want, ARRAY_SIZE(order));
+	result("stack: arch depth 32, 0..9 then empty: 10 oldest first, TOS unused");
+}
+
+/*
+ * AMD LbrExtV2, 16 deep, virt_bits 48: entry 0 is the newest, 0..6 hold
+ * branches but 3 is an erratum-1452 record (reserved bit), 7 is empty
+ * (valid = spec = 0) and 8 is a valid branch that must not be read.
+ * Entry k: FROM 0x0000ffff81000k00 (kernel, sign-extended), TO a user
+ * address 0x500000 + k; entry 5 spec on the wrong path, entry 2
+ * mispredicted.
+ */
+static void test_stack_amd(void)
+{
+	static const u8 order[] = { 6, 5, 4, 2, 1, 0 };
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_AMD, .virt_bits = 48 },
+		.depth = 16, .tos = 3,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 16; k++) {
+		s.from[k] = 0x0000ffff81000000ULL + (k << 8) + (k == 2 ? M : 0);
+		s.to[k] = 0x500000 + k + (k == 5 ? S : V) + (k == 3 ? R : 0);
+		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
+	}
+	s.to[7] = 0x500007;
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		u8 idx = order[k];
+
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81000000ULL + (idx << 8),
+			.to = 0x500000 + idx,
+			.flags = idx == 2 ? MIS :
+				 idx == 5 ? PRED | SPEC | WRONG : PRED,
+		};
+	}
+	check_stack(&s, want, ARRAY_SIZE(order));
+	result("stack: amd depth 16, 3 skipped, 7 empty: 6 oldest first");
+}
+
+/* ---------------------------------------------------- probe entries */
+
+#define RET_SITE	0xffffffff81c00000ULL
+
+static const struct {
+	const char *name;
+	unsigned int nr;
+	u64 to[8];		/* oldest first */
+	unsigned int count;
+	bool found;
+} probe_cases[] = {
+	{ "return in the middle: 2 newer entries", 5,
+	  { 0x1000, 0x2000, RET_SITE, 0x3000, 0x4000 }, 2, true },
+	{ "return is the newest: 0", 3,
+	  { 0x1000, 0x2000, RET_SITE }, 0, true },
+	{ "return is the oldest: all others count", 4,
+	  { RET_SITE, 0x1000, 0x2000, 0x3000 }, 3, true },
+	{ "not found: all count, found false", 3,
+	  { 0x1000, 0x2000, 0x3000 }, 3, false },
+	{ "several land on the return site: the newest wins", 6,
+	  { RET_SITE, 0x1000, RET_SITE, 0x2000, RET_SITE, 0x3000 }, 1, true },
+	{ "two in a row: the newest wins", 4,
+	  { 0x1000, RET_SITE, RET_SITE, 0x2000 }, 1, true },
+	{ "one entry, the return", 1, { RET_SITE }, 0, true },
+	{ "no entries", 0, { 0 }, 0, false },
+	{ "only past nr: not found", 2,
+	  { 0x1000, 0x2000, RET_SITE }, 2, false },
+};
+
+static void test_probe_entries(void)
+{
+	struct lbr_snap_branch br[8];
+	unsigned int k, i, got;
+	bool found;
+
+	for (k = 0; k < ARRAY_SIZE(probe_cases); k++) {
+		memset(br, 0, sizeof(br));
+		for (i = 0; i < ARRAY_SIZE(br); i++) {
+			br[i].to = probe_cases[k].to[i];
+			/* FROM never counts, even when it is the site. */
+			br[i].from = RET_SITE;
+		}
+		found = !probe_cases[k].found;
+		got = lbr_probe_entries(br, probe_cases[k].nr, RET_SITE, &found);
+		expect_u64("count", probe_cases[k].count, got);
+		expect_u64("found", probe_cases[k].found, found);
+		result("lbr_probe_entries: %s", probe_cases[k].name);
+	}
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+
+	test_legacy();
+	test_legacy_flags_per_format();
+	test_has_info();
+	test_legacy_empty();
+	test_arch();
+	test_arch_types();
+	test_amd();
+	test_backend_none();
+	test_legacy_index();
+	test_stack_legacy();
+	test_stack_legacy_full();
+	test_stack_legacy_32();
+	test_stack_arch();
+	test_stack_amd();
+	test_probe_entries();
+
+	printf("1..%u\n", nr_tests);
+	printf("# Totals: pass:%u fail:%u skip:0\n", nr_pass, nr_fail);
+	return nr_fail ? EXIT_FAILURE : EXIT_SUCCESS;
+}
