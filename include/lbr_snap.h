@@ -132,6 +132,8 @@ struct lbr_snap_info {
 	char  backend_name[16];
 	char  reason[96];	/* why this backend (e.g. why "none") */
 	char  version[32];	/* module version string */
+	char  mode[8];		/* how LBR stays on: "perf", "raw", "none" */
+	__u32 reserved[6];
 };
 
 #define LBR_SNAP_CAPTURE_ERRORS	0

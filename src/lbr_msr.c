@@ -15,6 +15,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpu.h>
 #include <linux/percpu.h>
+#include <linux/perf_event.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/cpufeature.h>
@@ -35,13 +36,10 @@
 #define LBR_MSR_PERF_CAPS	0x345
 #define LBR_PERF_CAP_FMT	0x3f
 
-/* LBR_SELECT: each set bit suppresses a kind of branch. */
-#define LBR_SEL_USER		(1ULL << 1)	/* branches ending in CPL > 0 */
-
 #define LBR_MSR_ARCH_CTL	0x14ce
 #define LBR_ARCH_CTL_LBREN	(1ULL << 0)
 #define LBR_ARCH_CTL_OS		(1ULL << 1)
-#define LBR_ARCH_CTL_FILTER	(0x7fULL << 16)	/* all branch types */
+#define LBR_ARCH_CTL_USR	(1ULL << 2)
 #define LBR_MSR_ARCH_DEPTH	0x14cf
 #define LBR_MSR_ARCH_FROM_0	0x1500
 #define LBR_MSR_ARCH_TO_0	0x1600
@@ -51,7 +49,6 @@
 #define LBR_MSR_AMD_DBG_EXTN_CFG	0xc000010f
 #define LBR_AMD_LBRV2EN	(1ULL << 6)
 #define LBR_MSR_AMD_BR_FROM	0xc0010300
-#define LBR_AMD_SEL_USER	(1ULL << 1)
 
 #define LBR_CPUID_PDCM		(1U << 15)	/* CPUID.1:ECX */
 #define LBR_CPUID_ARCH_LBR		(1U << 19)	/* CPUID.(7,0):EDX */
@@ -363,6 +360,103 @@ int lbr_hw_detect(const char *force)
 }
 
 /*
+ * lbr_filter=: "kernel" (default), "user" or "any", then optionally the
+ * kinds of branch to keep, e.g. "kernel,jcc,ret".  The kinds are in the
+ * order of the LBR_SELECT suppress bits 2..8.
+ */
+static const char * const lbr_kind_names[] = {
+	"jcc", "rel_call", "ind_call", "ret", "ind_jmp", "rel_jmp", "far",
+};
+
+#define LBR_KINDS_ALL		0x7f
+
+struct lbr_filter {
+	bool kernel;
+	bool user;
+	u8 kinds;		/* bit i: keep lbr_kind_names[i] */
+};
+
+static struct lbr_filter lbr_filter;
+
+static int lbr_filter_parse(const char *spec)
+{
+	char buf[128], *cur = buf, *tok;
+	unsigned int i;
+
+	if (strscpy(buf, spec, sizeof(buf)) < 0)
+		return -EINVAL;
+	tok = strsep(&cur, ",");
+	lbr_filter.kernel = !strcmp(tok, "kernel") || !strcmp(tok, "any");
+	lbr_filter.user = !strcmp(tok, "user") || !strcmp(tok, "any");
+	if (!lbr_filter.kernel && !lbr_filter.user)
+		return -EINVAL;
+	lbr_filter.kinds = cur ? 0 : LBR_KINDS_ALL;
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		for (i = 0; i < ARRAY_SIZE(lbr_kind_names); i++)
+			if (!strcmp(tok, lbr_kind_names[i]))
+				break;
+		if (i == ARRAY_SIZE(lbr_kind_names))
+			return -EINVAL;
+		lbr_filter.kinds |= BIT(i);
+	}
+	return 0;
+}
+
+/* LBR_SELECT, legacy and AMD alike: set bits suppress. */
+static u64 lbr_select_value(void)
+{
+	return (lbr_filter.kernel ? 0 : BIT(0)) | (lbr_filter.user ? 0 : BIT(1)) |
+	       ((u64)(~lbr_filter.kinds & LBR_KINDS_ALL) << 2);
+}
+
+/* ARCH_LBR_CTL: set bits enable; filter bits 16..22 are in another order. */
+static u64 lbr_arch_ctl_value(void)
+{
+	/* JCC, REL_JMP, IND_JMP, REL_CALL, IND_CALL, RET, OTHER_BRANCH */
+	static const u8 arch_bit[] = { 16, 19, 20, 21, 18, 17, 22 };
+	u64 ctl = LBR_ARCH_CTL_LBREN;
+	unsigned int i;
+
+	if (lbr_filter.kernel)
+		ctl |= LBR_ARCH_CTL_OS;
+	if (lbr_filter.user)
+		ctl |= LBR_ARCH_CTL_USR;
+	for (i = 0; i < ARRAY_SIZE(arch_bit); i++)
+		if (lbr_filter.kinds & BIT(i))
+			ctl |= BIT_ULL(arch_bit[i]);
+	return ctl;
+}
+
+/* The same filter as perf's branch_sample_type, for mode=perf. */
+static int lbr_perf_branch_type(u64 *type)
+{
+	static const u64 perf_kind[] = {
+		PERF_SAMPLE_BRANCH_COND, PERF_SAMPLE_BRANCH_CALL,
+		PERF_SAMPLE_BRANCH_IND_CALL, PERF_SAMPLE_BRANCH_ANY_RETURN,
+		PERF_SAMPLE_BRANCH_IND_JUMP, 0, 0,
+	};
+	unsigned int i;
+
+	*type = (lbr_filter.kernel ? PERF_SAMPLE_BRANCH_KERNEL : 0) |
+		(lbr_filter.user ? PERF_SAMPLE_BRANCH_USER : 0);
+	if (lbr_filter.kinds == LBR_KINDS_ALL) {
+		*type |= PERF_SAMPLE_BRANCH_ANY;
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(perf_kind); i++) {
+		if (!(lbr_filter.kinds & BIT(i)))
+			continue;
+		if (!perf_kind[i]) {
+			pr_err("lbr_filter: perf cannot select %s alone; use mode=raw\n",
+			       lbr_kind_names[i]);
+			return -EINVAL;
+		}
+		*type |= perf_kind[i];
+	}
+	return 0;
+}
+
+/*
  * mode=raw: lbr_snap programs LBR itself on every online CPU and puts back
  * what it found when it is done.
  */
@@ -374,29 +468,25 @@ struct lbr_saved {
 
 static DEFINE_PER_CPU(struct lbr_saved, lbr_saved);
 static enum cpuhp_state lbr_cpuhp_state;
+static bool lbr_perf_mode;
+
+/* The second MSR raw mode programs: the filter, or the Arch LBR depth. */
+static u32 lbr_sel_msr(void)
+{
+	switch (lbr_hw.backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		return LBR_MSR_SELECT;
+	case LBR_SNAP_BACKEND_AMD:
+		return LBR_MSR_AMD_SELECT;
+	default:
+		return LBR_MSR_ARCH_DEPTH;
+	}
+}
 
 static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
-	u32 sel_msr;
-	u64 sel;
-
-	switch (lbr_hw.backend) {
-	case LBR_SNAP_BACKEND_INTEL:
-		sel_msr = LBR_MSR_SELECT;
-		sel = LBR_SEL_USER;
-		break;
-	case LBR_SNAP_BACKEND_AMD:
-		sel_msr = LBR_MSR_AMD_SELECT;
-		sel = LBR_AMD_SEL_USER;
-		break;
-	case LBR_SNAP_BACKEND_ARCH:
-		sel_msr = LBR_MSR_ARCH_DEPTH;
-		sel = lbr_hw.depth;
-		break;
-	default:
-		return 0;
-	}
+	u32 sel_msr = lbr_sel_msr();
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
@@ -405,38 +495,69 @@ static int lbr_cpu_start(unsigned int cpu)
 	}
 	s->valid = true;
 
-	/* Writing ARCH_LBR_DEPTH also clears the entries. */
-	lbr_wrmsr_safe(sel_msr, sel);
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
-		lbr_wrmsr_safe(lbr_hw.ctl_msr, LBR_ARCH_CTL_LBREN |
-			       LBR_ARCH_CTL_OS | LBR_ARCH_CTL_FILTER);
-	else
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
+		/* Writing ARCH_LBR_DEPTH also clears the entries. */
+		lbr_wrmsr_safe(sel_msr, lbr_hw.depth);
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, lbr_arch_ctl_value());
+	} else {
+		lbr_wrmsr_safe(sel_msr, lbr_select_value());
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl | lbr_hw.enable_mask);
+	}
 	return 0;
 }
 
 static int lbr_cpu_stop(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
-	u32 sel_msr = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL ?
-		      LBR_MSR_SELECT : lbr_hw.backend == LBR_SNAP_BACKEND_AMD ?
-		      LBR_MSR_AMD_SELECT : LBR_MSR_ARCH_DEPTH;
 
 	if (!s->valid)
 		return 0;
 	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+	/* A depth of 0 was never programmed: leave the reset value. */
 	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH || s->select)
-		lbr_wrmsr_safe(sel_msr, s->select);
+		lbr_wrmsr_safe(lbr_sel_msr(), s->select);
 	s->valid = false;
 	return 0;
 }
 
-int lbr_hw_start(void)
+/**
+ * lbr_hw_start - keep LBR recording on every CPU
+ * @mode: "auto", "perf" or "raw"
+ * @filter: lbr_filter= string
+ *
+ * "auto" asks perf first and programs LBR itself when perf cannot.
+ */
+int lbr_hw_start(const char *mode, const char *filter)
 {
+	bool is_auto = sysfs_streq(mode, "auto");
+	u64 type;
 	int ret;
 
+	if (!is_auto && !sysfs_streq(mode, "perf") && !sysfs_streq(mode, "raw")) {
+		pr_err("mode=%s: use auto, perf or raw\n", mode);
+		return -EINVAL;
+	}
+	if (lbr_filter_parse(filter)) {
+		pr_err("lbr_filter=%s: use kernel, user or any, then kinds among jcc, rel_call, ind_call, ret, ind_jmp, rel_jmp, far\n",
+		       filter);
+		return -EINVAL;
+	}
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
 		return 0;
+
+	if (!sysfs_streq(mode, "raw")) {
+		ret = lbr_perf_branch_type(&type);
+		if (!ret)
+			ret = lbr_vlbr_start(type);
+		if (!ret) {
+			lbr_perf_mode = true;
+			return 0;
+		}
+		if (!is_auto)
+			return ret;
+		pr_info("perf cannot keep LBR on (%d): mode raw\n", ret);
+	}
+
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:online",
 				lbr_cpu_start, lbr_cpu_stop);
 	if (ret < 0)
@@ -447,9 +568,19 @@ int lbr_hw_start(void)
 
 void lbr_hw_stop(void)
 {
+	if (lbr_perf_mode)
+		lbr_vlbr_stop();
 	if (lbr_cpuhp_state > 0)
 		cpuhp_remove_state(lbr_cpuhp_state);
 	lbr_cpuhp_state = 0;
+	lbr_perf_mode = false;
+}
+
+const char *lbr_hw_mode(void)
+{
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
+		return "none";
+	return lbr_perf_mode ? "perf" : "raw";
 }
 
 /**

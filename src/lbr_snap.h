@@ -36,8 +36,9 @@ struct lbr_hw {
 extern struct lbr_hw lbr_hw;
 
 int lbr_hw_detect(const char *force);
-int lbr_hw_start(void);
+int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
+const char *lbr_hw_mode(void);
 unsigned int lbr_hw_read(struct lbr_snap_branch *out);
 
 /*
@@ -60,6 +61,11 @@ static __always_inline void lbr_hw_unfreeze(u64 ctl)
 		lbr_wrmsr(lbr_hw.ctl_msr, lbr_rdmsr(lbr_hw.ctl_msr) |
 			  lbr_hw.enable_mask);
 }
+
+/* --- mode=perf (vlbr_event.c) --- */
+
+int lbr_vlbr_start(u64 branch_type);
+void lbr_vlbr_stop(void);
 
 /* --- targets and the return handler (kretprobe_hook.c) --- */
 

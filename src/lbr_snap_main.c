@@ -47,6 +47,16 @@ static char *backend = "auto";
 module_param(backend, charp, 0444);
 MODULE_PARM_DESC(backend, "LBR backend: auto (default), intel, arch, amd, none");
 
+static char *mode = "auto";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode,
+		 "How LBR stays on: auto (default: perf if it can, else raw), perf (a branch-stack perf event per CPU), raw (lbr_snap programs the MSRs)");
+
+static char *lbr_filter = "kernel";
+module_param(lbr_filter, charp, 0444);
+MODULE_PARM_DESC(lbr_filter,
+		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
+
 struct trace_buffer *lbr_rb;
 int lbr_capture_all __read_mostly;
 
@@ -155,6 +165,7 @@ static long lbr_ioc_info(void __user *arg)
 	};
 
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));
+	strscpy(info.mode, lbr_hw_mode(), sizeof(info.mode));
 	strscpy(info.reason, lbr_hw.reason, sizeof(info.reason));
 	strscpy(info.version, LBR_SNAP_VERSION, sizeof(info.version));
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -255,7 +266,7 @@ static int __init lbr_snap_init(void)
 	if (!lbr_rb)
 		return -ENOMEM;
 
-	ret = lbr_hw_start();
+	ret = lbr_hw_start(mode, lbr_filter);
 	if (ret)
 		goto err_rb;
 	ret = lbr_targets_register(targets);
@@ -264,9 +275,9 @@ static int __init lbr_snap_init(void)
 	ret = misc_register(&lbr_miscdev);
 	if (ret)
 		goto err_targets;
-	pr_info("loaded: %u targets, capture=%s, backend %s, %u KiB per CPU\n",
+	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU\n",
 		lbr_targets_count(), lbr_capture_all ? "all" : "errors",
-		lbr_hw.name, buffer_kb);
+		lbr_hw.name, lbr_hw_mode(), buffer_kb);
 	return 0;
 
 err_targets:

@@ -220,6 +220,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 	       info_backend(info));
 	printf("lbr_format: %u\n", info->lbr_format);
 	printf("lbr_depth: %u\n", info->lbr_depth);
+	printf("mode: %.*s\n", (int)sizeof(info->mode), info->mode);
 	printf("nr_cpus: %u\n", info->nr_cpus);
 	printf("buffer_kb: %u\n", info->buffer_kb);
 	printf("nr_targets: %u\n", info->nr_targets);
@@ -232,8 +233,11 @@ static void print_info_json(const struct lbr_snap_info *info)
 {
 	printf("{\"abi_version\":%u,\"backend\":", info->abi_version);
 	json_str(stdout, info_backend(info), sizeof(info->backend_name));
-	printf(",\"lbr_format\":%u,\"lbr_depth\":%u,\"nr_cpus\":%u",
-	       info->lbr_format, info->lbr_depth, info->nr_cpus);
+	printf(",\"lbr_format\":%u,\"lbr_depth\":%u",
+	       info->lbr_format, info->lbr_depth);
+	fputs(",\"mode\":", stdout);
+	json_str(stdout, info->mode, sizeof(info->mode));
+	printf(",\"nr_cpus\":%u", info->nr_cpus);
 	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"capture\":\"%s\"",
 	       info->buffer_kb, info->nr_targets, capture_name(info->capture));
 	fputs(",\"reason\":", stdout);

@@ -2,4 +2,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of `make check`: the functional kselftests, as root.
 modprobe lbr_snap_test_target || exit 1
+modprobe msr || exit 1
 lbr_snap_test

@@ -110,6 +110,40 @@ TEST_F(load, bad_type_and_params)
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int backend=bogus"));
 }
 
+TEST_F(load, mode_and_filter)
+{
+	struct lbr_snap_info info;
+	int fd, ret;
+
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int mode=fast"));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "mode=fast: use auto, perf or raw"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=all"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=kernel,jmp"));
+	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+
+	ASSERT_EQ(0, load("targets=lbr_test_int mode=raw lbr_filter=any,jcc,ret"));
+	fd = dev_open(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+	close(fd);
+	EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "raw",
+		     info.mode);
+
+	/* perf either keeps LBR on or the load fails, cleanly. */
+	ret = load("targets=lbr_test_int mode=perf");
+	if (ret) {
+		EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+		TH_LOG("mode=perf: %s", strerror(-ret));
+	} else {
+		fd = dev_open(0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, get_info(fd, &info));
+		close(fd);
+		EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "perf",
+			     info.mode);
+	}
+}
+
 TEST_F(load, forced_backend)
 {
 	static const char * const names[] = { "intel", "arch", "amd" };
@@ -739,6 +773,113 @@ TEST_F(cap, error_path_branches)
 	EXPECT_LT(inside, tail);
 	EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_RETURN);
 	TH_LOG("probe_entries %u of %u", h->probe_entries, h->nr_entries);
+}
+
+/* ---- LBR programming: every CPU, hotplug, restored on unload ---- */
+
+static int ctl_msr_of(const struct lbr_snap_info *info, unsigned long long *bit)
+{
+	switch (info->backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		*bit = 1;		/* IA32_DEBUGCTL.LBR */
+		return 0x1d9;
+	case LBR_SNAP_BACKEND_ARCH:
+		*bit = 1;		/* ARCH_LBR_CTL.LBREn */
+		return 0x14ce;
+	case LBR_SNAP_BACKEND_AMD:
+		*bit = 1 << 6;		/* DBG_EXTN_CFG.LBRV2EN */
+		return 0xc000010f;
+	default:
+		return 0;
+	}
+}
+
+static int rdmsr_on(int cpu, unsigned int msr, unsigned long long *val)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	ret = pread(fd, val, sizeof(*val), msr) == sizeof(*val) ? 0 : -EIO;
+	close(fd);
+	return ret;
+}
+
+static int set_online(int cpu, int on)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+TEST_F(cap, lbr_on_every_cpu_and_restored)
+{
+	unsigned long long before[64], val, bit;
+	int ncpu = nr_cpus(), c;
+	unsigned int msr;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	ASSERT_GE(64, ncpu);
+	for (c = 0; c < ncpu; c++)
+		ASSERT_EQ(0, rdmsr_on(c, msr, &before[c]))
+			TH_LOG("modprobe msr: /dev/cpu/%d/msr", c);
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
+		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx", c, msr, val);
+	}
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
+		EXPECT_EQ(before[c], val) TH_LOG("cpu%d: %#x not restored", c, msr);
+	}
+}
+
+TEST_F(cap, cpu_hotplug_keeps_capturing)
+{
+	int cpu = nr_cpus() - 1;
+	unsigned long long val, bit;
+	unsigned int msr;
+	cpu_set_t set;
+
+	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (cpu < 1)
+		SKIP(return, "one CPU: nothing to unplug");
+	ASSERT_EQ(0, set_online(cpu, 0));
+	ASSERT_EQ(0, set_online(cpu, 1));
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d came back without LBR", cpu);
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ((unsigned int)cpu, self->recs[0].h.cpu);
+	EXPECT_LT(0, self->recs[0].h.nr_entries);
+	EXPECT_EQ(0, self->recs[0].h.flags & LBR_SNAP_REC_NO_RETURN);
 }
 
 TEST_HARNESS_MAIN

@@ -49,6 +49,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->nr_targets = 3;
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");
+	strcpy(info->mode, "raw");
 	strcpy(info->reason, "legacy LBR, format 5 (\"EIP+flags+cycles\")");
 	strcpy(info->version, "0.1-test");
 	return 0;

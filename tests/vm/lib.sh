@@ -65,12 +65,20 @@ lbr_qemu_for_cpu() {
 	stock)
 		QEMU=qemu-system-x86_64
 		QEMU_CPU=qemu64
+		QEMU_ARGS=
 		;;
 	lbr-legacy|lbr-arch)
-		QEMU=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) ||
+		# The LBR lab's QEMU (tests/lbr-lab/README.md), firmware from
+		# Debian's packages.
+		QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)} ||
 			die "building the LBR lab QEMU failed"
-		QEMU_CPU=$("$LBR_TOP/tests/lbr-lab/cpu-model.sh" "$1") ||
-			die "no lab CPU model for $1"
+		[ -x "$QEMU" ] || die "building the LBR lab QEMU failed"
+		QEMU_ARGS="-L /usr/share/qemu -L /usr/share/seabios"
+		if [ "$1" = lbr-legacy ]; then
+			QEMU_CPU=Skylake-Client-LBR
+		else
+			QEMU_CPU=SapphireRapids-LBR
+		fi
 		;;
 	*)
 		die "CPU=$1: use stock, lbr-legacy or lbr-arch"

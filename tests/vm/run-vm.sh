@@ -42,7 +42,8 @@ trap 'rm -rf "$work"' EXIT
 
 # -no-reboot turns a guest panic into a QEMU exit; no network, no disks.
 set +e
-timeout "$timeout" "$QEMU" -nodefaults -nographic -no-reboot \
+# shellcheck disable=SC2086
+timeout "$timeout" "$QEMU" $QEMU_ARGS -nodefaults -nographic -no-reboot \
 	-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
 	-kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 $append" \

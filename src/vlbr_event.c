@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mode=perf: keep LBR on through perf, with one kernel counter per online
+ * CPU that asks for a branch stack and never samples.  This is the per-CPU
+ * "VLBR event" of the design lbr_snap descends from; the kernel's own
+ * get_branch_snapshot selftest and retsnoop do the same from user space.
+ * Perf then owns enabling LBR, context switches and conflicts with other
+ * LBR users.  A cycles event is used: the raw VLBR event 0x1b00 proved
+ * unreliable (commit 3ebf5212bf04, "selftests/bpf: Use cycles instead of
+ * raw event in get_branch_snapshot").
+ */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/err.h>
+#include <linux/perf_event.h>
+#include <linux/percpu.h>
+
+#include "lbr_snap.h"
+
+static DEFINE_PER_CPU(struct perf_event *, lbr_vlbr_event);
+static enum cpuhp_state lbr_vlbr_state;
+static u64 lbr_vlbr_branch_type;
+
+static int lbr_vlbr_online(unsigned int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		/* Never overflows in practice: perf only keeps LBR running. */
+		.sample_period = 1ULL << 62,
+		.sample_type = PERF_SAMPLE_BRANCH_STACK,
+		.branch_sample_type = lbr_vlbr_branch_type,
+		.pinned = 1,
+	};
+	struct perf_event *ev;
+
+	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	if (IS_ERR(ev)) {
+		pr_err("mode=perf: cpu%u: no branch-stack event (%ld)\n", cpu,
+		       PTR_ERR(ev));
+		return PTR_ERR(ev);
+	}
+	per_cpu(lbr_vlbr_event, cpu) = ev;
+	return 0;
+}
+
+static int lbr_vlbr_offline(unsigned int cpu)
+{
+	struct perf_event *ev = per_cpu(lbr_vlbr_event, cpu);
+
+	per_cpu(lbr_vlbr_event, cpu) = NULL;
+	if (ev)
+		perf_event_release_kernel(ev);
+	return 0;
+}
+
+/**
+ * lbr_vlbr_start - create the per-CPU events, now and on CPUs coming online
+ * @branch_type: PERF_SAMPLE_BRANCH_* filter
+ */
+int lbr_vlbr_start(u64 branch_type)
+{
+	int ret;
+
+	lbr_vlbr_branch_type = branch_type;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:vlbr",
+				lbr_vlbr_online, lbr_vlbr_offline);
+	if (ret < 0)
+		return ret;
+	lbr_vlbr_state = ret;
+	return 0;
+}
+
+void lbr_vlbr_stop(void)
+{
+	if (lbr_vlbr_state > 0)
+		cpuhp_remove_state(lbr_vlbr_state);
+	lbr_vlbr_state = 0;
+}
