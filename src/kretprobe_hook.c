@@ -19,6 +19,14 @@
 static struct lbr_target *lbr_targets[LBR_SNAP_MAX_TARGETS];
 static unsigned int lbr_nr_targets;
 
+/*
+ * Where a probed function's RET lands: the kretprobe (rethook) trampoline.
+ * By the time the handler runs regs->ip already holds the real return
+ * address, and the trampoline's symbol is not exported, so
+ * lbr_find_ret_site() learns it once.
+ */
+static unsigned long lbr_ret_site __read_mostly;
+
 static const char * const lbr_ret_type_names[] = {
 	[LBR_SNAP_RET_INT] = "int",
 	[LBR_SNAP_RET_LONG] = "long",
@@ -112,9 +120,7 @@ static __always_inline void lbr_capture(struct kretprobe_instance *ri,
 	rec->backend = lbr_hw.backend;
 	rec->lbr_format = lbr_hw.fmt.format;
 	if (frozen) {
-		/* The rethook trampoline put its own address in regs->ip. */
-		rec->probe_entries = lbr_probe_entries(br, nr,
-						       instruction_pointer(regs),
+		rec->probe_entries = lbr_probe_entries(br, nr, lbr_ret_site,
 						       &found);
 		if (!found)
 			rec->flags |= LBR_SNAP_REC_NO_RETURN;
@@ -159,6 +165,41 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
+
+/* Returns the address it will return to: the trampoline once probed. */
+static noinline unsigned long lbr_ret_site_probe(void)
+{
+	return (unsigned long)__builtin_return_address(0);
+}
+
+static int lbr_ret_site_nop(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	return 0;
+}
+
+/*
+ * Probe lbr_ret_site_probe() with a kretprobe and call it: the return
+ * address it sees is the one every kretprobe installs.
+ */
+static void lbr_find_ret_site(void)
+{
+	struct kretprobe rp = {
+		.kp.addr = (kprobe_opcode_t *)lbr_ret_site_probe,
+		.handler = lbr_ret_site_nop,
+		.maxactive = 1,
+	};
+	unsigned long site;
+
+	if (register_kretprobe(&rp)) {
+		pr_warn("cannot find the kretprobe trampoline: probe_entries unknown\n");
+		return;
+	}
+	site = lbr_ret_site_probe();
+	unregister_kretprobe(&rp);
+	if (!within_module(site, THIS_MODULE))
+		lbr_ret_site = site;
+}
 
 /*
  * Functions the capture path runs through.  A kretprobe on them could only
@@ -337,6 +378,8 @@ int lbr_targets_register(const char *spec)
 	buf = kstrdup(spec, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
+	if (!lbr_ret_site)
+		lbr_find_ret_site();
 
 	cur = strim(buf);
 	if (lbr_count_tokens(cur) > LBR_SNAP_MAX_TARGETS) {

@@ -18,10 +18,11 @@ sh /script.sh
 rc=$?
 
 # Any kernel complaint fails the run, whatever the script said.
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection|sleeping function called from invalid context|possible circular locking|possible recursive locking|inconsistent lock state|INFO: lockdep|suspicious RCU usage|kmemleak:.*new suspected|KASAN:|UBSAN:|Kernel panic')
+# (Boot-time notes like "RETBleed: WARNING: ..." are not WARN splats.)
+bad=$(dmesg | grep -E 'WARNING: (CPU:|at |possible|inconsistent|suspicious)|BUG:|Oops|general protection|sleeping function called from invalid context|possible circular locking|possible recursive locking|inconsistent lock state|INFO: lockdep|suspicious RCU usage|kmemleak:.*new suspected|KASAN:|UBSAN:|Kernel panic')
 if [ -n "$bad" ]; then
 	echo "lbr_snap guest: the kernel log reports problems:"
-	dmesg | sed -n '/WARNING:\|BUG:\|Oops\|general protection\|sleeping function\|lockdep\|RCU usage\|KASAN\|UBSAN/,$p' | head -n 150
+	dmesg | sed -n '/WARNING: \(CPU:\|at \|possible\|inconsistent\|suspicious\)\|BUG:\|Oops\|general protection\|sleeping function\|lockdep\|RCU usage\|KASAN\|UBSAN/,$p' | head -n 150
 	[ "$rc" = 0 ] && rc=99
 fi
 echo "LBR_SNAP_VM_EXIT=$rc"

@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * lbrtest: guest-side proof program for the LBR lab QEMU.
+ *
+ * Runs as root in a guest booted on an LBR lab CPU model, pinned to CPU 0,
+ * and drives the LBR MSRs through /dev/cpu/0/msr (msr.ko).  No lbr_snap
+ * code is involved.
+ *
+ *   lbrtest asm            hand-written branch sequences with known
+ *                          addresses, compared exactly with the LBR
+ *                          (prints "ok - ..." / "not ok - ..." lines)
+ *   lbrtest xcheck MODE... for each MODE (all|calls|far): enable LBR for CPL0
+ *                          only, run a few syscalls, disable, print the LBR
+ *                          as "LBR i from to info" lines (oldest first; the
+ *                          host compares them with QEMU's trace)
+ *   lbrtest migrate        LBR on across a migration the host performs
+ *                          while we block in read(0)
+ *   lbrtest bench [N]      rough cost of recording (not a test)
+ *   lbrtest info           print CPUID / MSR facts
+ *
+ * Built with gcc -static on the host.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <cpuid.h>
+
+#define MSR_PERF_CAPABILITIES	0x345
+#define MSR_DEBUGCTL		0x1d9
+#define MSR_LBR_SELECT		0x1c8
+#define MSR_LBR_TOS		0x1c9
+#define MSR_LBR_FROM		0x680
+#define MSR_LBR_TO		0x6c0
+#define MSR_LBR_INFO		0xdc0
+#define MSR_ARCH_LBR_CTL	0x14ce
+#define MSR_ARCH_LBR_DEPTH	0x14cf
+#define MSR_ARCH_LBR_FROM	0x1500
+#define MSR_ARCH_LBR_TO		0x1600
+#define MSR_ARCH_LBR_INFO	0x1200
+
+#define NR			32
+#define KERNEL_BASE		0xffff800000000000ULL
+
+/* Branch kinds: arch LBR_INFO.BR_TYPE values */
+enum kind { JCC = 0, IND_JMP = 1, REL_JMP = 2, IND_CALL = 3, REL_CALL = 4,
+	    RET = 5, FAR = 8 };
+#define K(k)		(1u << (k))
+#define ALL_NEAR	(K(JCC) | K(IND_JMP) | K(REL_JMP) | K(IND_CALL) | \
+			 K(REL_CALL) | K(RET))
+#define ALL_KINDS	(ALL_NEAR | K(FAR))
+
+static const char *kind_name(int k)
+{
+	switch (k) {
+	case JCC: return "JCC";
+	case IND_JMP: return "NEAR_IND_JMP";
+	case REL_JMP: return "NEAR_REL_JMP";
+	case IND_CALL: return "NEAR_IND_CALL";
+	case REL_CALL: return "NEAR_REL_CALL";
+	case RET: return "NEAR_RET";
+	case FAR: return "FAR";
+	}
+	return "?";
+}
+
+/* asm routines and labels (lbrtest-asm.S) */
+typedef void lbr_fn(int fd, const uint64_t *on, const uint64_t *off,
+		    uint64_t msr);
+extern lbr_fn lbr_seq, lbr_chain, lbr_mig;
+extern char lbr_seq_L0[], lbr_seq_b1[], lbr_seq_L1[], lbr_seq_b2[],
+	lbr_seq_L2[], lbr_seq_b3[], lbr_seq_F1[], lbr_seq_b4[], lbr_seq_r1[],
+	lbr_seq_b5[], lbr_seq_F2[], lbr_seq_b6[], lbr_seq_r2[], lbr_seq_b7[],
+	lbr_seq_L3[], lbr_seq_b8[], lbr_seq_L4[], lbr_seq_b9[], lbr_seq_L5[],
+	lbr_seq_b10[], lbr_seq_L6[], lbr_chain_start[], lbr_chain_end[],
+	lbr_mig_b1[], lbr_mig_L1[], lbr_mig_b2[], lbr_mig_F[], lbr_mig_b3[],
+	lbr_mig_r1[], lbr_mig_b4[], lbr_mig_L2[], lbr_mig_b5[], lbr_mig_r2[];
+
+struct br {
+	uint64_t from, to, info;
+	int kind;
+};
+
+static int msr_fd = -1;
+static bool arch;		/* arch LBR, else legacy */
+static int n_ok, n_fail;
+
+static uint64_t rdmsr(uint32_t msr)
+{
+	uint64_t v = 0;
+
+	if (pread(msr_fd, &v, 8, msr) != 8) {
+		fprintf(stderr, "rdmsr 0x%x: %s\n", msr, strerror(errno));
+		exit(2);
+	}
+	return v;
+}
+
+static int wrmsr_try(uint32_t msr, uint64_t v)
+{
+	return pwrite(msr_fd, &v, 8, msr) == 8 ? 0 : -errno;
+}
+
+static void wrmsr(uint32_t msr, uint64_t v)
+{
+	int r = wrmsr_try(msr, v);
+
+	if (r) {
+		fprintf(stderr, "wrmsr 0x%x: %s\n", msr, strerror(-r));
+		exit(2);
+	}
+}
+
+static void result(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - %s: ", ok ? "ok" : "not ok", arch ? "arch" : "legacy");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (ok)
+		n_ok++;
+	else
+		n_fail++;
+}
+
+/* LBR configuration: which CPLs and which branch kinds to record */
+struct cfg {
+	bool user, kernel;
+	unsigned int kinds;
+};
+
+/* Clear all entries (and TOS) while LBR is disabled */
+static void lbr_clear(void)
+{
+	int i;
+
+	if (arch) {
+		wrmsr(MSR_ARCH_LBR_CTL, 0);
+		wrmsr(MSR_ARCH_LBR_DEPTH, NR);	/* resets all entries */
+		return;
+	}
+	wrmsr(MSR_DEBUGCTL, 0);
+	for (i = 0; i < NR; i++) {
+		wrmsr(MSR_LBR_FROM + i, 0);
+		wrmsr(MSR_LBR_TO + i, 0);
+		wrmsr(MSR_LBR_INFO + i, 0);
+	}
+	wrmsr(MSR_LBR_TOS, 0);
+}
+
+/*
+ * Program the filter; returns the MSR and the values that the asm routine
+ * writes to enable and to disable recording.
+ */
+static uint32_t lbr_program(const struct cfg *c, uint64_t *on, uint64_t *off)
+{
+	static const uint64_t legacy_bit[] = {
+		[JCC] = 1 << 2, [REL_CALL] = 1 << 3, [IND_CALL] = 1 << 4,
+		[RET] = 1 << 5, [IND_JMP] = 1 << 6, [REL_JMP] = 1 << 7,
+		[FAR] = 1 << 8,
+	};
+	static const uint64_t arch_bit[] = {
+		[JCC] = 1 << 16, [REL_JMP] = 1 << 17, [IND_JMP] = 1 << 18,
+		[REL_CALL] = 1 << 19, [IND_CALL] = 1 << 20, [RET] = 1 << 21,
+		[FAR] = 1 << 22,
+	};
+	uint64_t v = 0;
+	int k;
+
+	*off = 0;
+	if (arch) {
+		v = 1 | (c->kernel ? 2 : 0) | (c->user ? 4 : 0);
+		for (k = 0; k <= FAR; k++)
+			if (c->kinds & K(k))
+				v |= arch_bit[k];
+		*on = v;
+		return MSR_ARCH_LBR_CTL;
+	}
+	/* LBR_SELECT bits suppress */
+	v = (c->kernel ? 0 : 1) | (c->user ? 0 : 2);
+	for (k = 0; k <= FAR; k++)
+		if ((ALL_KINDS & K(k)) && !(c->kinds & K(k)))
+			v |= legacy_bit[k];
+	wrmsr(MSR_LBR_SELECT, v);
+	*on = 1;			/* DEBUGCTL.LBR */
+	return MSR_DEBUGCTL;
+}
+
+/* Read the stack, oldest entry first; returns the number of entries */
+static int lbr_read(struct br *out)
+{
+	struct br tmp[NR];
+	int i, n = 0;
+
+	for (i = 0; i < NR; i++) {
+		uint64_t from, to, info;
+
+		if (arch) {
+			from = rdmsr(MSR_ARCH_LBR_FROM + i);
+			to = rdmsr(MSR_ARCH_LBR_TO + i);
+			info = rdmsr(MSR_ARCH_LBR_INFO + i);
+		} else {
+			int idx = (rdmsr(MSR_LBR_TOS) - i) & (NR - 1);
+
+			from = rdmsr(MSR_LBR_FROM + idx);
+			to = rdmsr(MSR_LBR_TO + idx);
+			info = rdmsr(MSR_LBR_INFO + idx);
+		}
+		if (!from)
+			break;
+		tmp[n].from = from;
+		tmp[n].to = to;
+		tmp[n].info = info;
+		tmp[n].kind = arch ? (int)((info >> 56) & 0xf) : -1;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static int run(lbr_fn *fn, const struct cfg *c, struct br *out)
+{
+	uint64_t on, off;
+	uint32_t msr;
+
+	lbr_clear();
+	msr = lbr_program(c, &on, &off);
+	fn(msr_fd, &on, &off, msr);
+	return lbr_read(out);
+}
+
+#define U(x)	((uint64_t)(uintptr_t)(x))
+
+static int expected_seq(struct br *e, unsigned int kinds)
+{
+	const struct br all[] = {
+		{ U(lbr_seq_b1), U(lbr_seq_L1), 0, JCC },
+		{ U(lbr_seq_b2), U(lbr_seq_L2), 0, REL_JMP },
+		{ U(lbr_seq_b3), U(lbr_seq_F1), 0, REL_CALL },
+		{ U(lbr_seq_b4), U(lbr_seq_r1), 0, RET },
+		{ U(lbr_seq_b5), U(lbr_seq_F2), 0, IND_CALL },
+		{ U(lbr_seq_b6), U(lbr_seq_r2), 0, RET },
+		{ U(lbr_seq_b7), U(lbr_seq_L3), 0, IND_JMP },
+		{ U(lbr_seq_b8), U(lbr_seq_L4), 0, JCC },
+		{ U(lbr_seq_b8), U(lbr_seq_L4), 0, JCC },
+		{ U(lbr_seq_b9), U(lbr_seq_L5), 0, JCC },
+		{ U(lbr_seq_b10), U(lbr_seq_L6), 0, REL_JMP },
+	};
+	int i, n = 0;
+
+	for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])); i++)
+		if (kinds & K(all[i].kind))
+			e[n++] = all[i];
+	return n;
+}
+
+static void dump(const char *what, const struct br *b, int n)
+{
+	int i;
+
+	printf("#   %s (%d entries, oldest first):\n", what, n);
+	for (i = 0; i < n; i++)
+		printf("#     %2d %016" PRIx64 " -> %016" PRIx64
+		       " info %016" PRIx64 " %s\n", i, b[i].from, b[i].to,
+		       b[i].info, b[i].kind >= 0 ? kind_name(b[i].kind) : "");
+}
+
+/*
+ * Compare got[] with want[] exactly: addresses, and for arch LBR the
+ * BR_TYPE field; legacy LBR_INFO must be 0 (no mispredict/cycles).
+ * A want entry with from == 0 matches any kernel-space FROM.
+ */
+static bool same(const struct br *got, int ng, const struct br *want, int nw)
+{
+	int i;
+
+	if (ng != nw)
+		return false;
+	for (i = 0; i < ng; i++) {
+		if (want[i].from ? got[i].from != want[i].from
+				 : got[i].from < KERNEL_BASE)
+			return false;
+		if (got[i].to != want[i].to)
+			return false;
+		if (arch ? got[i].info != ((uint64_t)want[i].kind << 56)
+			 : got[i].info != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Run FN under CFG and compare with WANT.  An interrupt can add a far
+ * branch (IRET) when far branches are recorded, so try up to 3 times.
+ */
+static void check_exact(const char *name, lbr_fn *fn, const struct cfg *c,
+			const struct br *want, int nw)
+{
+	struct br got[NR];
+	int ng = 0, attempt;
+
+	for (attempt = 1; attempt <= 3; attempt++) {
+		ng = run(fn, c, got);
+		if (same(got, ng, want, nw))
+			break;
+	}
+	result(attempt <= 3, "%s (%d entries%s)", name, nw,
+	       attempt > 1 && attempt <= 3 ? ", after a retry" : "");
+	if (attempt > 3) {
+		dump("expected", want, nw);
+		dump("LBR", got, ng);
+	}
+}
+
+static void test_cpuid_msrs(void)
+{
+	unsigned int a, b, c, d;
+	uint64_t caps = rdmsr(MSR_PERF_CAPABILITIES);
+
+	__cpuid(1, a, b, c, d);
+	bool pdcm = c & (1u << 15);
+	__cpuid_count(7, 0, a, b, c, d);
+	bool albr = d & (1u << 19);
+
+	if (arch) {
+		__cpuid_count(0x1c, 0, a, b, c, d);
+		result(pdcm && albr && (caps & 0x3f) == 0x3f &&
+		       (a & 0xff) == 0x08 && (b & 7) == 3 && (c & 7) == 4,
+		       "CPUID ARCH_LBR, leaf 0x1C eax=%#x ebx=%#x ecx=%#x "
+		       "(depth 32, CPL+branch filter, br_type), "
+		       "PERF_CAPABILITIES=%#" PRIx64, a, b, c, caps);
+	} else {
+		result(pdcm && !albr && (caps & 0x3f) == 5,
+		       "CPUID PDCM=%d ARCH_LBR=%d, PERF_CAPABILITIES[5:0]=%"
+		       PRIu64 " (LBR_FORMAT_INFO)", pdcm, albr, caps & 0x3f);
+	}
+}
+
+static void test_msr_storage(void)
+{
+	bool ok = true;
+
+	lbr_clear();
+	if (arch) {
+		wrmsr(MSR_ARCH_LBR_FROM + 5, 0x1111);
+		wrmsr(MSR_ARCH_LBR_TO + 5, 0x2222);
+		wrmsr(MSR_ARCH_LBR_INFO + 5, 0x3333);
+		ok = rdmsr(MSR_ARCH_LBR_FROM + 5) == 0x1111 &&
+		     rdmsr(MSR_ARCH_LBR_TO + 5) == 0x2222 &&
+		     rdmsr(MSR_ARCH_LBR_INFO + 5) == 0x3333 &&
+		     rdmsr(MSR_ARCH_LBR_DEPTH) == NR;
+		result(ok, "FROM/TO/INFO writes are stored, DEPTH reads 32");
+		wrmsr(MSR_ARCH_LBR_DEPTH, NR);
+		ok = !rdmsr(MSR_ARCH_LBR_FROM + 5) &&
+		     !rdmsr(MSR_ARCH_LBR_TO + 5) && !rdmsr(MSR_ARCH_LBR_INFO + 5);
+		result(ok, "writing ARCH_LBR_DEPTH resets the entries");
+		ok = wrmsr_try(MSR_ARCH_LBR_DEPTH, 16) == -EIO &&
+		     wrmsr_try(MSR_ARCH_LBR_CTL, 1 | 8) == -EIO &&
+		     wrmsr_try(MSR_ARCH_LBR_CTL, 1ULL << 23) == -EIO &&
+		     rdmsr(MSR_ARCH_LBR_CTL) == 0;
+		result(ok, "#GP for DEPTH=16, call-stack bit, reserved CTL bit");
+	} else {
+		wrmsr(MSR_LBR_FROM + 5, 0x1111);
+		wrmsr(MSR_LBR_TO + 5, 0x2222);
+		wrmsr(MSR_LBR_INFO + 5, 0x3333);
+		wrmsr(MSR_LBR_TOS, 7);
+		wrmsr(MSR_LBR_SELECT, 0x1ff);
+		ok = rdmsr(MSR_LBR_FROM + 5) == 0x1111 &&
+		     rdmsr(MSR_LBR_TO + 5) == 0x2222 &&
+		     rdmsr(MSR_LBR_INFO + 5) == 0x3333 &&
+		     rdmsr(MSR_LBR_TOS) == 7 && rdmsr(MSR_LBR_SELECT) == 0x1ff;
+		result(ok, "FROM/TO/INFO/TOS/LBR_SELECT writes are stored");
+		wrmsr(MSR_DEBUGCTL, 1 | (1 << 11));
+		ok = rdmsr(MSR_DEBUGCTL) == (1 | (1 << 11));
+		wrmsr(MSR_DEBUGCTL, 0);
+		result(ok && rdmsr(MSR_DEBUGCTL) == 0,
+		       "DEBUGCTL LBR and FREEZE_LBRS_ON_PMI bits are stored");
+	}
+	lbr_clear();
+}
+
+static void test_asm(void)
+{
+	const struct cfg user_all = { .user = true, .kinds = ALL_NEAR };
+	static const struct { int kind; const char *name; } kinds[] = {
+		{ JCC, "JCC" }, { REL_JMP, "NEAR_REL_JMP" },
+		{ IND_JMP, "NEAR_IND_JMP" }, { REL_CALL, "NEAR_REL_CALL" },
+		{ IND_CALL, "NEAR_IND_CALL" }, { RET, "NEAR_RET" },
+	};
+	struct br want[48], got[NR];
+	struct cfg c;
+	int n, ng, i;
+	bool ok;
+
+	test_cpuid_msrs();
+	test_msr_storage();
+
+	/* LBR off (DEBUGCTL.LBR=0 / LBREn=0): nothing recorded */
+	{
+		struct cfg off = user_all;
+		uint64_t on, zero;
+		uint32_t msr;
+
+		lbr_clear();
+		msr = lbr_program(&off, &on, &zero);
+		on = arch ? on & ~1ULL : 0;
+		lbr_seq(msr_fd, &on, &zero, msr);
+		ng = lbr_read(got);
+		result(ng == 0, "LBR disabled: nothing recorded (%d entries)",
+		       ng);
+	}
+
+	/* Every near branch kind, CPL0 and far branches suppressed */
+	n = expected_seq(want, ALL_NEAR);
+	check_exact("user branches, all near kinds, exact from/to/type",
+		    lbr_seq, &user_all, want, n);
+
+	/* One kind filtered out at a time */
+	for (i = 0; i < (int)(sizeof(kinds) / sizeof(kinds[0])); i++) {
+		char name[96];
+
+		c = user_all;
+		c.kinds &= ~K(kinds[i].kind);
+		n = expected_seq(want, c.kinds);
+		snprintf(name, sizeof(name), "filter out %s", kinds[i].name);
+		check_exact(name, lbr_seq, &c, want, n);
+	}
+
+	/* Only calls and returns */
+	c = user_all;
+	c.kinds = K(REL_CALL) | K(IND_CALL) | K(RET);
+	n = expected_seq(want, c.kinds);
+	check_exact("only calls and returns", lbr_seq, &c, want, n);
+
+	/* Far branches on: the SYSRET/IRET back to user space comes first */
+	c = user_all;
+	c.kinds = ALL_KINDS;
+	want[0] = (struct br){ 0, U(lbr_seq_L0), 0, FAR };
+	n = 1 + expected_seq(want + 1, ALL_NEAR);
+	check_exact("far branch: return from the enabling syscall "
+		    "(kernel -> lbr_seq_L0) is recorded first",
+		    lbr_seq, &c, want, n);
+
+	/* More branches than entries: the newest 32 survive, in order */
+	c = user_all;
+	for (i = 0; i < 40; i++)
+		want[i] = (struct br){ U(lbr_chain_start) + 4 * i,
+				       U(lbr_chain_start) + 4 * i + 4, 0,
+				       REL_JMP };
+	check_exact("40 taken jumps: the newest 32 in order", lbr_chain, &c,
+		    want + 8, NR);
+	if (!arch) {
+		uint64_t tos = rdmsr(MSR_LBR_TOS);
+
+		result(tos == (40 & (NR - 1)),
+		       "TOS after 40 records from TOS=0 is %" PRIu64
+		       " (expected 8)", tos);
+	}
+
+	/* CPL filter: kernel only.  User branches must not appear. */
+	c = (struct cfg){ .kernel = true, .kinds = ALL_KINDS };
+	ng = run(lbr_seq, &c, got);
+	ok = ng > 0;
+	for (i = 0; i < ng; i++)
+		if (got[i].to < KERNEL_BASE || got[i].from < KERNEL_BASE)
+			ok = false;
+	result(ok, "CPL>0 suppressed: %d entries, all kernel from/to", ng);
+	if (!ok)
+		dump("LBR", got, ng);
+
+	/* Both CPL classes suppressed: nothing */
+	c = (struct cfg){ .kinds = ALL_KINDS };
+	ng = run(lbr_seq, &c, got);
+	result(ng == 0, "CPL0 and CPL>0 suppressed: nothing recorded "
+	       "(%d entries)", ng);
+}
+
+/* Syscalls the cross-check window contains */
+static void xcheck_work(void)
+{
+	struct utsname u;
+
+	getppid();
+	uname(&u);
+	getppid();
+}
+
+/*
+ * One cross-check window per MODE: "all" (every near branch kind),
+ * "calls" (calls and returns only, so the 32 entries reach further back)
+ * or "far" (far branches only: SYSCALL entries from user space,
+ * interrupts).  Branches ending in CPL0 only.  The host traces the guest between our READY and DONE lines:
+ * we wait for its "go" line on stdin before enabling LBR, and for another
+ * line after DONE before printing (printing is slow under the trace).
+ */
+static int xcheck(int nmodes, char **modes)
+{
+	char line[64];
+	int m;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (m = 0; m < nmodes; m++) {
+		struct cfg c = { .kernel = true, .kinds = ALL_NEAR };
+		struct br got[NR];
+		uint64_t on, off;
+		uint32_t msr;
+		int i, n;
+
+		if (!strcmp(modes[m], "calls"))
+			c.kinds = K(REL_CALL) | K(IND_CALL) | K(RET);
+		if (!strcmp(modes[m], "far"))
+			c.kinds = K(FAR);
+		lbr_clear();
+		msr = lbr_program(&c, &on, &off);
+		printf("LBRLAB-XCHECK-READY %s\n", modes[m]);
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+		wrmsr(msr, on);
+		xcheck_work();
+		wrmsr(msr, off);
+		n = lbr_read(got);
+		printf("LBRLAB-XCHECK-DONE %s\n", modes[m]);
+		if (!fgets(line, sizeof(line), stdin))
+			return 2;
+		printf("XCHECK %s mode=%s n=%d\n", modes[m],
+		       arch ? "arch" : "legacy", n);
+		for (i = 0; i < n; i++)
+			printf("LBR %d %016" PRIx64 " %016" PRIx64 " %016"
+			       PRIx64 "\n", i, got[i].from, got[i].to,
+			       got[i].info);
+	}
+	return 0;
+}
+
+/*
+ * Migration: LBR stays enabled while the host migrates the VM (the guest
+ * blocks in read(0) inside lbr_mig).  The entries recorded before must
+ * survive, and recording must go on after (HF_LBR restored).
+ */
+static int migrate(void)
+{
+	const struct cfg c = { .user = true, .kinds = ALL_NEAR };
+	const struct br want[] = {
+		{ U(lbr_mig_b1), U(lbr_mig_L1), 0, REL_JMP },
+		{ U(lbr_mig_b2), U(lbr_mig_F), 0, REL_CALL },
+		{ U(lbr_mig_b3), U(lbr_mig_r1), 0, RET },
+		{ U(lbr_mig_b4), U(lbr_mig_L2), 0, REL_JMP },
+		{ U(lbr_mig_b5), U(lbr_mig_F), 0, REL_CALL },
+		{ U(lbr_mig_b3), U(lbr_mig_r2), 0, RET },
+	};
+	struct br got[NR];
+	int ng;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	ng = run(lbr_mig, &c, got);
+	result(same(got, ng, want, 6), "3 branches before and 3 after a "
+	       "migration, exact from/to/type (%d entries)", ng);
+	if (!same(got, ng, want, 6)) {
+		dump("expected", want, 6);
+		dump("LBR", got, ng);
+	}
+	return n_fail ? 1 : 0;
+}
+
+static void __attribute__((noinline)) bench_fn(void)
+{
+	__asm__ volatile("");
+}
+
+static double bench_loop(long n)
+{
+	struct timespec a, b;
+	long i;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < n; i++)
+		bench_fn();
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+/* Rough cost of recording: a call/ret/jcc loop with LBR off and on */
+static void bench(long n)
+{
+	const struct cfg c = { .user = true, .kinds = ALL_NEAR };
+	uint64_t on, off;
+	uint32_t msr;
+	double t_off, t_on;
+
+	lbr_clear();
+	msr = lbr_program(&c, &on, &off);
+	bench_loop(n / 10);
+	t_off = bench_loop(n);
+	wrmsr(msr, on);
+	t_on = bench_loop(n);
+	wrmsr(msr, off);
+	printf("BENCH %ld iterations (3 taken branches each): LBR off %.3fs, "
+	       "on %.3fs (%.1f ns per recorded branch)\n", n, t_off, t_on,
+	       (t_on - t_off) * 1e9 / (3.0 * n));
+}
+
+static void info(void)
+{
+	unsigned int a, b, c, d;
+
+	__cpuid(1, a, b, c, d);
+	printf("INFO cpuid1 ecx=%#x pdcm=%d family/model/stepping=%#x\n", c,
+	       !!(c & (1u << 15)), a);
+	__cpuid_count(7, 0, a, b, c, d);
+	printf("INFO cpuid7 edx=%#x arch_lbr=%d\n", d, !!(d & (1u << 19)));
+	__cpuid(0, a, b, c, d);
+	if (a >= 0x1c) {
+		__cpuid_count(0x1c, 0, a, b, c, d);
+		printf("INFO cpuid1c eax=%#x ebx=%#x ecx=%#x\n", a, b, c);
+	}
+	__cpuid(0, a, b, c, d);
+	if (a >= 0xa) {
+		__cpuid_count(0xa, 0, a, b, c, d);
+		printf("INFO cpuida eax=%#x (arch perfmon version %u)\n", a,
+		       a & 0xff);
+	}
+	printf("INFO perf_capabilities=%#" PRIx64 "\n",
+	       rdmsr(MSR_PERF_CAPABILITIES));
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int a, b, c, d;
+	cpu_set_t set;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: lbrtest asm | xcheck all|calls... | migrate | info\n");
+		return 2;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		return 2;
+	}
+	msr_fd = open("/dev/cpu/0/msr", O_RDWR);
+	if (msr_fd < 0) {
+		perror("/dev/cpu/0/msr");
+		return 2;
+	}
+	__cpuid_count(7, 0, a, b, c, d);
+	arch = d & (1u << 19);
+
+	if (!strcmp(argv[1], "asm")) {
+		test_asm();
+		printf("# lbrtest %s: ok %d, not ok %d\n",
+		       arch ? "arch" : "legacy", n_ok, n_fail);
+		return n_fail ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "xcheck") && argc > 2)
+		return xcheck(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "bench"))
+		return bench(argc > 2 ? atol(argv[2]) : 20000000), 0;
+	if (!strcmp(argv[1], "migrate"))
+		return migrate();
+	if (!strcmp(argv[1], "info")) {
+		info();
+		return 0;
+	}
+	fprintf(stderr, "unknown command %s\n", argv[1]);
+	return 2;
+}

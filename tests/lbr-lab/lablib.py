@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Helpers shared by the LBR lab's Python proof scripts."""
+import os
+import socket
+import subprocess
+import sys
+import time
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+CPUS = [("Skylake-Client-LBR", "legacy"), ("SapphireRapids-LBR", "arch")]
+
+
+class Tap:
+    def __init__(self):
+        self.n = self.passed = self.failed = self.skipped = 0
+
+    def check(self, ok, name, diag=()):
+        self.n += 1
+        if ok:
+            self.passed += 1
+            print(f"ok {self.n} {name}")
+        else:
+            self.failed += 1
+            print(f"not ok {self.n} {name}")
+        for d in diag:
+            print(f"#   {d}")
+        sys.stdout.flush()
+
+    def skip(self, name):
+        self.n += 1
+        self.skipped += 1
+        print(f"ok {self.n} # SKIP {name}")
+
+    def done(self):
+        print(f"1..{self.n}")
+        print(f"# Totals: pass:{self.passed} fail:{self.failed} "
+              f"skip:{self.skipped}")
+        return 1 if self.failed else 0
+
+
+class Monitor:
+    def __init__(self, path):
+        for _ in range(100):
+            try:
+                self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.s.connect(path)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("no QEMU monitor")
+        self.read_prompt()
+
+    def read_prompt(self):
+        buf = b""
+        while not buf.endswith(b"(qemu) "):
+            d = self.s.recv(4096)
+            if not d:
+                raise RuntimeError("monitor closed")
+            buf += d
+        return buf
+
+    def cmd(self, c):
+        self.s.sendall(c.encode() + b"\n")
+        return self.read_prompt()
+
+    def send(self, c):
+        """A command that gets no prompt back (quit)."""
+        self.s.sendall(c.encode() + b"\n")
+
+
+def setup(tap, work, guest_script):
+    """Kernel, QEMU, lbrtest and an initramfs with GUEST_SCRIPT.
+
+    Returns (qemu, kernel, initrd) or None after a TAP skip."""
+    subprocess.run([os.path.join(LAB, "deps.sh")], check=True)
+    kver = os.environ.get("LBR_LAB_KVER", "6.1.0-57-amd64")
+    kernel = f"/boot/vmlinuz-{kver}"
+    if not os.path.exists(kernel):
+        tap.skip(f"no guest kernel {kernel}")
+        return None
+    qemu = os.environ.get("LBR_LAB_QEMU")
+    if not qemu:
+        qemu = subprocess.run([os.path.join(LAB, "build.sh")], check=True,
+                              stdout=subprocess.PIPE, text=True
+                              ).stdout.strip().splitlines()[-1]
+    lbrtest = os.path.join(work, "lbrtest")
+    subprocess.run(["gcc", "-static", "-O2", "-o", lbrtest,
+                    os.path.join(LAB, "guest", "lbrtest.c"),
+                    os.path.join(LAB, "guest", "lbrtest-asm.S")], check=True)
+    initrd = os.path.join(work, "initrd.gz")
+    subprocess.run([os.path.join(LAB, "boot", "mkinitramfs.sh"), initrd, kver,
+                    os.path.join(LAB, "guest", guest_script), lbrtest],
+                   check=True)
+    return qemu, kernel, initrd
+
+
+def guest_cmd(qemu, cpu, kernel, initrd, script, *extra):
+    return [os.path.join(LAB, "boot", "run-guest.sh"), qemu, cpu, kernel,
+            initrd, script, *extra]

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash disable=SC2034
+# Shared helpers of the LBR lab proof scripts (sourced).
+#
+# Environment:
+#   LBR_LAB_QEMU   use this qemu-system-x86_64 instead of running build.sh
+#   LBR_LAB_KVER   guest kernel version (default 6.1.0-57-amd64, else the
+#                  newest /boot/vmlinuz-*)
+#   LBR_SNAP_CACHE cache root (see build.sh)
+
+LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_CPU_LEGACY=Skylake-Client-LBR
+LAB_CPU_ARCH=SapphireRapids-LBR
+
+lab_die() { echo "lbr-lab: $*" >&2; exit 2; }
+
+# TAP output with totals
+TAP_N=0 TAP_PASS=0 TAP_FAIL=0 TAP_SKIP=0
+tap_ok() { TAP_N=$((TAP_N + 1)); TAP_PASS=$((TAP_PASS + 1)); echo "ok $TAP_N $*"; }
+tap_fail() { TAP_N=$((TAP_N + 1)); TAP_FAIL=$((TAP_FAIL + 1)); echo "not ok $TAP_N $*"; }
+tap_skip() { TAP_N=$((TAP_N + 1)); TAP_SKIP=$((TAP_SKIP + 1)); echo "ok $TAP_N # SKIP $*"; }
+tap_check() { if [ "$1" = 0 ]; then shift; tap_ok "$@"; else shift; tap_fail "$@"; fi; }
+tap_done() {
+	echo "1..$TAP_N"
+	echo "# Totals: pass:$TAP_PASS fail:$TAP_FAIL skip:$TAP_SKIP"
+	[ "$TAP_FAIL" = 0 ]
+}
+
+"$LAB/deps.sh" || lab_die "missing packages"
+
+# Guest kernel: sets LAB_KVER and LAB_KERNEL, or returns 1
+lab_kernel() {
+	LAB_KVER=${LAB_KVER:-${LBR_LAB_KVER:-6.1.0-57-amd64}}
+	if [ ! -r "/boot/vmlinuz-$LAB_KVER" ]; then
+		LAB_KVER=$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' |
+			sort -V | tail -n1)
+	fi
+	LAB_KERNEL=/boot/vmlinuz-$LAB_KVER
+	[ -n "$LAB_KVER" ] && [ -r "$LAB_KERNEL" ] &&
+		[ -r "/lib/modules/$LAB_KVER/kernel/arch/x86/kernel/msr.ko" ]
+}
+
+# The lab QEMU: sets LAB_QEMU (builds it, or takes it from the cache)
+lab_qemu() {
+	if [ -n "${LBR_LAB_QEMU:-}" ]; then
+		LAB_QEMU=$LBR_LAB_QEMU
+	else
+		LAB_QEMU=$("$LAB/build.sh" | tail -n1)
+	fi
+	[ -x "$LAB_QEMU" ] || lab_die "no lab QEMU ($LAB_QEMU)"
+}
+
+# Static guest binary, built on the host
+lab_lbrtest() {
+	gcc -static -O2 -Wall -o "$1" "$LAB/guest/lbrtest.c" \
+		"$LAB/guest/lbrtest-asm.S" || lab_die "cannot build lbrtest (gcc -static, libc6-dev)"
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""LBR state across a migration (both lab CPU models).
+
+The guest (guest/migrate-test.sh -> lbrtest migrate) enables LBR for
+user-space branches, takes three branches, prints LBRLAB-MIGRATE-READY
+and blocks in read(0) with LBR still on.  The host then migrates the VM
+to a file ("migrate exec:cat > FILE"), quits that QEMU, starts a new one
+with -incoming from the file, and sends a line.  The guest takes three
+more branches, disables LBR and compares the six entries exactly: the
+first three prove the entries migrated, the last three that recording
+stayed enabled (the per-TB HF_LBR flag is recomputed on load).
+
+Usage: test-migrate.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+from lablib import CPUS, Monitor, Tap, guest_cmd, setup
+
+
+def migrate_run(tap, qemu, kernel, initrd, cpu, work):
+    mon = os.path.join(work, f"mon-{cpu}.sock")
+    state = os.path.join(work, f"state-{cpu}.bin")
+    base = guest_cmd(qemu, cpu, kernel, initrd, "migrate-test.sh",
+                     "-monitor", f"unix:{mon},server=on,wait=off")
+    src = subprocess.Popen(base, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    console = []
+    ready = False
+    for raw in src.stdout:
+        line = raw.decode(errors="replace").rstrip("\r\n")
+        console.append(line)
+        if "LBRLAB-MIGRATE-READY" in line:
+            ready = True
+            break
+    if not ready:
+        src.wait()
+        tap.check(False, f"{cpu}: guest reached the migration point",
+                  console[-20:])
+        return
+    m = Monitor(mon)
+    m.cmd(f'migrate "exec:cat > {state}"')
+    status = ""
+    for _ in range(600):
+        status = m.cmd("info migrate").decode(errors="replace")
+        if "Migration status: completed" in status or "failed" in status:
+            break
+        time.sleep(0.1)
+    ok = "Migration status: completed" in status
+    m.send("quit")
+    src.wait()
+    tap.check(ok, f"{cpu}: migrated to a file with LBR enabled "
+              f"({os.path.getsize(state) >> 10 if ok else 0} KiB)",
+              [] if ok else status.splitlines()[-5:])
+    if not ok:
+        return
+    if os.path.exists(mon):
+        os.unlink(mon)
+    dst = subprocess.Popen(base + ["-incoming", f"exec:cat {state}"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    # wait until the incoming migration is loaded and the VM runs again,
+    # or the line would reach the serial port before its state is loaded
+    m = Monitor(mon)
+    for _ in range(600):
+        if b"running" in m.cmd("info status"):
+            break
+        time.sleep(0.1)
+    dst.stdin.write(b"x\n")
+    dst.stdin.flush()
+    out, _ = dst.communicate(timeout=120)
+    lines = [ln.rstrip("\r") for ln in out.decode(errors="replace").split("\n")]
+    results = [ln for ln in lines if ln.startswith(("ok - ", "not ok - "))]
+    for ln in results:
+        tap.check(ln.startswith("ok - "), f"{cpu}: after migration: "
+                  f"{ln.split(' - ', 1)[1]}",
+                  [x for x in lines if x.startswith("#")])
+    if not results:
+        tap.check(False, f"{cpu}: guest resumed after migration", lines[-20:])
+
+
+def main():
+    tap = Tap()
+    with tempfile.TemporaryDirectory() as work:
+        env = setup(tap, work, "migrate-test.sh")
+        if env is None:
+            return tap.done()
+        for cpu, _ in CPUS:
+            t0 = time.time()
+            migrate_run(tap, *env, cpu, work)
+            print(f"# {cpu}: {time.time() - t0:.0f}s")
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
