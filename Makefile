@@ -4,8 +4,9 @@
 #   KDIR=...   kernel build tree (default: running kernel's, else the newest
 #              installed headers)
 #   make check                     full test suite in QEMU guests
-#   make vm-run SCRIPT=file.sh     boot the test guest and run a script
-#   make demo                      show captures in the guest
+#   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch] [SMP=2]
+#                                  boot the test guest and run a script
+#   make demo [CPU=lbr-legacy]     show captures in the guest
 
 KVER ?= $(shell uname -r)
 ifeq ($(origin KDIR),undefined)
@@ -18,7 +19,7 @@ endif
 
 PWD_ := $(CURDIR)
 
-.PHONY: all module tools clean check vm-run demo style \
+.PHONY: all module tools clean check check-host vm-run demo style \
 	install dkms-install dkms-uninstall
 
 all: module tools
@@ -40,9 +41,53 @@ clean:
 check:
 	tests/run-all.sh
 
+# The kselftests on this machine's running kernel (root; loads modules).
+check-host:
+	tests/check-host.sh
+
 vm-run:
 	@test -n "$(SCRIPT)" || { echo "usage: make vm-run SCRIPT=path/to/script.sh [CPU=stock] [SMP=2]"; exit 2; }
 	@tests/vm/run-vm.sh --smp $(or $(SMP),2) --cpu $(or $(CPU),stock) --script $(SCRIPT)
 
+# CPU=stock|lbr-legacy|lbr-arch: the guest's CPU; the lbr-* ones are the LBR
+# lab's (tests/lbr-lab), built on first use.  make demo defaults to
+# lbr-legacy so that real branches show on any machine.
 demo:
-	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),stock) --script tests/demo.sh
+	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) --script tests/demo.sh
+
+# make matrix [RELEASES="bullseye bookworm trixie sid"]: W=1 builds of
+# lbr_snap.ko and the test target against Debian's headers of each release
+# (tests/matrix/matrix.sh; cached under $LBR_SNAP_CACHE or .cache).
+.PHONY: matrix
+matrix:
+	@tests/matrix/matrix.sh $(RELEASES)
+
+# make dkms-install [KVER=...]: copy the module sources to
+# /usr/src/lbr_snap-VERSION (VERSION is LBR_SNAP_VERSION of src/lbr_snap.h),
+# then dkms add, build and install for KVER (default: the running kernel).
+# DKMS_STEPS="add build" stops before installing.  make dkms-uninstall
+# removes the module from DKMS for every kernel and deletes the sources.
+LBR_VERSION = $(shell sed -n 's/^\#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' $(CURDIR)/src/lbr_snap.h)
+DKMS_SRC = /usr/src/lbr_snap-$(LBR_VERSION)
+DKMS_STEPS ?= add build install
+
+dkms-install:
+	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)/src $(DKMS_SRC)/include
+	cp Makefile Kbuild $(DKMS_SRC)/
+	cp src/*.c src/*.h $(DKMS_SRC)/src/
+	cp include/*.h $(DKMS_SRC)/include/
+	sed 's/@PKGVER@/$(LBR_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	@set -e; for step in $(DKMS_STEPS); do \
+		if [ $$step = add ] && dkms status -m lbr_snap -v $(LBR_VERSION) | grep -q .; then \
+			echo "lbr_snap/$(LBR_VERSION) already added to DKMS"; continue; fi; \
+		k="-k $(KVER)"; [ $$step = add ] && k=; \
+		echo "dkms $$step lbr_snap/$(LBR_VERSION) $$k"; \
+		dkms $$step lbr_snap/$(LBR_VERSION) $$k; \
+	done
+
+dkms-uninstall:
+	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	-dkms remove lbr_snap/$(LBR_VERSION) --all
+	rm -rf $(DKMS_SRC)

@@ -16,8 +16,15 @@
  * Raw MSR access for the capture path: always inline, no tracepoint and no
  * paravirt call, so no branch precedes the freeze.  A fault is fixed up by
  * the exception table (EX_TYPE_RDMSR / EX_TYPE_WRMSR) and warns once.
- * __rdmsr()/__wrmsr() exist since 5.9 (commit "x86/msr: Add
- * __rdmsr()/__wrmsr() as noinstr primitives").
+ * __rdmsr(msr) exists since 5.9 (commit "x86/msr: Add __rdmsr()/__wrmsr() as
+ * noinstr primitives") and still has that signature in 7.2 (checked 5.10.223,
+ * 6.1.192, 6.12.117, 7.2.13).
+ * __wrmsr(msr, lo, hi) is gone by 7.2: there the raw write is __wrmsrq(msr,
+ * val), wrapped by the macro native_wrmsrq(msr, val) (checked 7.2.13; upstream
+ * renamed native_wrmsrl() to native_wrmsrq() in 6.16, no Debian 6.13-6.19
+ * headers to check).  Keyed on the feature: where native_wrmsrq is a macro it
+ * is the raw primitive; before it (5.10.223, 6.1.192, 6.12.117 checked)
+ * __wrmsr() is.
  */
 static __always_inline u64 lbr_rdmsr(u32 msr)
 {
@@ -26,10 +33,17 @@ static __always_inline u64 lbr_rdmsr(u32 msr)
 
 static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 {
+#ifdef native_wrmsrq
+	native_wrmsrq(msr, val);
+#else
 	__wrmsr(msr, (u32)val, (u32)(val >> 32));
+#endif
 }
 
-/* rdmsrl_safe()/wrmsrl_safe() became rdmsrq_safe()/wrmsrq_safe() in 6.16. */
+/*
+ * rdmsrl_safe()/wrmsrl_safe() became rdmsrq_safe()/wrmsrq_safe() in 6.16
+ * (checked: 6.12.117 has only the l names, 7.2.13 only the q names).
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
 #define lbr_rdmsr_safe(msr, p)	rdmsrq_safe(msr, p)
 #define lbr_wrmsr_safe(msr, v)	wrmsrq_safe(msr, v)
@@ -54,8 +68,23 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 #endif
 
 /*
- * x86_perf_get_lbr() is EXPORT_SYMBOL_GPL up to 6.12 (checked 6.1, 6.12)
- * and exported to KVM only later (7.2 checked); it is only a cross-check.
+ * ring_buffer_unlock_commit() lost its event argument in 6.2 (commit
+ * "ring_buffer: Remove unused "event" parameter"; checked: 6.1.192 takes
+ * (buffer, event), 6.12.117 and 7.2.13 take (buffer)).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define lbr_rb_unlock_commit(rb, ev)	ring_buffer_unlock_commit(rb)
+#else
+#define lbr_rb_unlock_commit(rb, ev)	ring_buffer_unlock_commit(rb, ev)
+#endif
+
+/*
+ * x86_perf_get_lbr() is EXPORT_SYMBOL_GPL in 5.10.223, 6.1.192 and 6.12.117
+ * (Module.symvers checked) and exported to KVM only ("module:kvm,kvm-amd,
+ * kvm-intel") in 7.2.13 (checked), where modpost refuses a module using it.
+ * No Debian headers between 6.12 and 7.2 exist to pin the release, so 6.13 is
+ * the first kernel without it here; it is only a cross-check.  It returns int
+ * in 5.10.223 and void in 6.1.192 on (checked); the result is not used.
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
 #define LBR_HAVE_X86_PERF_GET_LBR	1

@@ -130,7 +130,7 @@ static __always_inline void lbr_capture(struct kretprobe_instance *ri,
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 
-	ring_buffer_unlock_commit(lbr_rb, ev);
+	lbr_rb_unlock_commit(lbr_rb, ev);
 	c->captured++;
 	local_irq_restore(flags);
 	lbr_records_committed();

@@ -483,10 +483,23 @@ static u32 lbr_sel_msr(void)
 	}
 }
 
+/* What raw mode writes: the control MSR, and the filter or Arch depth. */
+static void lbr_raw_values(const struct lbr_saved *s, u64 *ctl, u64 *sel)
+{
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
+		*ctl = lbr_arch_ctl_value();
+		*sel = lbr_hw.depth;
+	} else {
+		*ctl = s->ctl | lbr_hw.enable_mask;
+		*sel = lbr_select_value();
+	}
+}
+
 static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
+	u64 ctl, sel;
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
@@ -494,28 +507,34 @@ static int lbr_cpu_start(unsigned int cpu)
 		return 0;
 	}
 	s->valid = true;
-
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
-		/* Writing ARCH_LBR_DEPTH also clears the entries. */
-		lbr_wrmsr_safe(sel_msr, lbr_hw.depth);
-		lbr_wrmsr_safe(lbr_hw.ctl_msr, lbr_arch_ctl_value());
-	} else {
-		lbr_wrmsr_safe(sel_msr, lbr_select_value());
-		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl | lbr_hw.enable_mask);
-	}
+	lbr_raw_values(s, &ctl, &sel);
+	/* Writing ARCH_LBR_DEPTH also clears the entries. */
+	lbr_wrmsr_safe(sel_msr, sel);
+	lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
 	return 0;
 }
 
 static int lbr_cpu_stop(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
+	u32 sel_msr = lbr_sel_msr();
+	u64 ctl, sel, now_ctl = 0, now_sel = 0;
 
 	if (!s->valid)
 		return 0;
+	/* Perf, KVM or a user with /dev/cpu/N/msr may have been here. */
+	lbr_raw_values(s, &ctl, &sel);
+	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
+	    lbr_rdmsr_safe(sel_msr, &now_sel) || now_ctl != ctl ||
+	    now_sel != sel)
+		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx), %#x = %#llx (set %#llx)\n",
+			cpu, lbr_hw.ctl_msr, now_ctl, ctl, sel_msr, now_sel,
+			sel);
+
 	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
 	/* A depth of 0 was never programmed: leave the reset value. */
 	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH || s->select)
-		lbr_wrmsr_safe(lbr_sel_msr(), s->select);
+		lbr_wrmsr_safe(sel_msr, s->select);
 	s->valid = false;
 	return 0;
 }

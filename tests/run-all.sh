@@ -6,6 +6,8 @@
 # Host suites: W=1 build, checkpatch, freeze-first disassembly check, the
 # tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
 # kernel): the kselftests with -smp 2 and -smp 4, and the load/unload storm.
+# LBR lab (tests/lbr-lab): build its QEMU, its proofs, and the kselftests
+# again on its legacy and Arch LBR CPUs, where nothing skips for want of LBR.
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -16,17 +18,20 @@ mkdir -p "$log"
 
 # Add a suite's TAP totals; a suite that died without totals is one failure.
 count() {	# $1 = suite name, $2 = exit status, $3 = output file
-	local t p f s
-	t=$(grep -a '^# Totals:' "$3" | tail -n1)
+	local t p=0 f=0 s=0 line
+	t=$(grep -a '^# Totals:' "$3")
 	if [ -z "$t" ]; then
 		p=$(grep -ac '^ok ' "$3")
 		f=$(grep -ac '^not ok ' "$3")
 		s=$(grep -ac '^ok .*# SKIP' "$3")
 		p=$((p - s))
 	else
-		p=$(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$t")
-		f=$(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$t")
-		s=$(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$t")
+		# A suite may print several TAP streams: add them all up.
+		while read -r line; do
+			p=$((p + $(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$line")))
+			f=$((f + $(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$line")))
+			s=$((s + $(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$line")))
+		done <<<"$t"
 	fi
 	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
 		echo "not ok - $1 exited with status $2 (see $3)"
@@ -90,6 +95,26 @@ suite guest-smp2 vm --smp 2 --script "$LBR_TOP/tests/guest/selftests.sh"
 suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
 suite guest-stress vm --smp 2 --accel tcg,thread=single \
 	--script "$LBR_TOP/tests/guest/stress.sh"
+
+lab_qemu() {
+	local t0=$(date +%s) q
+	if q=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) && [ -x "$q" ]; then
+		echo "ok - LBR lab QEMU ready in $(($(date +%s) - t0))s: $q"
+		echo "$q" >"$log/lab-qemu.path"
+	else
+		echo "not ok - building the LBR lab QEMU"
+		return 1
+	fi
+}
+suite lab-qemu lab_qemu
+if [ -s "$log/lab-qemu.path" ]; then
+	export LBR_LAB_QEMU=$(cat "$log/lab-qemu.path")
+	suite lab-proofs make -s -C "$LBR_TOP/tests/lbr-lab" check
+	suite guest-lbr-legacy vm --smp 2 --cpu lbr-legacy \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+	suite guest-lbr-arch vm --smp 2 --cpu lbr-arch \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+fi
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -854,6 +854,50 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 	}
 }
 
+static int wrmsr_on(int cpu, unsigned int msr, unsigned long long val)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = pwrite(fd, &val, sizeof(val), msr) == sizeof(val) ? 0 : -EIO;
+	close(fd);
+	return ret;
+}
+
+TEST_F(cap, changed_underneath_is_reported)
+{
+	unsigned long long before, val, bit;
+	unsigned int msr;
+	int kmsg;
+
+	cap_load(_metadata, self, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
+
+	cap_load(_metadata, self, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	close(self->fd);
+	self->fd = -1;
+	/* Someone else turns LBR off on cpu0 behind lbr_snap's back. */
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	ASSERT_EQ(0, wrmsr_on(0, msr, val & ~bit));
+	kmsg = kmsg_open();
+	ASSERT_LE(0, kmsg);
+	ASSERT_EQ(0, unload());
+	EXPECT_TRUE(kmsg_has(kmsg, "cpu0: LBR control changed underneath lbr_snap"));
+	close(kmsg);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	EXPECT_EQ(before, val);
+}
+
 TEST_F(cap, cpu_hotplug_keeps_capturing)
 {
 	int cpu = nr_cpus() - 1;
