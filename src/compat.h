@@ -53,6 +53,16 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 #endif
 
 /*
+ * cpuid_eax() and friends: <asm/processor.h> has them in 5.10.223 and
+ * 6.1.192, and includes <asm/cpuid.h> with them in 6.12.117; in 7.2.13 they
+ * are in <asm/cpuid/api.h>, which <asm/processor.h> no longer includes (all
+ * checked).  Keyed on the header's presence.
+ */
+#if __has_include(<asm/cpuid/api.h>)
+#include <asm/cpuid/api.h>
+#endif
+
+/*
  * kretprobe_instance lost ->rp in 5.11 (get_kretprobe()) and ->ret_addr when
  * kretprobes moved onto rethook in 5.18 (get_kretprobe_retaddr()).
  */

@@ -572,8 +572,10 @@ int lbr_hw_start(const char *mode, const char *filter)
 			lbr_perf_mode = true;
 			return 0;
 		}
-		if (!is_auto)
+		if (!is_auto) {
+			pr_err("mode=perf: perf cannot keep LBR on (%d)\n", ret);
 			return ret;
+		}
 		pr_info("perf cannot keep LBR on (%d): mode raw\n", ret);
 	}
 

@@ -20,6 +20,7 @@
 static DEFINE_PER_CPU(struct perf_event *, lbr_vlbr_event);
 static enum cpuhp_state lbr_vlbr_state;
 static u64 lbr_vlbr_branch_type;
+static int lbr_vlbr_error;	/* the first failure while setting up */
 
 static int lbr_vlbr_online(unsigned int cpu)
 {
@@ -37,9 +38,16 @@ static int lbr_vlbr_online(unsigned int cpu)
 
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev)) {
-		pr_err("mode=perf: cpu%u: no branch-stack event (%ld)\n", cpu,
-		       PTR_ERR(ev));
-		return PTR_ERR(ev);
+		/*
+		 * Never fail a CPU's onlining for this: at setup the error
+		 * makes lbr_vlbr_start() fail, later the CPU goes without.
+		 */
+		if (!lbr_vlbr_error)
+			lbr_vlbr_error = PTR_ERR(ev);
+		if (lbr_vlbr_state > 0)
+			pr_warn("cpu%u: no branch-stack event (%ld): no LBR records from it\n",
+				cpu, PTR_ERR(ev));
+		return 0;
 	}
 	per_cpu(lbr_vlbr_event, cpu) = ev;
 	return 0;
@@ -64,10 +72,15 @@ int lbr_vlbr_start(u64 branch_type)
 	int ret;
 
 	lbr_vlbr_branch_type = branch_type;
+	lbr_vlbr_error = 0;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:vlbr",
 				lbr_vlbr_online, lbr_vlbr_offline);
 	if (ret < 0)
 		return ret;
+	if (lbr_vlbr_error) {
+		cpuhp_remove_state(ret);
+		return lbr_vlbr_error;
+	}
 	lbr_vlbr_state = ret;
 	return 0;
 }
