@@ -165,9 +165,25 @@ struct lbr_snap_stats {
 	__u64 flushed;		/* records discarded by LBR_SNAP_IOC_FLUSH */
 };
 
+/*
+ * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type]" and is validated as
+ * targets= is; the new target's id comes back in @id.
+ * LBR_SNAP_IOC_DEL_TARGET: @spec is the symbol name of a target.
+ * Both, and LBR_SNAP_IOC_SET_CAPTURE (LBR_SNAP_CAPTURE_*), need
+ * CAP_SYS_ADMIN and fail with EPERM without it, changing nothing.
+ */
+struct lbr_snap_target_ctl {
+	char  spec[LBR_SNAP_NAME_LEN + 8];
+	__u32 id;
+	__u32 reserved;
+};
+
 #define LBR_SNAP_IOC_MAGIC	0xB7
 #define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)
 #define LBR_SNAP_IOC_GET_STATS	_IOWR(LBR_SNAP_IOC_MAGIC, 2, struct lbr_snap_stats)
 #define LBR_SNAP_IOC_FLUSH	_IO(LBR_SNAP_IOC_MAGIC, 3)
+#define LBR_SNAP_IOC_ADD_TARGET	_IOWR(LBR_SNAP_IOC_MAGIC, 4, struct lbr_snap_target_ctl)
+#define LBR_SNAP_IOC_DEL_TARGET	_IOW(LBR_SNAP_IOC_MAGIC, 5, struct lbr_snap_target_ctl)
+#define LBR_SNAP_IOC_SET_CAPTURE _IO(LBR_SNAP_IOC_MAGIC, 6)	/* arg: LBR_SNAP_CAPTURE_* */
 
 #endif /* _UAPI_LBR_SNAP_H */

@@ -8,6 +8,7 @@
 #include <linux/irqflags.h>
 #include <linux/kallsyms.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/ring_buffer.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -16,8 +17,11 @@
 
 #include "lbr_snap.h"
 
+/* The targets, in the order they were added; ids are never reused. */
+static DEFINE_MUTEX(lbr_targets_lock);
 static struct lbr_target *lbr_targets[LBR_SNAP_MAX_TARGETS];
 static unsigned int lbr_nr_targets;
+static u32 lbr_next_id;
 
 /*
  * Where a probed function's RET lands: the kretprobe (rethook) trampoline.
@@ -278,7 +282,7 @@ static void lbr_target_free(struct lbr_target *t)
 	kfree(t);
 }
 
-static struct lbr_target *lbr_target_new(char *tok, unsigned int id)
+static struct lbr_target *lbr_target_new(char *tok)
 {
 	struct lbr_target *t = kzalloc(sizeof(*t), GFP_KERNEL);
 	unsigned int i;
@@ -286,7 +290,6 @@ static struct lbr_target *lbr_target_new(char *tok, unsigned int id)
 
 	if (!t)
 		return ERR_PTR(-ENOMEM);
-	t->id = id;
 	ret = lbr_parse_one(tok, t);
 	for (i = 0; !ret && i < lbr_nr_targets; i++) {
 		if (!strcmp(lbr_targets[i]->name, t->name)) {
@@ -357,6 +360,12 @@ static unsigned int lbr_count_tokens(const char *s)
 	return n;
 }
 
+static void lbr_target_announce(struct lbr_target *t)
+{
+	pr_info("target %u: %s%%%s at %pS\n", t->id, t->name,
+		lbr_ret_type_names[t->ret_type], (void *)t->start);
+}
+
 /**
  * lbr_targets_register - register every target of a targets= string
  * @spec: "sym[%type],sym[%type],..."
@@ -387,8 +396,9 @@ int lbr_targets_register(const char *spec)
 		kfree(buf);
 		return -E2BIG;
 	}
+	mutex_lock(&lbr_targets_lock);
 	while ((tok = strsep(&cur, ",")) != NULL) {
-		t = lbr_target_new(strim(tok), lbr_nr_targets);
+		t = lbr_target_new(strim(tok));
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
 			break;
@@ -398,8 +408,10 @@ int lbr_targets_register(const char *spec)
 			lbr_target_free(t);
 			break;
 		}
+		t->id = lbr_next_id++;
 		lbr_targets[lbr_nr_targets++] = t;
 	}
+	mutex_unlock(&lbr_targets_lock);
 	kfree(buf);
 
 	if (ret) {
@@ -407,11 +419,85 @@ int lbr_targets_register(const char *spec)
 		return ret;
 	}
 	for (i = 0; i < lbr_nr_targets; i++) {
-		t = lbr_targets[i];
-		enable_kretprobe(&t->rp);
-		pr_info("target %u: %s%%%s at %pS\n", t->id, t->name,
-			lbr_ret_type_names[t->ret_type], (void *)t->start);
+		enable_kretprobe(&lbr_targets[i]->rp);
+		lbr_target_announce(lbr_targets[i]);
 	}
+	return 0;
+}
+
+/**
+ * lbr_target_add - add one target at run time
+ * @spec: "sym[%type]", validated as targets= is
+ * @id: the new target's id
+ */
+int lbr_target_add(const char *spec, u32 *id)
+{
+	char buf[LBR_SNAP_NAME_LEN + 8];
+	struct lbr_target *t;
+	int ret;
+
+	if (strscpy(buf, spec, sizeof(buf)) < 0) {
+		pr_err("target '%.32s...': name longer than %d characters\n",
+		       spec, LBR_SNAP_NAME_LEN - 1);
+		return -ENAMETOOLONG;
+	}
+	if (strchr(buf, ',')) {
+		pr_err("target '%s': one target at a time\n", buf);
+		return -EINVAL;
+	}
+	mutex_lock(&lbr_targets_lock);
+	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
+		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
+		ret = -E2BIG;
+		goto out;
+	}
+	t = lbr_target_new(strim(buf));
+	if (IS_ERR(t)) {
+		ret = PTR_ERR(t);
+		goto out;
+	}
+	ret = lbr_target_register(t);
+	if (ret) {
+		lbr_target_free(t);
+		goto out;
+	}
+	t->id = lbr_next_id++;
+	lbr_targets[lbr_nr_targets++] = t;
+	enable_kretprobe(&t->rp);
+	lbr_target_announce(t);
+	*id = t->id;
+out:
+	mutex_unlock(&lbr_targets_lock);
+	return ret;
+}
+
+/* Remove the target named @name; records already taken stay readable. */
+int lbr_target_del(const char *name)
+{
+	struct lbr_target *t = NULL;
+	unsigned int i;
+
+	mutex_lock(&lbr_targets_lock);
+	for (i = 0; i < lbr_nr_targets; i++) {
+		if (!strcmp(lbr_targets[i]->name, name)) {
+			t = lbr_targets[i];
+			break;
+		}
+	}
+	if (!t) {
+		mutex_unlock(&lbr_targets_lock);
+		return -ENOENT;
+	}
+	/* Waits for running handlers (synchronize_rcu() inside). */
+	unregister_kretprobe(&t->rp);
+	for (; i + 1 < lbr_nr_targets; i++)
+		lbr_targets[i] = lbr_targets[i + 1];
+	lbr_targets[--lbr_nr_targets] = NULL;
+	mutex_unlock(&lbr_targets_lock);
+
+	pr_info("target %u: %s removed (missed %d)\n", t->id, t->name,
+		t->rp.nmissed);
+	lbr_target_free(t);
 	return 0;
 }
 
@@ -420,28 +506,30 @@ void lbr_targets_unregister(void)
 	struct kretprobe *rps[LBR_SNAP_MAX_TARGETS];
 	unsigned int i;
 
-	if (!lbr_nr_targets)
-		return;
-	for (i = 0; i < lbr_nr_targets; i++)
-		rps[i] = &lbr_targets[i]->rp;
-	unregister_kretprobes(rps, lbr_nr_targets);
-	/* Handlers run with preemption off: let the last ones finish. */
-	synchronize_rcu();
-	for (i = 0; i < lbr_nr_targets; i++) {
-		lbr_target_free(lbr_targets[i]);
-		lbr_targets[i] = NULL;
+	mutex_lock(&lbr_targets_lock);
+	if (lbr_nr_targets) {
+		for (i = 0; i < lbr_nr_targets; i++)
+			rps[i] = &lbr_targets[i]->rp;
+		unregister_kretprobes(rps, lbr_nr_targets);
+		/* Handlers run with preemption off: let the last ones finish. */
+		synchronize_rcu();
+		for (i = 0; i < lbr_nr_targets; i++) {
+			lbr_target_free(lbr_targets[i]);
+			lbr_targets[i] = NULL;
+		}
+		lbr_nr_targets = 0;
 	}
-	lbr_nr_targets = 0;
+	mutex_unlock(&lbr_targets_lock);
 }
 
 unsigned int lbr_targets_count(void)
 {
-	return lbr_nr_targets;
+	return READ_ONCE(lbr_nr_targets);
 }
 
-void lbr_target_stats(unsigned int i, struct lbr_snap_target_stats *st)
+static void lbr_target_stats(const struct lbr_target *t,
+			     struct lbr_snap_target_stats *st)
 {
-	struct lbr_target *t = lbr_targets[i];
 	int cpu;
 
 	memset(st, 0, sizeof(*st));
@@ -458,4 +546,21 @@ void lbr_target_stats(unsigned int i, struct lbr_snap_target_stats *st)
 		st->dropped += READ_ONCE(c->dropped);
 	}
 	st->missed = t->rp.nmissed + t->rp.kp.nmissed;
+}
+
+/**
+ * lbr_targets_stats - the counters of every target
+ * @st: room for LBR_SNAP_MAX_TARGETS entries
+ * Return: the number of targets.
+ */
+unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st)
+{
+	unsigned int i, n;
+
+	mutex_lock(&lbr_targets_lock);
+	n = lbr_nr_targets;
+	for (i = 0; i < n; i++)
+		lbr_target_stats(lbr_targets[i], &st[i]);
+	mutex_unlock(&lbr_targets_lock);
+	return n;
 }

@@ -87,8 +87,10 @@ struct lbr_target {
 
 int lbr_targets_register(const char *spec);
 void lbr_targets_unregister(void);
+int lbr_target_add(const char *spec, u32 *id);
+int lbr_target_del(const char *name);
 unsigned int lbr_targets_count(void);
-void lbr_target_stats(unsigned int i, struct lbr_snap_target_stats *st);
+unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
 
 /* --- device and buffers (lbr_snap_main.c) --- */
 

@@ -17,6 +17,7 @@
  * reader blocked in read() or poll() makes rmmod fail with EBUSY rather
  * than leave it sleeping on freed memory.
  */
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/miscdevice.h>
@@ -173,25 +174,59 @@ static long lbr_ioc_info(void __user *arg)
 
 static long lbr_ioc_stats(void __user *arg)
 {
+	struct lbr_snap_target_stats *st;
 	struct lbr_snap_stats hdr;
-	struct lbr_snap_target_stats st;
-	struct lbr_snap_target_stats __user *out;
-	unsigned int i, n = lbr_targets_count();
+	unsigned int n;
+	long ret = 0;
 
 	if (copy_from_user(&hdr, arg, sizeof(hdr)))
 		return -EFAULT;
-	out = u64_to_user_ptr(hdr.stats_ptr);
-	for (i = 0; i < n && i < hdr.nr; i++) {
-		lbr_target_stats(i, &st);
-		if (copy_to_user(&out[i], &st, sizeof(st)))
-			return -EFAULT;
-	}
+	st = kcalloc(LBR_SNAP_MAX_TARGETS, sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	n = lbr_targets_stats(st);
+	if (copy_to_user(u64_to_user_ptr(hdr.stats_ptr), st,
+			 min(n, hdr.nr) * sizeof(*st)))
+		ret = -EFAULT;
+	kfree(st);
+	if (ret)
+		return ret;
+
 	hdr.nr = n;
 	mutex_lock(&lbr_read_lock);
 	hdr.read = lbr_records_read;
 	hdr.flushed = lbr_records_flushed;
 	mutex_unlock(&lbr_read_lock);
 	return copy_to_user(arg, &hdr, sizeof(hdr)) ? -EFAULT : 0;
+}
+
+/* Runtime control: CAP_SYS_ADMIN, whoever may open the device. */
+static long lbr_ioc_target(unsigned int cmd, void __user *arg)
+{
+	struct lbr_snap_target_ctl ctl;
+	long ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&ctl, arg, sizeof(ctl)))
+		return -EFAULT;
+	ctl.spec[sizeof(ctl.spec) - 1] = '\0';
+	if (cmd == LBR_SNAP_IOC_DEL_TARGET)
+		return lbr_target_del(ctl.spec);
+	ret = lbr_target_add(ctl.spec, &ctl.id);
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &ctl, sizeof(ctl)) ? -EFAULT : 0;
+}
+
+static long lbr_ioc_set_capture(unsigned long arg)
+{
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (arg != LBR_SNAP_CAPTURE_ERRORS && arg != LBR_SNAP_CAPTURE_ALL)
+		return -EINVAL;
+	WRITE_ONCE(lbr_capture_all, arg == LBR_SNAP_CAPTURE_ALL);
+	return 0;
 }
 
 /* Discard what is buffered, one record at a time, so every one is counted. */
@@ -220,6 +255,11 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 		return lbr_ioc_stats((void __user *)arg);
 	case LBR_SNAP_IOC_FLUSH:
 		return lbr_ioc_flush();
+	case LBR_SNAP_IOC_ADD_TARGET:
+	case LBR_SNAP_IOC_DEL_TARGET:
+		return lbr_ioc_target(cmd, (void __user *)arg);
+	case LBR_SNAP_IOC_SET_CAPTURE:
+		return lbr_ioc_set_capture(arg);
 	default:
 		return -ENOTTY;
 	}
