@@ -3,7 +3,7 @@
 
 LBR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LBR_CACHE=${LBR_SNAP_CACHE:-$LBR_TOP/.cache}
-LBR_BUILD=$LBR_TOP/build
+LBR_BUILD=${LBR_SNAP_BUILD:-$LBR_TOP/build}
 mkdir -p "$LBR_CACHE" "$LBR_BUILD"
 
 # Packages the harness needs, by Debian name.
