@@ -113,7 +113,7 @@ TEST_F(load, bad_type_and_params)
 TEST_F(load, mode_and_filter)
 {
 	struct lbr_snap_info info;
-	int fd, ret;
+	int ret;
 
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int mode=fast"));
 	EXPECT_TRUE(kmsg_has(self->kmsg, "mode=fast: use auto, perf or raw"));
@@ -121,24 +121,17 @@ TEST_F(load, mode_and_filter)
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=kernel,jmp"));
 	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
 
-	ASSERT_EQ(0, load("targets=lbr_test_int mode=raw lbr_filter=any,jcc,ret"));
-	fd = dev_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, get_info(fd, &info));
-	close(fd);
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int mode=raw lbr_filter=any,jcc,ret",
+			       &info));
 	EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "raw",
 		     info.mode);
 
 	/* perf either keeps LBR on or the load fails, cleanly. */
-	ret = load("targets=lbr_test_int mode=perf");
+	ret = load_get_info("targets=lbr_test_int mode=perf", &info);
 	if (ret) {
 		EXPECT_FALSE(kprobe_listed("lbr_test_int"));
 		TH_LOG("mode=perf: %s", strerror(-ret));
 	} else {
-		fd = dev_open(0);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, get_info(fd, &info));
-		close(fd);
 		EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "perf",
 			     info.mode);
 	}
@@ -150,13 +143,8 @@ TEST_F(load, forced_backend)
 	struct lbr_snap_info info;
 	char params[128];
 	unsigned int i;
-	int fd;
 
-	ASSERT_EQ(0, load("targets=lbr_test_int"));
-	fd = dev_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, get_info(fd, &info));
-	close(fd);
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int", &info));
 	/* A forced backend that is not what auto found cannot work here. */
 	for (i = 0; i < 3; i++) {
 		if (!strcmp(info.backend_name, names[i]))
@@ -171,12 +159,9 @@ TEST_F(load, forced_backend)
 TEST_F(load, info)
 {
 	struct lbr_snap_info info;
-	int fd;
 
-	ASSERT_EQ(0, load("targets=lbr_test_int,lbr_test_ptr%ptr buffer_kb=64 capture=all"));
-	fd = dev_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, get_info(fd, &info));
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int,lbr_test_ptr%ptr buffer_kb=64 capture=all",
+			       &info));
 	EXPECT_EQ(LBR_SNAP_ABI_VERSION, info.abi_version);
 	EXPECT_EQ(sysconf(_SC_NPROCESSORS_CONF), info.nr_cpus);
 	EXPECT_EQ(64, info.buffer_kb);
@@ -192,7 +177,6 @@ TEST_F(load, info)
 	}
 	TH_LOG("backend %s, format %u, depth %u: %s", info.backend_name,
 	       info.lbr_format, info.lbr_depth, info.reason);
-	close(fd);
 	ASSERT_EQ(0, unload());
 	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
 }
@@ -794,18 +778,32 @@ static int ctl_msr_of(const struct lbr_snap_info *info, unsigned long long *bit)
 	}
 }
 
-static int rdmsr_on(int cpu, unsigned int msr, unsigned long long *val)
+/* RDMSR or WRMSR on @cpu through /dev/cpu/N/msr; 0 or -errno. */
+static int msr_io(int cpu, unsigned int msr, unsigned long long *val,
+		  bool write)
 {
 	char path[64];
-	int fd, ret;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
-	fd = open(path, O_RDONLY);
+	fd = open(path, write ? O_WRONLY : O_RDONLY);
 	if (fd < 0)
 		return -errno;
-	ret = pread(fd, val, sizeof(*val), msr) == sizeof(*val) ? 0 : -EIO;
+	n = write ? pwrite(fd, val, sizeof(*val), msr) :
+		    pread(fd, val, sizeof(*val), msr);
 	close(fd);
-	return ret;
+	return n == sizeof(*val) ? 0 : -EIO;
+}
+
+static int rdmsr_on(int cpu, unsigned int msr, unsigned long long *val)
+{
+	return msr_io(cpu, msr, val, false);
+}
+
+static int wrmsr_on(int cpu, unsigned int msr, unsigned long long val)
+{
+	return msr_io(cpu, msr, &val, true);
 }
 
 static int set_online(int cpu, int on)
@@ -852,20 +850,6 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
 		EXPECT_EQ(before[c], val) TH_LOG("cpu%d: %#x not restored", c, msr);
 	}
-}
-
-static int wrmsr_on(int cpu, unsigned int msr, unsigned long long val)
-{
-	char path[64];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = pwrite(fd, &val, sizeof(val), msr) == sizeof(val) ? 0 : -EIO;
-	close(fd);
-	return ret;
 }
 
 TEST_F(cap, changed_underneath_is_reported)

@@ -156,6 +156,21 @@ static inline int get_info(int fd, struct lbr_snap_info *info)
 	return ioctl(fd, LBR_SNAP_IOC_GET_INFO, info);
 }
 
+/* Load with @params and fetch GET_INFO; 0 or -errno. */
+static inline int load_get_info(const char *params, struct lbr_snap_info *info)
+{
+	int fd, ret = load(params);
+
+	if (ret)
+		return ret;
+	fd = dev_open(0);
+	if (fd < 0)
+		return -errno;
+	ret = get_info(fd, info) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 static inline int get_stats(int fd, struct lbr_snap_stats *hdr,
 		     struct lbr_snap_target_stats *st, unsigned int nr)
 {
