@@ -73,6 +73,9 @@ DKMS_STEPS ?= add build install
 
 dkms-install:
 	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	@test -f /lib/modules/$(KVER)/build/Makefile || { \
+		echo "no headers for $(KVER) in /lib/modules/$(KVER)/build; pass KVER=, one of:"; \
+		ls /lib/modules; exit 1; }
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)/src $(DKMS_SRC)/include
 	cp Makefile Kbuild $(DKMS_SRC)/

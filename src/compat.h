@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel API differences lbr_snap builds across (5.10 to 7.2).
+ * Kernel API differences lbr_snap builds across (5.10 to 7.3).
  *
  * Every entry names the kernel where the API changed.  Keep version checks
  * here and nowhere else; the rest of the module uses the lbr_* names below.
@@ -17,14 +17,14 @@
  * paravirt call, so no branch precedes the freeze.  A fault is fixed up by
  * the exception table (EX_TYPE_RDMSR / EX_TYPE_WRMSR) and warns once.
  * __rdmsr(msr) exists since 5.9 (commit "x86/msr: Add __rdmsr()/__wrmsr() as
- * noinstr primitives") and still has that signature in 7.2 (checked 5.10.223,
- * 6.1.192, 6.12.117, 7.2.13).
- * __wrmsr(msr, lo, hi) is gone by 7.2: there the raw write is __wrmsrq(msr,
- * val), wrapped by the macro native_wrmsrq(msr, val) (checked 7.2.13; upstream
- * renamed native_wrmsrl() to native_wrmsrq() in 6.16, no Debian 6.13-6.19
- * headers to check).  Keyed on the feature: where native_wrmsrq is a macro it
- * is the raw primitive; before it (5.10.223, 6.1.192, 6.12.117 checked)
- * __wrmsr() is.
+ * noinstr primitives") and still has that signature in 7.3 (checked 5.10.223,
+ * 6.1.192, 6.12.117, 7.2.13, 7.3.4).
+ * __wrmsr(msr, lo, hi) is gone by 7.2: there the raw write is
+ * __wrmsrq(msr, val), wrapped by the macro native_wrmsrq(msr, val) (checked
+ * 7.2.13, 7.3.4; upstream renamed native_wrmsrl() to native_wrmsrq() in 6.16,
+ * and no Debian headers between 6.12 and 7.2 exist to check).  Keyed on the
+ * feature: where native_wrmsrq is a macro it is the raw primitive; before it
+ * (5.10.223, 6.1.192, 6.12.117 checked) __wrmsr() is.
  */
 static __always_inline u64 lbr_rdmsr(u32 msr)
 {
@@ -42,7 +42,7 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 
 /*
  * rdmsrl_safe()/wrmsrl_safe() became rdmsrq_safe()/wrmsrq_safe() in 6.16
- * (checked: 6.12.117 has only the l names, 7.2.13 only the q names).
+ * (checked: 6.12.117 has only the l names, 7.2.13 and 7.3.4 only the q names).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
 #define lbr_rdmsr_safe(msr, p)	rdmsrq_safe(msr, p)
@@ -56,15 +56,17 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
  * cpuid_eax() and friends: <asm/processor.h> has them in 5.10.223 and
  * 6.1.192, and includes <asm/cpuid.h> with them in 6.12.117; in 7.2.13 they
  * are in <asm/cpuid/api.h>, which <asm/processor.h> no longer includes (all
- * checked).  Keyed on the header's presence.
+ * checked; 7.3.4 as 7.2.13).  Keyed on the header's presence.
  */
-#if __has_include(<asm/cpuid/api.h>)
+#if __has_include("asm/cpuid/api.h")
 #include <asm/cpuid/api.h>
 #endif
 
 /*
  * kretprobe_instance lost ->rp in 5.11 (get_kretprobe()) and ->ret_addr when
- * kretprobes moved onto rethook in 5.18 (get_kretprobe_retaddr()).
+ * kretprobes moved onto rethook in 5.18 (get_kretprobe_retaddr()).  Checked:
+ * 5.10.223 has ->rp and ->ret_addr and neither helper; 6.1.192, 6.12.117,
+ * 7.2.13 and 7.3.4 have both helpers.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
 #define lbr_kretprobe_retaddr(ri)	get_kretprobe_retaddr(ri)
@@ -80,7 +82,7 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 /*
  * ring_buffer_unlock_commit() lost its event argument in 6.2 (commit
  * "ring_buffer: Remove unused "event" parameter"; checked: 6.1.192 takes
- * (buffer, event), 6.12.117 and 7.2.13 take (buffer)).
+ * (buffer, event), 6.12.117, 7.2.13 and 7.3.4 take (buffer)).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define lbr_rb_unlock_commit(rb, ev)	ring_buffer_unlock_commit(rb)
@@ -91,7 +93,8 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 /*
  * x86_perf_get_lbr() is EXPORT_SYMBOL_GPL in 5.10.223, 6.1.192 and 6.12.117
  * (Module.symvers checked) and exported to KVM only ("module:kvm,kvm-amd,
- * kvm-intel") in 7.2.13 (checked), where modpost refuses a module using it.
+ * kvm-intel") in 7.2.13 and 7.3.4 (checked), where modpost refuses a module
+ * using it.
  * No Debian headers between 6.12 and 7.2 exist to pin the release, so 6.13 is
  * the first kernel without it here; it is only a cross-check.  It returns int
  * in 5.10.223 and void in 6.1.192 on (checked); the result is not used.
