@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lbr_snap stress kselftest: load and unload under a syscall storm.
+ * lbr_snap stress kselftests: load and unload under a syscall storm, and
+ * targets added and removed at run time while other threads call them.
  *
  * Kept apart from lbr_snap_test because `make check` runs it in a guest
  * with single-threaded TCG: under QEMU 7.2's multi-threaded TCG, arming and
@@ -16,6 +17,7 @@
 FIXTURE(storm) {
 	struct rec *recs;
 	pid_t pid[2];
+	int fd;
 };
 
 FIXTURE_SETUP(storm)
@@ -23,6 +25,7 @@ FIXTURE_SETUP(storm)
 	load_target_module();
 	self->recs = calloc(MAX_RECS, sizeof(struct rec));
 	ASSERT_NE(NULL, self->recs);
+	self->fd = -1;
 }
 
 FIXTURE_TEARDOWN(storm)
@@ -35,6 +38,8 @@ FIXTURE_TEARDOWN(storm)
 			waitpid(self->pid[i], NULL, 0);
 		}
 	}
+	if (self->fd >= 0)
+		close(self->fd);
 	free(self->recs);
 	unload();
 }
@@ -76,6 +81,70 @@ TEST_F_TIMEOUT(storm, load_unload_50_cycles, 600)
 	}
 	EXPECT_LT(0, got);
 	TH_LOG("50 cycles, %d records read", got);
+}
+
+static void *producer_loop(void *p)
+{
+	volatile int *stop = p;
+
+	while (!*stop) {
+		trigger("int", -7, 20);
+		trigger("long", -9, 20);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(storm, runtime_add_remove_under_load, 300)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	volatile int stop = 0;
+	__u32 ids[20];
+	pthread_t th[2];
+	int i, j, n, longs = 0;
+
+	ASSERT_EQ(0, load("targets=lbr_test_long%long"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, producer_loop,
+					    (void *)&stop));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
+					"lbr_test_int", &ids[i]));
+		usleep(10000);
+		ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+					"lbr_test_int", NULL));
+	}
+	stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_LT(0, n);
+	for (i = 0; i < n; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		if (h->target_id == 0) {
+			EXPECT_EQ(-9, h->retval);
+			longs++;
+			continue;
+		}
+		/* No stray record: only from an id an ADD returned. */
+		for (j = 0; j < 20 && ids[j] != h->target_id; j++)
+			;
+		EXPECT_GT(20, j) TH_LOG("record of unknown target %u", h->target_id);
+		EXPECT_EQ(-7, h->retval);
+	}
+	/*
+	 * The target that stayed: every record it captured was read, and the
+	 * ones a full buffer refused are counted, none silently lost.
+	 */
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(1, hdr.nr);
+	EXPECT_EQ(st[0].captured, (unsigned long long)longs);
+	EXPECT_EQ(st[0].hits, st[0].captured + st[0].filtered + st[0].dropped);
+	TH_LOG("%d records, %d of the steady target", n, longs);
 }
 
 TEST_HARNESS_MAIN

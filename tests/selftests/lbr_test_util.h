@@ -274,4 +274,17 @@ static inline int nr_cpus(void)
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+/* LBR_SNAP_IOC_ADD_TARGET or _DEL_TARGET; 0 or -errno. */
+static inline int target_ctl(int fd, unsigned long cmd, const char *spec, __u32 *id)
+{
+	struct lbr_snap_target_ctl ctl = { 0 };
+
+	snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
+	if (ioctl(fd, cmd, &ctl))
+		return -errno;
+	if (id)
+		*id = ctl.id;
+	return 0;
+}
+
 #endif /* LBR_TEST_UTIL_H */
