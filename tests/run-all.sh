@@ -114,6 +114,7 @@ if [ -s "$log/lab-qemu.path" ]; then
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite guest-lbr-arch vm --smp 2 --cpu lbr-arch \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
+	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
 fi
 
 echo "$pass passed, $fail failed, $skip skipped"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ksym.h"
+#include "srcline.h"
 #include "util.h"
 
 static unsigned int pool_add(struct ksyms *ks, const char *s, size_t len)
@@ -57,6 +58,8 @@ static bool parse_line(struct ksyms *ks, char *line, struct ksym *sym,
 		return false;
 	sym->name = pool_add(ks, name, name_len);
 	sym->mod = 0;
+	if (name_len == 5 && !strncmp(name, "_text", 5))
+		ks->text_addr = sym->addr;
 	mod = name + name_len + strspn(name + name_len, " \t");
 	if (*mod++ != '[')
 		return true;
@@ -151,6 +154,7 @@ void ksyms_load(struct ksyms *ks, const char *path)
 
 void ksyms_free(struct ksyms *ks)
 {
+	srclines_close(ks->lines);
 	free(ks->syms);
 	free(ks->pool);
 }
@@ -203,4 +207,39 @@ bool ksyms_func(const struct ksyms *ks, unsigned long long addr,
 		return ksyms_format(ks, addr, buf, len);
 	snprintf(buf, len, "%s", ks->pool + s->name);
 	return true;
+}
+
+/*
+ * End of the function that starts at @addr: the address of the next symbol
+ * above it, or 0 when there is none (or no symbols at all).
+ */
+unsigned long long ksyms_func_end(const struct ksyms *ks,
+				  unsigned long long addr)
+{
+	const struct ksym *s = lookup(ks, addr);
+	size_t i = s ? (size_t)(s - ks->syms) + 1 : 0;
+
+	for (; i < ks->nr; i++)
+		if (ks->syms[i].addr > addr)
+			return ks->syms[i].addr;
+	return 0;
+}
+
+/* Whether @addr is in a module's symbol, not vmlinux's. */
+bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	return s && s->mod;
+}
+
+/*
+ * Open the debug info for source lines, if @vmlinux is given or symbols
+ * come from the live kallsyms (other kallsyms belong to another kernel).
+ */
+void ksyms_load_lines(struct ksyms *ks, const char *kallsyms,
+		      const char *vmlinux)
+{
+	if (vmlinux || !strcmp(kallsyms, "/proc/kallsyms"))
+		ks->lines = srclines_open(vmlinux, ks);
 }

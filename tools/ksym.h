@@ -13,19 +13,28 @@ struct ksym {
 	unsigned int seq;	/* line order, to keep the first of aliases */
 };
 
+struct srclines;
+
 struct ksyms {
 	struct ksym *syms;
 	size_t nr, cap;
 	char *pool;		/* NUL-terminated names; offset 0 is "" */
 	size_t pool_len, pool_cap;
+	unsigned long long text_addr;	/* _text, for the KASLR offset */
+	struct srclines *lines;		/* file:line lookup, or NULL */
 };
 
 void ksyms_load(struct ksyms *ks, const char *path);
 void ksyms_free(struct ksyms *ks);
+void ksyms_load_lines(struct ksyms *ks, const char *kallsyms,
+		      const char *vmlinux);
 bool ksyms_func(const struct ksyms *ks, unsigned long long addr,
 		char *buf, size_t len);
 bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
 		  char *buf, size_t len);
+bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
+unsigned long long ksyms_func_end(const struct ksyms *ks,
+				  unsigned long long addr);
 
 /* Room for "name+0x<16 digits> [module]", names up to KSYM_NAME_LEN (512). */
 #define KSYM_BUF_LEN	640

@@ -21,28 +21,42 @@
 
 #include <lbr_snap.h>
 
+#include "device.h"
 #include "json.h"
 #include "ksym.h"
 #include "record.h"
+#include "report.h"
+#include "srcline.h"
 #include "stream.h"
+#include "trace.h"
 #include "util.h"
 
 #define KALLSYMS	"/proc/kallsyms"
 
-enum cmd { CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH };
+enum cmd { CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE };
+
+/* Options given, to check they apply to the command. */
+#define OPT_READ	(1u << 0)	/* -n, --nonblock */
+#define OPT_SYMS	(1u << 1)	/* --kallsyms */
+#define OPT_TRIM	(1u << 2)	/* --full, --only-target */
+#define OPT_TRACE	(1u << 3)	/* -e, --all, --all-tasks */
 
 struct opts {
 	enum cmd cmd;
 	const char *device;
 	const char *kallsyms;
+	const char *vmlinux;	/* -k */
 	unsigned long long count;
 	bool json;
 	bool nonblock;
-	bool stream_only;	/* an option only streaming takes was given */
+	unsigned int given;	/* OPT_* */
+	struct print_opts po;
+	struct trace_opts trace;
 };
 
 static const char usage[] =
-"Usage: lbr-snap [OPTIONS] [info | stats | flush]\n"
+"Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
+"       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] -- CMD [ARGS]\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
 "functions it probes return.\n"
@@ -54,6 +68,14 @@ static const char usage[] =
 "  stats                print the counters of each target, then the read\n"
 "                       and flushed totals\n"
 "  flush                discard the records buffered in the module\n"
+"  report               read records like streaming (to the end, -n,\n"
+"                       --nonblock or SIGINT), then print how many distinct\n"
+"                       branch paths led to each (function, return value)\n"
+"                       and how often each was taken\n"
+"  trace -- CMD [ARGS]  attach the -e targets (loading the module if\n"
+"                       needed), run CMD, print the records of CMD and its\n"
+"                       descendants until it exits, detach; exits with\n"
+"                       CMD's status.  Needs root (CAP_SYS_ADMIN)\n"
 "\n"
 "Options:\n"
 "  -d, --device PATH    use PATH instead of " LBR_SNAP_DEVICE "; a regular\n"
@@ -64,16 +86,35 @@ static const char usage[] =
 "  -n, --count N        stop after N records\n"
 "      --nonblock       print the records already buffered, then exit\n"
 "      --kallsyms PATH  read symbols from PATH instead of " KALLSYMS "\n"
+"  -k, --vmlinux PATH   vmlinux with debug info for source lines (default:\n"
+"                       /boot/vmlinux-RELEASE, /lib/modules/RELEASE/build/\n"
+"                       vmlinux, /usr/lib/debug/boot/vmlinux-RELEASE,\n"
+"                       /usr/lib/debug/lib/modules/RELEASE/vmlinux)\n"
+"      --full           also show the probe-path entries (hidden by default)\n"
+"      --only-target    cut the entries before the first one inside the\n"
+"                       target function\n"
+"  -e, --event SYM[%type]  trace: a function to probe, as in targets=\n"
+"      --all            trace: capture every return, not only errors, while\n"
+"                       CMD runs (the previous capture mode is put back)\n"
+"      --all-tasks      trace: print the records of every process\n"
 "  -h, --help           print this help\n"
-"-n, --nonblock and --kallsyms apply to streaming only, --json not to flush.\n"
+"-n and --nonblock apply to streaming and report, --kallsyms and -k to\n"
+"these and trace, --full and --only-target to streaming and trace, -e,\n"
+"--all and --all-tasks to trace, --json to all but flush.\n"
 "\n"
 "Text output of a record:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
 "    [#0] from_sym+0xoff -> to_sym+0xoff [module] (mispredicted)\n"
 "    ...\n"
-"    (N newest entries made by the probe path)\n"
+"    ... N probe-path entries hidden (--full shows them)\n"
+"    (N newest entries made by the probe path)          with --full\n"
+"    ... N entries before FUNC() cut (--only-target)\n"
 "    (no LBR on this machine: backend none)\n"
 "TIME is CLOCK_MONOTONIC in seconds.microseconds, PID the process id.\n"
+"With debug info (a vmlinux, modules' .ko under /lib/modules/RELEASE; only\n"
+"with the live /proc/kallsyms or -k, and if built with libdw) each address\n"
+"is followed by (file:line), and functions inlined there by lines\n"
+"        from: inlined FUNC() called at file:line\n"
 "Branches are numbered from #0, the oldest.  RET follows the return type\n"
 "declared for the target: int and long as -ENOENT or a decimal number, ptr\n"
 "as NULL, ERR_PTR(-ENOMEM) or hex, bool as true or false.  Addresses below\n"
@@ -84,13 +125,30 @@ static const char usage[] =
 "  ts (ns), cpu, pid (process id), tid (thread id), comm, func, func_addr,\n"
 "  retval, errno (name, or null if no error), ret_type (int, long, ptr,\n"
 "  bool), probe_entries, flags, backend, target_id, caller, caller_sym,\n"
-"  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type}]\n"
+"  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type,\n"
+"  probe, before_target, from_file, from_line, to_file, to_line,\n"
+"  from_inline, to_inline: [{func, call_file, call_line}]}]: every entry;\n"
+"  file and line are null without debug info, probe is true for the\n"
+"  entries the probe path made, before_target for those --only-target\n"
+"  cuts.\n"
 "Addresses are hex strings, symbols null when unknown.\n"
 "\n"
-"SIGINT and SIGTERM end the stream cleanly.\n"
+"report, text: per (function, return value), most frequent first:\n"
+"  N distinct paths led to RET from FUNC; the most common (C\u00d7) ends in SYM\n"
+"    C\u00d7 path 1 of N:\n"
+"      [#0] from_sym+0xoff -> to_sym+0xoff\n"
+"A path is the (from, to) sequence without the probe-path entries and the\n"
+"entries before the target function; it ends in the source of its last\n"
+"branch outside the return thunks.  report --json, one object a line:\n"
+"  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
+"  paths: [{count, ends_in, branches: [{from, to, from_sym, to_sym}]}]\n"
+"\n"
+"SIGINT and SIGTERM end the stream cleanly.  trace passes SIGINT, SIGTERM\n"
+"and SIGHUP on to CMD and detaches when it exits.\n"
 "\n"
 "Exit status:\n"
-"  0  success, also when stopped by SIGINT or SIGTERM\n"
+"  0  success, also when stopped by SIGINT or SIGTERM; trace: CMD's exit\n"
+"     status (128 + signal if a signal killed it)\n"
 "  1  error, or info, stats or flush on a file, which has no ioctls\n"
 "  2  bad command line\n"
 "  3  device not found: the lbr_snap module is not loaded\n"
@@ -98,85 +156,12 @@ static const char usage[] =
 "  5  the module's ABI version is not the one this tool was built for\n"
 "  6  corrupt record stream\n";
 
-/* Returned by get_info() for input that is not the device. */
-#define NOT_DEVICE	1
-
-static int open_device(const char *path, int flags)
-{
-	int fd = open(path, flags | O_CLOEXEC);
-
-	if (fd >= 0)
-		return fd;
-	switch (errno) {
-	case ENOENT:
-	case ENODEV:
-	case ENXIO:
-		pr_err("%s not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)",
-		       path);
-		return -EXIT_NODEV;
-	case EACCES:
-	case EPERM:
-		pr_err("%s: permission denied: needs root (CAP_SYS_ADMIN) or read permission on the device",
-		       path);
-		return -EXIT_PERM;
-	default:
-		pr_err("%s: %s", path, strerror(errno));
-		return -EXIT_ERROR;
-	}
-}
-
-static int ioctl_error(const char *path, const char *name)
-{
-	bool perm = errno == EPERM || errno == EACCES;
-
-	pr_err("%s: %s: %s%s", path, name, strerror(errno),
-	       perm ? ": needs root (CAP_SYS_ADMIN)" : "");
-	return perm ? -EXIT_PERM : -EXIT_ERROR;
-}
-
-/*
- * Read the module's info and check its ABI version.  A regular file or pipe
- * replaying records has no ioctls (ENOTTY): NOT_DEVICE tells the caller.
- * Returns 0, NOT_DEVICE or -exit code.
- */
-static int get_info(int fd, const char *path, struct lbr_snap_info *info)
-{
-	struct stat st;
-
-	memset(info, 0, sizeof(*info));
-	if (ioctl(fd, LBR_SNAP_IOC_GET_INFO, info) < 0) {
-		if (errno != ENOTTY)
-			return ioctl_error(path, "GET_INFO");
-		if (fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode))
-			return NOT_DEVICE;
-		pr_err("%s: not an lbr_snap device, or its module speaks another ABI version",
-		       path);
-		return -EXIT_ABI;
-	}
-	if (info->abi_version != LBR_SNAP_ABI_VERSION) {
-		pr_err("%s: module ABI version %u, but this tool speaks version %u: use the lbr-snap built with the module",
-		       path, info->abi_version, LBR_SNAP_ABI_VERSION);
-		return -EXIT_ABI;
-	}
-	return 0;
-}
-
-/* get_info() for commands that need the device itself. */
-static int get_device_info(int fd, const char *path, struct lbr_snap_info *info)
-{
-	int ret = get_info(fd, path, info);
-
-	if (ret == NOT_DEVICE) {
-		pr_err("%s: not an lbr_snap device", path);
-		return -EXIT_ERROR;
-	}
-	return ret;
-}
-
-static int cmd_stream(int fd, const struct opts *o)
+static int read_records(int fd, const struct opts *o,
+			int (*fn)(int fd, const struct stream_opts *so))
 {
 	struct stream_opts so = {
 		.path = o->device, .max = o->count, .json = o->json,
+		.po = o->po,
 	};
 	struct lbr_snap_info info;
 	struct ksyms ks;
@@ -187,10 +172,21 @@ static int cmd_stream(int fd, const struct opts *o)
 	if (ret < 0)
 		return ret;
 	ksyms_load(&ks, o->kallsyms);
+	ksyms_load_lines(&ks, o->kallsyms, o->vmlinux);
 	so.ks = &ks;
-	ret = stream_records(fd, &so);
+	ret = fn(fd, &so);
 	ksyms_free(&ks);
 	return ret;
+}
+
+static int cmd_stream(int fd, const struct opts *o)
+{
+	return read_records(fd, o, stream_records);
+}
+
+static int cmd_report(int fd, const struct opts *o)
+{
+	return read_records(fd, o, report_records);
 }
 
 static const char *capture_name(unsigned int capture)
@@ -378,79 +374,189 @@ static int parse_count(const char *arg, unsigned long long *count)
 	return 0;
 }
 
-static int parse_cmd(int argc, char **argv, struct opts *o)
+/* Which commands take the options of each OPT_* bit. */
+static const struct {
+	unsigned int opt;
+	unsigned int cmds;	/* 1 << CMD_* */
+	const char *msg;
+} opt_rules[] = {
+	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT,
+	  "-n and --nonblock only apply to streaming and report" },
+	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE,
+	  "--kallsyms and -k only apply to streaming, report and trace" },
+	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
+	  "--full and --only-target only apply to streaming and trace" },
+	{ OPT_TRACE, 1u << CMD_TRACE,
+	  "-e, --all and --all-tasks only apply to trace" },
+};
+
+static int check_opts(const struct opts *o)
 {
-	static const char *const names[] = {
-		[CMD_INFO] = "info", [CMD_STATS] = "stats", [CMD_FLUSH] = "flush",
-	};
 	unsigned int i;
 
-	if (optind == argc)
-		return 0;
-	if (optind + 1 < argc)
-		return usage_error("too many arguments: ", argv[optind + 1]);
-	for (i = CMD_INFO; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(argv[optind], names[i])) {
-			o->cmd = i;
-			break;
-		}
-	}
-	if (o->cmd == CMD_STREAM)
-		return usage_error("unknown command: ", argv[optind]);
-	if (o->stream_only)
-		return usage_error("-n, --nonblock and --kallsyms only apply to streaming", "");
+	for (i = 0; i < ARRAY_SIZE(opt_rules); i++)
+		if ((o->given & opt_rules[i].opt) &&
+		    !(opt_rules[i].cmds & (1u << o->cmd)))
+			return usage_error(opt_rules[i].msg, "");
 	if (o->json && o->cmd == CMD_FLUSH)
 		return usage_error("--json does not apply to flush", "");
 	return 0;
 }
 
-enum { OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS };
+static int parse_trace(int argc, char **argv, struct opts *o)
+{
+	struct trace_opts *t = &o->trace;
+
+	if (!t->nr_specs)
+		return usage_error("trace needs at least one -e SYM[%type]", "");
+	if (optind + 1 >= argc)
+		return usage_error("trace needs a command: trace -e SYM -- CMD [ARGS]", "");
+	t->argv = argv + optind + 1;
+	t->device = o->device;
+	t->kallsyms = o->kallsyms;
+	t->vmlinux = o->vmlinux;
+	t->json = o->json;
+	t->po = o->po;
+	return 0;
+}
+
+static int parse_cmd(int argc, char **argv, struct opts *o)
+{
+	static const char *const names[] = {
+		[CMD_INFO] = "info", [CMD_STATS] = "stats", [CMD_FLUSH] = "flush",
+		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
+	};
+	unsigned int i;
+	int ret;
+
+	if (optind < argc) {
+		for (i = CMD_INFO; i < ARRAY_SIZE(names); i++) {
+			if (!strcmp(argv[optind], names[i])) {
+				o->cmd = i;
+				break;
+			}
+		}
+		if (o->cmd == CMD_STREAM)
+			return usage_error("unknown command: ", argv[optind]);
+	}
+	ret = check_opts(o);
+	if (ret)
+		return ret;
+	if (o->cmd == CMD_TRACE)
+		return parse_trace(argc, argv, o);
+	if (optind + 1 < argc)
+		return usage_error("too many arguments: ", argv[optind + 1]);
+	return 0;
+}
+
+static int add_spec(struct trace_opts *t, const char *spec)
+{
+	if (!*spec || strchr(spec, ',') ||
+	    strlen(spec) >= sizeof(((struct lbr_snap_target_ctl *)0)->spec))
+		return usage_error("-e needs SYM or SYM%type, not ", spec);
+	if (t->nr_specs == TRACE_MAX_SPECS)
+		return usage_error("too many -e (at most 64): ", spec);
+	t->specs[t->nr_specs++] = spec;
+	return 0;
+}
+
+enum {
+	OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS, OPT_FULL, OPT_ONLY_TARGET,
+	OPT_ALL, OPT_ALL_TASKS,
+};
+
+static const struct option longopts[] = {
+	{ "device",	 required_argument,	NULL, 'd' },
+	{ "count",	 required_argument,	NULL, 'n' },
+	{ "json",	 no_argument,		NULL, OPT_JSON },
+	{ "nonblock",	 no_argument,		NULL, OPT_NONBLOCK },
+	{ "kallsyms",	 required_argument,	NULL, OPT_KALLSYMS },
+	{ "vmlinux",	 required_argument,	NULL, 'k' },
+	{ "full",	 no_argument,		NULL, OPT_FULL },
+	{ "only-target", no_argument,		NULL, OPT_ONLY_TARGET },
+	{ "event",	 required_argument,	NULL, 'e' },
+	{ "all",	 no_argument,		NULL, OPT_ALL },
+	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
+	{ "help",	 no_argument,		NULL, 'h' },
+	{ }
+};
+
+/* One option; returns 0 or the exit code. */
+static int parse_opt(int c, struct opts *o)
+{
+	switch (c) {
+	case 'd':
+		o->device = optarg;
+		return 0;
+	case 'n':
+		o->given |= OPT_READ;
+		return parse_count(optarg, &o->count);
+	case OPT_JSON:
+		o->json = true;
+		return 0;
+	case OPT_NONBLOCK:
+		o->nonblock = true;
+		o->given |= OPT_READ;
+		return 0;
+	case OPT_KALLSYMS:
+		o->kallsyms = optarg;
+		o->given |= OPT_SYMS;
+		return 0;
+	case 'k':
+		o->vmlinux = optarg;
+		o->given |= OPT_SYMS;
+		return 0;
+	case OPT_FULL:
+		o->po.full = true;
+		o->given |= OPT_TRIM;
+		return 0;
+	case OPT_ONLY_TARGET:
+		o->po.only_target = true;
+		o->given |= OPT_TRIM;
+		return 0;
+	case 'e':
+		o->given |= OPT_TRACE;
+		return add_spec(&o->trace, optarg);
+	case OPT_ALL:
+		o->trace.capture_all = true;
+		o->given |= OPT_TRACE;
+		return 0;
+	case OPT_ALL_TASKS:
+		o->trace.all_tasks = true;
+		o->given |= OPT_TRACE;
+		return 0;
+	default:
+		return usage_error(NULL, NULL);
+	}
+}
 
 /* Returns 0 to go on, or the exit code (0 after --help). */
 static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 {
-	static const struct option longopts[] = {
-		{ "device",	required_argument,	NULL, 'd' },
-		{ "count",	required_argument,	NULL, 'n' },
-		{ "json",	no_argument,		NULL, OPT_JSON },
-		{ "nonblock",	no_argument,		NULL, OPT_NONBLOCK },
-		{ "kallsyms",	required_argument,	NULL, OPT_KALLSYMS },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ }
-	};
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "d:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o->device = optarg;
-			break;
-		case 'n':
-			ret = parse_count(optarg, &o->count);
-			if (ret)
-				return ret;
-			o->stream_only = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_NONBLOCK:
-			o->nonblock = true;
-			o->stream_only = true;
-			break;
-		case OPT_KALLSYMS:
-			o->kallsyms = optarg;
-			o->stream_only = true;
-			break;
-		case 'h':
+	while ((c = getopt_long(argc, argv, "d:n:e:k:h", longopts, NULL)) != -1) {
+		if (c == 'h') {
 			fputs(usage, stdout);
+			printf("\nSource lines: %s.\n", srclines_built_in ?
+			       "built in (libdw)" : "not built in (no libdw)");
 			*done = true;
 			return 0;
-		default:
-			return usage_error(NULL, NULL);
 		}
+		ret = parse_opt(c, o);
+		if (ret)
+			return ret;
 	}
 	return parse_cmd(argc, argv, o);
+}
+
+static int finish(int ret)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		pr_err("write error on stdout");
+		return EXIT_ERROR;
+	}
+	return ret;
 }
 
 int main(int argc, char **argv)
@@ -458,6 +564,7 @@ int main(int argc, char **argv)
 	static int (*const cmds[])(int fd, const struct opts *o) = {
 		[CMD_STREAM] = cmd_stream, [CMD_INFO] = cmd_info,
 		[CMD_STATS] = cmd_stats, [CMD_FLUSH] = cmd_flush,
+		[CMD_REPORT] = cmd_report,
 	};
 	struct opts o = { .device = LBR_SNAP_DEVICE, .kallsyms = KALLSYMS };
 	bool done = false;
@@ -466,14 +573,14 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &o, &done);
 	if (ret || done)
 		return ret;
+	if (o.cmd == CMD_TRACE) {
+		ret = trace_run(&o.trace);
+		return finish(ret < 0 ? -ret : ret);
+	}
 	fd = open_device(o.device, O_RDONLY | (o.nonblock ? O_NONBLOCK : 0));
 	if (fd < 0)
 		return -fd;
 	ret = -cmds[o.cmd](fd, &o);
 	close(fd);
-	if (fflush(stdout) || ferror(stdout)) {
-		pr_err("write error on stdout");
-		return EXIT_ERROR;
-	}
-	return ret;
+	return finish(ret);
 }

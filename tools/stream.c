@@ -111,10 +111,14 @@ static int one_record(struct stream *s, size_t at)
 	case REC_OK:
 		break;
 	}
-	if (o->json)
+	if (o->handle) {
+		if (!o->handle(&r, o->arg))
+			return 0;
+	} else if (o->json) {
 		print_rec_json(stdout, &r, o->ks);
-	else
-		print_rec_text(stdout, &r, o->ks);
+	} else {
+		print_rec_text(stdout, &r, o->ks, &o->po);
+	}
 	return o->max && ++s->printed == o->max;
 }
 
@@ -182,6 +186,41 @@ static int read_loop(struct stream *s, int fd)
 	if (s->len && !stop)
 		return bad_record(s, 0, "truncated at the end of the input");
 	return 0;
+}
+
+struct stream *stream_new(const struct stream_opts *o)
+{
+	struct stream *s = xrealloc(NULL, sizeof(*s));
+
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	reserve(s, BUF_SIZE);
+	return s;
+}
+
+/*
+ * One read() from @fd, a non-blocking device, and the records it completes.
+ * Returns 1 if it read something, 0 if there was nothing (EAGAIN or end of
+ * input), 2 when -n is reached, or -exit code.
+ */
+int stream_pump(struct stream *s, int fd)
+{
+	ssize_t n = fill(s, fd);
+	int ret;
+
+	if (n <= 0)
+		return n;
+	s->len += n;
+	ret = consume(s);
+	if (ret)
+		return ret < 0 ? ret : 2;
+	return 1;
+}
+
+void stream_free(struct stream *s)
+{
+	free(s->buf);
+	free(s);
 }
 
 /* Print the records read from @fd; returns 0 or -exit code. */

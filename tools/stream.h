@@ -5,14 +5,25 @@
 #include <stdbool.h>
 
 #include "ksym.h"
+#include "print.h"
+#include "record.h"
 
 struct stream_opts {
 	const char *path;		/* for messages */
 	const struct ksyms *ks;
 	unsigned long long max;		/* stop after this many records, 0: never */
 	bool json;
+	struct print_opts po;
+	/* If set, called per record instead of printing; true: count it. */
+	bool (*handle)(const struct rec *r, void *arg);
+	void *arg;
 };
 
+struct stream;
+
 int stream_records(int fd, const struct stream_opts *o);
+struct stream *stream_new(const struct stream_opts *o);
+int stream_pump(struct stream *s, int fd);
+void stream_free(struct stream *s);
 
 #endif /* LBR_SNAP_STREAM_H */

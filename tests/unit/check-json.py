@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Validate lbr-snap --json output: check-json.py record|info|stats FILE.
+"""Validate lbr-snap --json output: check-json.py record|info|stats|report FILE.
 
 Every line must be a JSON object with the keys and types the tool
 documents; addresses must be 16-digit hex strings.  Prints the first
@@ -25,7 +25,20 @@ RECORD = {
 BRANCH = {
     "from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
     "mispred": bool, "flags": INT, "cycles": INT, "type": INT,
+    "probe": bool, "before_target": bool,
+    "from_file": OPT_STR, "from_line": (int, type(None)),
+    "to_file": OPT_STR, "to_line": (int, type(None)),
+    "from_inline": list, "to_inline": list,
 }
+INLINE = {"func": OPT_STR, "call_file": OPT_STR, "call_line": INT}
+REPORT = {
+    "func": OPT_STR, "func_addr": HEX,
+    "ret_type": ("int", "long", "ptr", "bool", "unknown"), "retval": INT,
+    "ret": STR, "errno": OPT_STR, "count": INT, "nr_paths": INT,
+    "paths": list,
+}
+PATH = {"count": INT, "ends_in": STR, "branches": list}
+PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR}
 INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
@@ -59,13 +72,30 @@ def check_object(obj, schema, where):
             raise ValueError(f"{where}: bad {key!r}: {obj[key]!r}")
 
 
+def check_report(obj, where):
+    check_object(obj, REPORT, where)
+    if obj["nr_paths"] != len(obj["paths"]):
+        raise ValueError(f"{where}: nr_paths is not the number of paths")
+    if obj["count"] != sum(p["count"] for p in obj["paths"]):
+        raise ValueError(f"{where}: count is not the sum of the paths'")
+    for i, p in enumerate(obj["paths"]):
+        check_object(p, PATH, f"{where}: path {i}")
+        for j, br in enumerate(p["branches"]):
+            check_object(br, PATH_BRANCH, f"{where}: path {i} branch {j}")
+
+
 def check_line(kind, obj, where):
     if kind == "record":
         check_object(obj, RECORD, where)
         for i, br in enumerate(obj["branches"]):
             check_object(br, BRANCH, f"{where}: branch {i}")
+            for side in ("from_inline", "to_inline"):
+                for j, inl in enumerate(br[side]):
+                    check_object(inl, INLINE, f"{where}: branch {i} {side} {j}")
     elif kind == "info":
         check_object(obj, INFO, where)
+    elif kind == "report":
+        check_report(obj, where)
     else:
         check_object(obj, STATS, where)
         for i, t in enumerate(obj["targets"]):

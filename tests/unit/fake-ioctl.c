@@ -7,10 +7,15 @@
  *   FAKE_LBR_ABI=N     GET_INFO reports ABI version N
  *   FAKE_LBR_ERRNO=N   every lbr_snap ioctl fails with errno N
  *
- * FLUSH prints "fake: FLUSH" on stderr so tests can see it was called.
+ *   FAKE_LBR_ADD_FAIL=SPEC  ADD_TARGET of SPEC fails with EINVAL
+ *   FAKE_LBR_ADD_EXISTS=SPEC  ADD_TARGET of SPEC fails with EEXIST
+ *
+ * FLUSH, ADD_TARGET, DEL_TARGET and SET_CAPTURE print "fake: NAME [ARG]"
+ * on stderr so tests can see they were called, and in which order.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +74,25 @@ static int fake_stats(struct lbr_snap_stats *st)
 	return 0;
 }
 
+static bool env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, value);
+}
+
+static int fake_add(struct lbr_snap_target_ctl *ctl)
+{
+	fprintf(stderr, "fake: ADD_TARGET %s\n", ctl->spec);
+	if (env_is("FAKE_LBR_ADD_FAIL", ctl->spec))
+		errno = EINVAL;
+	else if (env_is("FAKE_LBR_ADD_EXISTS", ctl->spec))
+		errno = EEXIST;
+	else
+		return 0;
+	return -1;
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	int err = env_int("FAKE_LBR_ERRNO", 0);
@@ -89,6 +113,15 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return fake_stats(arg);
 	case LBR_SNAP_IOC_FLUSH:
 		fputs("fake: FLUSH\n", stderr);
+		return 0;
+	case LBR_SNAP_IOC_ADD_TARGET:
+		return fake_add(arg);
+	case LBR_SNAP_IOC_DEL_TARGET:
+		fprintf(stderr, "fake: DEL_TARGET %s\n",
+			((struct lbr_snap_target_ctl *)arg)->spec);
+		return 0;
+	case LBR_SNAP_IOC_SET_CAPTURE:
+		fprintf(stderr, "fake: SET_CAPTURE %lu\n", (unsigned long)arg);
 		return 0;
 	default:
 		return __real_ioctl(fd, req, arg);

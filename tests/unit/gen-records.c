@@ -8,8 +8,9 @@
  * variable numbers of entries, records written with a bigger header and
  * entries than this ABI knows, with older 16-byte entries, of a newer ABI
  * version (to be skipped), without LBR, and with odd comm bytes.  The other
- * modes write one valid record followed by a broken one.  The addresses
- * match tests/unit/kallsyms.txt.
+ * modes write one valid record followed by a broken one.  MODE "paths" is
+ * a known mix of error paths for lbr-snap report (see gen_paths()).  The
+ * addresses match tests/unit/kallsyms.txt.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #define KMALLOC		0xffffffff81004000ull	/* kmalloc_trace */
 #define WEAK_SMALL	0xffffffff81005000ull
 #define TRAMP		0xffffffff81005800ull	/* __kretprobe_trampoline */
+#define THUNK		0xffffffff81005c00ull	/* __x86_return_thunk */
 #define UNSORTED	0xffffffff81000800ull	/* unsorted_late */
 #define HANDLER		0xffffffffc0100000ull	/* lbr_snap_ret_handler */
 #define EXT4_OPEN	0xffffffffc0200000ull	/* ext4_file_open [ext4] */
@@ -266,6 +268,118 @@ static void gen_stream(void)
 	rec_unknown();
 }
 
+/*
+ * The paths of do_sys_openat2's error returns: each record is some entries
+ * before the function (which differ from record to record), the path, and
+ * probe-path entries (1 or 2 of them), so only trimming both ends makes the
+ * same paths count as one.
+ */
+static const struct lbr_snap_branch path_a[] = {
+	BR(SYS_OPEN + 0x4a, DO_OPEN, 0, LBR_SNAP_BT_CALL),
+	BR(DO_OPEN + 0x30, GETNAME, 0, LBR_SNAP_BT_CALL),
+	BR(GETNAME + 0x88, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+	BR(DO_OPEN + 0x60, DO_OPEN + 0x160, 0, LBR_SNAP_BT_JCC),
+	BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+	BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+};
+
+static const struct lbr_snap_branch path_b[] = {
+	BR(SYS_OPEN + 0x4a, DO_OPEN, 0, LBR_SNAP_BT_CALL),
+	BR(DO_OPEN + 0x60, DO_OPEN + 0x80, 0, LBR_SNAP_BT_JCC),
+	BR(DO_OPEN + 0x90, DO_OPEN + 0x1b0, 0, LBR_SNAP_BT_JCC),
+	BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+	BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+};
+
+/* A path inside kmalloc_trace, which returns without a thunk. */
+static const struct lbr_snap_branch path_c[] = {
+	BR(KMALLOC + 0x10, KMALLOC + 0x40, 0, LBR_SNAP_BT_JCC),
+	BR(KMALLOC + 0x4c, TRAMP, 0, LBR_SNAP_BT_RET),
+};
+
+/* Record @n of @func returning @retval through @path. */
+static void emit_path(unsigned long long func, unsigned int type,
+		      long long retval, const struct lbr_snap_branch *path,
+		      unsigned int len, unsigned int n)
+{
+	struct lbr_snap_record h = hdr("paths", func, type, retval);
+	struct lbr_snap_branch br[LBR_SNAP_MAX_ENTRIES];
+	unsigned int nr = 0, pre = n % 3, probe = 1 + n % 2, i;
+
+	for (i = 0; i < pre; i++)
+		br[nr++] = (struct lbr_snap_branch)BR(WEAK_FN + 0x10 * n + i,
+						      WEAK_SMALL + i, 0, 0);
+	memcpy(br + nr, path, len * sizeof(*path));
+	nr += len;
+	for (i = 0; i < probe; i++)
+		br[nr++] = (struct lbr_snap_branch)BR(TRAMP + 0x20 + n,
+						      HANDLER + 0x10 * i, 0, 0);
+	h.probe_entries = probe;
+	h.tgid = 1000 + n;
+	h.pid = h.tgid;
+	emit(h, br, nr, &native);
+}
+
+/*
+ * The mix lbr-snap report must count exactly:
+ *   do_sys_openat2() = -ENOENT: path A 5x, path B 3x
+ *   do_sys_openat2() = -EACCES: path B 2x
+ *   kmalloc_trace() = NULL: path C 4x; = ERR_PTR(-ENOMEM): path C 1x
+ *   ext4_file_open() = -EIO: 1x without LBR
+ * interleaved, so that groups and paths are not seen in order.
+ */
+static void gen_paths(void)
+{
+	static const struct {
+		char path;
+		unsigned long long func;
+		unsigned int type;
+		long long retval;
+	} mix[] = {
+		{ 'b', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'c', KMALLOC, LBR_SNAP_RET_PTR, 0 },
+		{ 'a', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'b', DO_OPEN, LBR_SNAP_RET_INT, -13 },
+		{ 'a', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'c', KMALLOC, LBR_SNAP_RET_PTR, -12 },
+		{ 'n', EXT4_OPEN, LBR_SNAP_RET_INT, -5 },
+		{ 'a', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'c', KMALLOC, LBR_SNAP_RET_PTR, 0 },
+		{ 'b', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'c', KMALLOC, LBR_SNAP_RET_PTR, 0 },
+		{ 'a', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'b', DO_OPEN, LBR_SNAP_RET_INT, -13 },
+		{ 'b', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+		{ 'c', KMALLOC, LBR_SNAP_RET_PTR, 0 },
+		{ 'a', DO_OPEN, LBR_SNAP_RET_INT, -2 },
+	};
+	struct lbr_snap_record h;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mix); i++) {
+		switch (mix[i].path) {
+		case 'a':
+			emit_path(mix[i].func, mix[i].type, mix[i].retval,
+				  path_a, ARRAY_SIZE(path_a), i);
+			break;
+		case 'b':
+			emit_path(mix[i].func, mix[i].type, mix[i].retval,
+				  path_b, ARRAY_SIZE(path_b), i);
+			break;
+		case 'c':
+			emit_path(mix[i].func, mix[i].type, mix[i].retval,
+				  path_c, ARRAY_SIZE(path_c), i);
+			break;
+		default:
+			h = hdr("paths", mix[i].func, mix[i].type, mix[i].retval);
+			h.flags = LBR_SNAP_REC_NO_LBR;
+			h.backend = LBR_SNAP_BACKEND_NONE;
+			emit_plain(h);
+			break;
+		}
+	}
+}
+
 #define HS	sizeof(struct lbr_snap_record)
 
 /* Broken records, each written after a good one: @bytes of the header. */
@@ -305,12 +419,16 @@ int main(int argc, char **argv)
 		gen_stream();
 		return 0;
 	}
+	if (!strcmp(mode, "paths")) {
+		gen_paths();
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {
 		if (!strcmp(mode, broken[i].mode)) {
 			gen_broken(&broken[i]);
 			return 0;
 		}
 	}
-	fprintf(stderr, "usage: gen-records stream|%s|...\n", broken[0].mode);
+	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n", broken[0].mode);
 	return 2;
 }

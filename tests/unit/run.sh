@@ -6,7 +6,8 @@
 # kallsyms are fed to the tool as regular files, pipes and FIFOs, and a test
 # build with fake-ioctl.c stands in for the module's ioctls.  Output is
 # compared exactly with tests/unit/expected/ or with inline expectations;
-# check-json.py validates the JSON, test-errname.c the errno table.
+# check-json.py validates the JSON, check-report.py recounts what report
+# prints from the records, test-errname.c checks the errno table.
 #
 # Needs gcc, make, python3, readelf, mkfifo, timeout and, as root, setpriv.
 #
@@ -140,6 +141,7 @@ check "errno names match glibc's for 1..133 and the kernel's 512..531" \
 	./test-errname
 
 ./gen-records stream >stream.bin
+./gen-records paths >paths.bin
 for mode in small-size bad-hdr-size overrun version0 truncated; do
 	./gen-records "$mode" >"$mode.bin"
 done
@@ -263,8 +265,9 @@ sanitized()
 	gcc "${CFLAGS[@]}" -g -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o lbr-snap-san "$ROOT"/tools/*.c || return 1
 	for in in *.bin; do
-		for fmt in "" --json; do
-			./lbr-snap-san -d "$in" "${KS[@]}" ${fmt:+"$fmt"} >/dev/null 2>san.err
+		for fmt in "" --json --full --only-target report "report --json"; do
+			# shellcheck disable=SC2086
+			./lbr-snap-san -d "$in" "${KS[@]}" $fmt >/dev/null 2>san.err
 			[ $? -le 6 ] && ! grep -qE "Sanitizer|runtime error" san.err && continue
 			echo "$in $fmt:"
 			cat san.err
@@ -273,6 +276,91 @@ sanitized()
 	done
 }
 check "ASan/UBSan build reads every input without memory errors" sanitized
+
+# -------------------------------------------------- trimming and report
+
+t "--full shows the probe-path entries" 0 "$EXP/stream-full.txt" \
+	"$EXP/stream.err" "$LBR" -d stream.bin "${KS[@]}" --full
+t "--only-target --full: entries before the target cut, said how many" 0 \
+	"$EXP/paths-only-target-full.txt" /dev/null \
+	"$LBR" -d paths.bin "${KS[@]}" --only-target --full
+
+# The JSON flags must mark what text output hides and what it cuts.
+json_flags()
+{
+	"$LBR" -d paths.bin "${KS[@]}" --json >paths.jsonl || return 1
+	python3 "$HERE/check-json.py" record paths.jsonl || return 1
+	python3 -c '
+import json, sys
+for n, line in enumerate(open("paths.jsonl"), 1):
+    r = json.loads(line)
+    br = r["branches"]
+    probe = [b["probe"] for b in br]
+    want = [i >= len(br) - r["probe_entries"] for i in range(len(br))]
+    if probe != want:
+        sys.exit(f"record {n}: probe flags {probe}")
+    cut = [b["before_target"] for b in br]
+    k = cut.count(True)
+    if cut != [True] * k + [False] * (len(br) - k) or k != (n - 1) % 3 and br:
+        sys.exit(f"record {n}: before_target flags {cut}")
+'
+}
+check "JSON keeps every branch, flags probe and before_target" json_flags
+
+t "report: text" 0 "$EXP/report.txt" /dev/null \
+	"$LBR" -d paths.bin "${KS[@]}" report
+t "report --json" 0 "$EXP/report.jsonl" /dev/null \
+	"$LBR" -d paths.bin "${KS[@]}" report --json
+check "report --json has the documented keys" \
+	python3 "$HERE/check-json.py" report out.txt
+check "report counts equal a recount of the records' paths" \
+	python3 "$HERE/check-report.py" paths.jsonl out.txt
+
+# The mix gen-records writes (gen_paths()), counted by hand.
+report_mix()
+{
+	"$LBR" -d paths.bin "${KS[@]}" report | grep -v '^    ' >mix.txt
+	want mix.want \
+		"2 distinct paths led to -ENOENT from do_sys_openat2; the most common (5×) ends in do_sys_openat2+0x1c2" \
+		"  5× path 1 of 2:" \
+		"  3× path 2 of 2:" \
+		"" \
+		"1 distinct path led to NULL from kmalloc_trace; the most common (4×) ends in kmalloc_trace+0x4c" \
+		"  4× path 1 of 1:" \
+		"" \
+		"1 distinct path led to -EACCES from do_sys_openat2; the most common (2×) ends in do_sys_openat2+0x1c2" \
+		"  2× path 1 of 1:" \
+		"" \
+		"1 distinct path led to ERR_PTR(-ENOMEM) from kmalloc_trace; the most common (1×) ends in kmalloc_trace+0x4c" \
+		"  1× path 1 of 1:" \
+		"" \
+		"1 distinct path led to -EIO from ext4_file_open; the most common (1×) ends in (no branches)" \
+		"  1× path 1 of 1: no branches"
+	diff -u mix.want mix.txt
+}
+check "report counts the known mix exactly" report_mix
+
+# The same through a pipe in 7-byte pieces, and with -n.
+report_chunked()
+{
+	python3 -c '
+import os, time
+data = open("paths.bin", "rb").read()
+for i in range(0, len(data), 7):
+    os.write(1, data[i:i + 7])
+    time.sleep(0.0002)
+' | "$LBR" -d /dev/stdin "${KS[@]}" report
+}
+t "report: records split across reads of a pipe" 0 "$EXP/report.txt" \
+	/dev/null report_chunked
+want report3.txt \
+	"2 distinct paths led to -ENOENT from do_sys_openat2; the most common (1×) ends in do_sys_openat2+0x1c2" \
+	"" "1 distinct path led to NULL from kmalloc_trace; the most common (1×) ends in kmalloc_trace+0x4c"
+report_n3()
+{
+	"$LBR" -d paths.bin "${KS[@]}" -n 3 report | grep -v '^ '
+}
+t "report -n 3 counts the first 3 records" 0 report3.txt - report_n3
 
 # ----------------------------------------------------------- symbolization
 
@@ -369,6 +457,60 @@ want eio.err "lbr-snap: stream.bin: GET_INFO: Input/output error"
 t "ioctl EIO: exit 1" 1 /dev/null eio.err \
 	env FAKE_LBR_ERRNO=5 "$FAKE" -d stream.bin info
 
+# --------------------------------------- trace, through fake-ioctl.c
+
+want trace.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
+	"fake: SET_CAPTURE 1" "fake: SET_CAPTURE 0" "fake: DEL_TARGET foo" \
+	"fake: DEL_TARGET bar"
+t "trace: attach, --all, run, restore, detach; CMD's exit status" 3 \
+	/dev/null trace.err \
+	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
+
+want trace-fail.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
+	"lbr-snap: ADD_TARGET bar%ptr: Invalid argument" "fake: DEL_TARGET foo"
+t "trace: a target that fails detaches the others, CMD not run" 1 \
+	/dev/null trace-fail.err env FAKE_LBR_ADD_FAIL=bar%ptr \
+	"$FAKE" -d paths.bin trace -e foo -e bar%ptr -e baz -- touch ran
+check "trace: CMD did not run after a failed attach" test ! -e ran
+
+want trace-exists.err "fake: ADD_TARGET foo" \
+	"lbr-snap: foo: already a target (or an alias of one): using it, leaving it attached" \
+	"fake: ADD_TARGET bar" "lbr-snap: no-such-cmd: No such file or directory" \
+	"fake: DEL_TARGET bar"
+t "trace: an existing target stays; unknown CMD exits 127" 127 /dev/null \
+	trace-exists.err env FAKE_LBR_ADD_EXISTS=foo \
+	"$FAKE" -d paths.bin trace -e foo -e bar -- no-such-cmd
+
+trace_signal()
+{
+	local tool rc
+
+	"$FAKE" -d paths.bin trace -e foo -- sleep 30 2>sig.err &
+	tool=$!
+	sleep 0.5
+	kill -TERM "$tool"
+	wait "$tool"
+	rc=$?
+	cat sig.err >&2
+	return "$rc"
+}
+want trace-sig.err "fake: ADD_TARGET foo" "fake: DEL_TARGET foo"
+t "trace: SIGTERM goes to CMD, then detach; exit 128+15" 143 /dev/null \
+	trace-sig.err trace_signal
+
+want trace-perm.err "lbr-snap trace needs root (CAP_SYS_ADMIN)"
+trace_unprivileged()
+{
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$FAKE" -d paths.bin trace -e foo -- true
+	else
+		"$FAKE" -d paths.bin trace -e foo -- true
+	fi
+}
+t "trace without CAP_SYS_ADMIN: exit 4, no ioctl at all" 4 /dev/null \
+	trace-perm.err trace_unprivileged
+
 # ----------------------------------------------------------- command line
 
 try_help="Try 'lbr-snap --help' for more information."
@@ -390,11 +532,29 @@ usage "-n -1" "-n needs a positive number, not -1" -n -1
 usage "-n x" "-n needs a positive number, not x" -n x
 usage "unknown command" "unknown command: bogus" bogus
 usage "two commands" "too many arguments: stats" info stats
-usage "-n with info" "-n, --nonblock and --kallsyms only apply to streaming" \
+usage "-n with info" "-n and --nonblock only apply to streaming and report" \
 	info -n 1
 usage "--nonblock with stats" \
-	"-n, --nonblock and --kallsyms only apply to streaming" --nonblock stats
+	"-n and --nonblock only apply to streaming and report" --nonblock stats
+usage "--kallsyms with flush" \
+	"--kallsyms and -k only apply to streaming, report and trace" \
+	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
+usage "-n with trace" "-n and --nonblock only apply to streaming and report" \
+	-n 1 trace -e foo -- true
+usage "--full with report" \
+	"--full and --only-target only apply to streaming and trace" \
+	--full report
+usage "-e without trace" "-e, --all and --all-tasks only apply to trace" \
+	-e foo
+usage "--all with report" "-e, --all and --all-tasks only apply to trace" \
+	--all report
+usage "trace without -e" "trace needs at least one -e SYM[%type]" \
+	trace -- true
+usage "trace without CMD" \
+	"trace needs a command: trace -e SYM -- CMD [ARGS]" trace -e foo
+usage "-e with a comma" "-e needs SYM or SYM%type, not a,b" \
+	trace -e a,b -- true
 
 help_complete()
 {
@@ -402,8 +562,11 @@ help_complete()
 
 	"$LBR" --help >help.txt || return 1
 	for word in --device -d --kallsyms --json --count -n --nonblock --help \
-		    info stats flush "Exit status" SIGINT "(mispredicted)" \
-		    "probe path" "no LBR" ERR_PTR errno branches; do
+		    --full --only-target -e --event --all --all-tasks -k --vmlinux \
+		    info stats flush report trace "Exit status" SIGINT \
+		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
+		    branches before_target ends_in nr_paths from_file to_line \
+		    from_inline "inlined"; do
 		grep -qF -- "$word" help.txt && continue
 		echo "--help lacks $word"
 		rc=1

@@ -8,7 +8,8 @@ mkdir -p "$LBR_CACHE" "$LBR_BUILD"
 
 # Packages the harness needs, by Debian name.
 LBR_DEPS="build-essential linux-image-amd64 linux-headers-amd64 linux-source
-	  busybox-static qemu-system-x86 cpio gzip xz-utils kmod python3 perl"
+	  busybox-static qemu-system-x86 cpio gzip xz-utils kmod python3 perl
+	  libdw-dev libelf-dev libzstd-dev"
 
 die() { echo "lbr_snap: $*" >&2; exit 1; }
 

@@ -1,0 +1,301 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest side of the lbr-snap tool tests: trace, report, trimming and the
+# permission check against the real module and the test target.  Prints
+# TAP and "# Totals: pass:N fail:N skip:N"; exits 1 if a test failed.
+# Checks that need branches skip, with the reason, where `lbr-snap info`
+# says backend none (the stock CPU).
+#
+# The JSON it produces is printed between "@@JSON KIND NAME" and "@@END"
+# lines for tests/guest/tool-vm.sh to validate on the host (no python3 in
+# the guest).
+#
+#   tests/vm/run-vm.sh [--cpu lbr-legacy] --script tests/guest/tool-tests.sh
+
+DEV=/dev/lbr_snap_test
+W=/tmp/tool-tests
+nr=0 pass=0 fail=0 skip=0
+
+mkdir -p "$W" && cd "$W" || exit 1
+
+# result NAME: ok if why.txt is empty, else not ok with why.txt as the reason.
+result()
+{
+	nr=$((nr + 1))
+	if [ -s why.txt ]; then
+		fail=$((fail + 1))
+		echo "not ok $nr - $1"
+		sed 's/^/# /' why.txt
+	else
+		pass=$((pass + 1))
+		echo "ok $nr - $1"
+	fi
+	: >why.txt
+}
+
+skip()
+{
+	nr=$((nr + 1))
+	skip=$((skip + 1))
+	echo "ok $nr - $1 # SKIP $2"
+}
+
+# why TEXT: note a failure of the current test.
+why()
+{
+	echo "$*" >>why.txt
+}
+
+# expect_count N PATTERN FILE: FILE has N lines matching PATTERN.
+expect_count()
+{
+	got=$(grep -c -- "$2" "$3")
+	[ "$got" = "$1" ] || why "$3: $got lines match '$2', expected $1"
+}
+
+# expect_count_e N ERE FILE: the same with an extended regular expression.
+expect_count_e()
+{
+	got=$(grep -c -E -- "$2" "$3")
+	[ "$got" = "$1" ] || why "$3: $got lines match '$2', expected $1"
+}
+
+expect_rc()
+{
+	[ "$1" = "$2" ] || why "exit status $1, expected $2"
+}
+
+module_loaded()
+{
+	grep -q '^lbr_snap ' /proc/modules
+}
+
+# Show a file in the TAP output, for the log.
+show()
+{
+	sed 's/^/#   /' "$1"
+}
+
+emit_json()
+{
+	echo "@@JSON $1 $2"
+	cat "$3"
+	echo "@@END"
+}
+
+trigger()
+{
+	echo "$1" >"$DEV"
+}
+
+# as_nobody CMD...: run CMD as uid/gid 65534 without capabilities.
+# util-linux setpriv if there, else busybox su (its setpriv cannot set ids).
+# The initramfs root directory is mode 0700 (mktemp -d): open it up so that
+# nobody can reach /bin and /usr/local/bin at all.
+as_nobody()
+{
+	chmod 755 /
+	if setpriv --help 2>&1 | grep -q -- --reuid; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+	else
+		su -s /bin/sh -c '"$0" "$@"' nobody -- "$@"
+	fi
+}
+
+: >why.txt
+modprobe lbr_snap_test_target || { echo "Bail out! no test target"; exit 1; }
+
+# The backend decides which checks can run.
+modprobe lbr_snap targets=lbr_test_bool%bool || { echo "Bail out! modprobe lbr_snap"; exit 1; }
+BACKEND=$(lbr-snap info | sed -n 's/^backend: //p')
+modprobe -r lbr_snap
+echo "# backend: $BACKEND"
+LBR=1
+[ "$BACKEND" = none ] && LBR=
+
+# ------------------------------------------------------------------ trace
+
+# No module loaded: trace loads it with the -e list and unloads it.
+lbr-snap trace -e lbr_test_int -e lbr_test_ptr%ptr -- \
+	sh -c "echo 'int -22 3' >$DEV; echo 'ptr 5 1' >$DEV" >t1.out 2>t1.err
+rc=$?
+show t1.out
+expect_rc "$rc" 0
+expect_count 3 '^[0-9.]* cpu[0-9]* sh\[[0-9]*\] lbr_test_int() = -EINVAL$' t1.out
+expect_count 0 'lbr_test_ptr()' t1.out
+[ -s t1.err ] && why "stderr: $(cat t1.err)"
+module_loaded && why "lbr_snap still loaded after trace"
+[ -e /dev/lbr_snap ] && why "/dev/lbr_snap still there"
+result "trace loads the module, prints CMD's 3 records, unloads it"
+
+if [ -n "$LBR" ]; then
+	# Source lines, "(file:line)", may follow each symbol.
+	expect_count_e 3 'lbr_test_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> lbr_test_fail\+0x0 \[lbr_snap_test_target\]' t1.out
+	expect_count_e 3 'lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> ' t1.out
+	expect_count 3 '^  \.\.\. [0-9]* probe-path entries hidden (--full shows them)$' t1.out
+	grep -q 'lbr_ret_handler' t1.out && why "probe path shown without --full"
+	result "trace shows the known path lbr_test_int -> lbr_test_fail, probe path hidden"
+else
+	skip "trace shows the known path lbr_test_int -> lbr_test_fail" "backend none: no branches"
+fi
+
+lbr-snap trace -e lbr_test_int -- sh -c 'exit 7' >t2.out 2>&1
+expect_rc $? 7
+module_loaded && why "lbr_snap still loaded"
+result "trace exits with CMD's status"
+
+# Descendants: the inner sh is a child of CMD; a process that is not a
+# descendant, started before, triggers -E2BIG during the trace.
+(sleep 1; trigger "int -7 1") &
+other=$!
+lbr-snap trace -e lbr_test_int -- sh -c \
+	"sh -c \"echo 'int -22 2' >$DEV\"; echo 'int -5 1' >$DEV; sleep 2; true" \
+	>t3.out 2>t3.err
+rc=$?
+wait "$other"
+show t3.out
+expect_rc "$rc" 0
+expect_count 2 'lbr_test_int() = -EINVAL$' t3.out
+expect_count 1 'lbr_test_int() = -EIO$' t3.out
+expect_count 0 'E2BIG' t3.out
+result "trace prints the records of CMD's descendants, not of others"
+
+# Module already loaded: attach with ADD_TARGET, detach with DEL_TARGET,
+# --all for the duration only; a target given at load time stays.
+modprobe lbr_snap targets=lbr_test_bool%bool
+lbr-snap info >info-before.txt
+lbr-snap trace -e lbr_test_int -e lbr_test_bool%bool --all --json -- \
+	sh -c "echo 'int 3 2' >$DEV; echo 'int -22 1' >$DEV; echo 'bool 0 1' >$DEV" \
+	>t4.jsonl 2>t4.err
+rc=$?
+lbr-snap info >info-after.txt
+lbr-snap stats >stats-after.txt
+expect_rc "$rc" 0
+expect_count 2 '"func":"lbr_test_int","func_addr":"[^"]*","retval":3,' t4.jsonl
+expect_count 1 '"func":"lbr_test_int","func_addr":"[^"]*","retval":-22,' t4.jsonl
+expect_count 1 '"func":"lbr_test_bool",' t4.jsonl
+expect_count 1 'lbr_test_bool%bool: already a target' t4.err
+cmp -s info-before.txt info-after.txt || why "info changed: $(diff info-before.txt info-after.txt)"
+expect_count 0 lbr_test_int stats-after.txt
+module_loaded || why "trace unloaded a module it did not load"
+result "trace attaches to a loaded module, --all, detaches, restores capture"
+emit_json record trace-all t4.jsonl
+
+# ------------------------------------------------------------- permission
+
+lbr-snap stats >stats-before.txt
+lbr-snap info >info-before.txt
+as_nobody lbr-snap trace -e lbr_test_int -- true >perm.out 2>perm.err
+rc=$?
+lbr-snap stats >stats-after.txt
+lbr-snap info >info-after.txt
+expect_rc "$rc" 4
+grep -qx 'lbr-snap trace needs root (CAP_SYS_ADMIN)' perm.err ||
+	why "stderr: $(cat perm.err)"
+cmp -s stats-before.txt stats-after.txt || why "stats changed"
+cmp -s info-before.txt info-after.txt || why "info changed"
+result "trace as nobody: clear error, exit 4, stats and info unchanged"
+
+modprobe -r lbr_snap
+as_nobody lbr-snap trace -e lbr_test_int -- true >perm.out 2>&1
+expect_rc $? 4
+module_loaded && why "an unprivileged trace loaded lbr_snap"
+result "trace as nobody without the module: nothing loaded"
+
+# ----------------------------------------------------------------- report
+
+modprobe lbr_snap targets=lbr_test_int,lbr_test_ptr%ptr
+trigger "int -22 7"
+trigger "ptr -12 3"
+trigger "ptr 0 2"
+# Keep the raw records to read them three ways.
+timeout 3 cat /dev/lbr_snap >raw.bin 2>/dev/null
+lbr-snap report -d raw.bin >report.txt
+lbr-snap report -d raw.bin --json >report.jsonl
+lbr-snap -d raw.bin --json >records.jsonl
+show report.txt
+
+# group_total RET FUNC: the sum of the path counts of that group.
+group_total()
+{
+	awk -v key=" led to $1 from $2;" '
+		/^[0-9]/ { in_group = index($0, key) > 0; next }
+		in_group && /^  [0-9]+\xc3\x97 path/ { sum += $1 + 0 }
+		END { print sum + 0 }' report.txt
+}
+[ "$(grep -c '^[0-9]' report.txt)" = 3 ] || why "not 3 groups"
+for g in "-EINVAL lbr_test_int 7" "ERR_PTR(-ENOMEM) lbr_test_ptr 3" \
+	 "NULL lbr_test_ptr 2"; do
+	set -- $g
+	got=$(group_total "$1" "$2")
+	[ "$got" = "$3" ] || why "$1 from $2: $got returns, expected $3"
+done
+head -n 1 report.txt | grep -q ' led to -EINVAL from lbr_test_int; the most common ([0-9]*×) ends in ' ||
+	why "first group is not -EINVAL from lbr_test_int"
+result "report: 3 groups with exact counts (7, 3, 2)"
+
+if [ -n "$LBR" ]; then
+	head -n 1 report.txt | grep -q 'ends in lbr_test_fail+0x[0-9a-f]* \[lbr_snap_test_target\]$' ||
+		why "the -EINVAL path does not end in lbr_test_fail"
+	grep -q 'led to NULL from lbr_test_ptr; the most common ([0-9]*×) ends in lbr_test_ptr+0x' report.txt ||
+		why "the NULL path does not end in lbr_test_ptr"
+	grep -q 'lbr_ret_handler\|rethook_trampoline_handler' report.txt &&
+		why "report paths hold probe-path entries"
+	result "report: paths end where the functions return, no probe path"
+else
+	skip "report: paths end where the functions return" "backend none: no branches"
+fi
+emit_json report report report.jsonl
+emit_json record report-records records.jsonl
+
+# ----------------------------------------------------------- source lines
+
+# The test target's .ko has debug info: its addresses get file:line (the
+# host side, tool-vm.sh, checks the line numbers against the source).
+modprobe -r lbr_snap
+ls /lib/modules/*/extra/lbr_snap_test_target.ko >/dev/null 2>&1 ||
+	echo "# no lbr_snap_test_target.ko under /lib/modules/*/extra/"
+lbr-snap trace -e lbr_test_int -- sh -c "echo 'int -22 1' >$DEV" >lines.txt 2>lines.err
+lbr-snap trace -e lbr_test_int --json -- sh -c "echo 'int -22 1' >$DEV" >lines.jsonl 2>>lines.err
+show lines.txt
+if ! lbr-snap --help | grep -q '^Source lines: built in'; then
+	skip "source lines of the test target's branches" "lbr-snap built without libdw"
+elif [ -n "$LBR" ]; then
+	expect_count 0 . lines.err
+	grep -q 'lbr_test_int+0x[0-9a-f]* \[lbr_snap_test_target\] ([^ ]*lbr_snap_test_target\.c:[0-9]*) -> lbr_test_fail+0x0 \[lbr_snap_test_target\] ([^ ]*lbr_snap_test_target\.c:[0-9]*)$' lines.txt ||
+		why "no file:line on the jump from lbr_test_int to lbr_test_fail"
+	grep -q '"from_file":"[^"]*lbr_snap_test_target\.c","from_line":[0-9]' lines.jsonl ||
+		why "no from_file/from_line in the JSON"
+	result "source lines: the test target's addresses get file:line"
+	emit_json record srclines lines.jsonl
+	emit_json text srclines lines.txt
+else
+	skip "source lines of the test target's branches" "backend none: no branches"
+fi
+modprobe lbr_snap targets=lbr_test_int,lbr_test_ptr%ptr
+
+# --------------------------------------------------------------- trimming
+
+trigger "int -22 1"
+lbr-snap --nonblock --full >full.txt
+trigger "int -22 1"
+lbr-snap --nonblock --only-target >only.txt
+show only.txt
+if [ -n "$LBR" ]; then
+	grep -q '(.* newest entries made by the probe path)' full.txt ||
+		why "--full: no probe-path note"
+	grep -q 'lbr_ret_handler' full.txt || why "--full does not show the probe path"
+	grep -q '^  \.\.\. [0-9]* entries before lbr_test_int() cut (--only-target)$' only.txt ||
+		why "--only-target: no cut note"
+	first=$(grep -m1 '^  \[#' only.txt)
+	echo "$first" | grep -q 'lbr_test_int+' ||
+		why "--only-target: first entry $first is not in lbr_test_int"
+	result "--full shows the probe path, --only-target starts in the target"
+else
+	skip "--full and --only-target" "backend none: no branches"
+fi
+modprobe -r lbr_snap
+
+echo "# Totals: pass:$pass fail:$fail skip:$skip"
+[ "$fail" = 0 ]

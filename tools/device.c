@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap: open /dev/lbr_snap, check its ABI version, report ioctl errors.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "device.h"
+#include "util.h"
+
+int open_device(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	switch (errno) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		pr_err("%s not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)",
+		       path);
+		return -EXIT_NODEV;
+	case EACCES:
+	case EPERM:
+		pr_err("%s: permission denied: needs root (CAP_SYS_ADMIN) or read permission on the device",
+		       path);
+		return -EXIT_PERM;
+	default:
+		pr_err("%s: %s", path, strerror(errno));
+		return -EXIT_ERROR;
+	}
+}
+
+int ioctl_error(const char *path, const char *name)
+{
+	bool perm = errno == EPERM || errno == EACCES;
+
+	pr_err("%s: %s: %s%s", path, name, strerror(errno),
+	       perm ? ": needs root (CAP_SYS_ADMIN)" : "");
+	return perm ? -EXIT_PERM : -EXIT_ERROR;
+}
+
+/*
+ * Read the module's info and check its ABI version.  A regular file or pipe
+ * replaying records has no ioctls (ENOTTY): NOT_DEVICE tells the caller.
+ * Returns 0, NOT_DEVICE or -exit code.
+ */
+int get_info(int fd, const char *path, struct lbr_snap_info *info)
+{
+	struct stat st;
+
+	memset(info, 0, sizeof(*info));
+	if (ioctl(fd, LBR_SNAP_IOC_GET_INFO, info) < 0) {
+		if (errno != ENOTTY)
+			return ioctl_error(path, "GET_INFO");
+		if (fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode))
+			return NOT_DEVICE;
+		pr_err("%s: not an lbr_snap device, or its module speaks another ABI version",
+		       path);
+		return -EXIT_ABI;
+	}
+	if (info->abi_version != LBR_SNAP_ABI_VERSION) {
+		pr_err("%s: module ABI version %u, but this tool speaks version %u: use the lbr-snap built with the module",
+		       path, info->abi_version, LBR_SNAP_ABI_VERSION);
+		return -EXIT_ABI;
+	}
+	return 0;
+}
+
+/* get_info() for commands that need the device itself. */
+int get_device_info(int fd, const char *path, struct lbr_snap_info *info)
+{
+	int ret = get_info(fd, path, info);
+
+	if (ret == NOT_DEVICE) {
+		pr_err("%s: not an lbr_snap device", path);
+		return -EXIT_ERROR;
+	}
+	return ret;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_SRCLINE_H
+#define LBR_SNAP_SRCLINE_H
+
+#include <stdbool.h>
+
+#define SRC_MAX_INLINE	8
+
+/* A function inlined at an address, and where it was called from. */
+struct src_inline {
+	const char *func;
+	const char *call_file;
+	int call_line;
+};
+
+/* Where an address is in the source; strings live as long as the table. */
+struct srcloc {
+	const char *file;
+	int line;
+	unsigned int nr_inline;		/* innermost first */
+	struct src_inline inl[SRC_MAX_INLINE];
+};
+
+struct ksyms;
+struct srclines;
+
+extern const bool srclines_built_in;
+
+struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks);
+bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
+		     unsigned long long addr, struct srcloc *loc);
+void srclines_close(struct srclines *sl);
+
+#endif /* LBR_SNAP_SRCLINE_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_TRACE_H
+#define LBR_SNAP_TRACE_H
+
+#include <stdbool.h>
+
+#include "print.h"
+
+#define TRACE_MAX_SPECS	LBR_SNAP_MAX_TARGETS
+
+struct trace_opts {
+	const char *device;
+	const char *kallsyms;
+	const char *vmlinux;
+	const char *specs[TRACE_MAX_SPECS];	/* -e SYM[%type] */
+	unsigned int nr_specs;
+	bool capture_all;			/* --all */
+	bool all_tasks;				/* --all-tasks */
+	bool json;
+	struct print_opts po;
+	char **argv;				/* CMD ARGS, NULL-terminated */
+};
+
+int trace_run(const struct trace_opts *t);
+
+#endif /* LBR_SNAP_TRACE_H */
