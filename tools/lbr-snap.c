@@ -143,6 +143,7 @@ static const char usage[] =
 "  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
 "  paths: [{count, ends_in, branches: [{from, to, from_sym, to_sym}]}]\n"
 "\n"
+"Records caused by lbr-snap itself are not shown when reading the device.\n"
 "SIGINT and SIGTERM end the stream cleanly.  trace passes SIGINT, SIGTERM\n"
 "and SIGHUP on to CMD and detaches when it exits.\n"
 "\n"
@@ -171,6 +172,12 @@ static int read_records(int fd, const struct opts *o,
 	ret = get_info(fd, o->device, &info);
 	if (ret < 0)
 		return ret;
+	/*
+	 * On the live device, leave out what lbr-snap itself causes (its
+	 * symbol and debug-info lookups open files that may not exist).
+	 */
+	if (ret == 0)
+		so.self = getpid();
 	ksyms_load(&ks, o->kallsyms);
 	ksyms_load_lines(&ks, o->kallsyms, o->vmlinux);
 	so.ks = &ks;

@@ -111,6 +111,8 @@ static int one_record(struct stream *s, size_t at)
 	case REC_OK:
 		break;
 	}
+	if (o->self && r.hdr.tgid == (__u32)o->self)
+		return 0;
 	if (o->handle) {
 		if (!o->handle(&r, o->arg))
 			return 0;

@@ -13,6 +13,7 @@ struct stream_opts {
 	const struct ksyms *ks;
 	unsigned long long max;		/* stop after this many records, 0: never */
 	bool json;
+	int self;			/* skip records of this tgid, 0: none */
 	struct print_opts po;
 	/* If set, called per record instead of printing; true: count it. */
 	bool (*handle)(const struct rec *r, void *arg);
