@@ -310,6 +310,14 @@ static int __init lbr_snap_init(void)
 	if (ret)
 		goto err_rb;
 	ret = lbr_targets_register(targets);
+	/*
+	 * Init must not fail with -EEXIST: modprobe reads it as "already
+	 * loaded" and succeeds, and since 7.1 the module loader turns it into
+	 * -EBUSY (commit 743f8cae549a, "module: Override -EEXIST module
+	 * return").  A duplicate target is a bad parameter.
+	 */
+	if (ret == -EEXIST)
+		ret = -EINVAL;
 	if (ret)
 		goto err_hw;
 	ret = misc_register(&lbr_miscdev);

@@ -191,6 +191,9 @@ build_one() {	# $1 = rel, $2 = kdir, $3 = chroot?, $4 = root, $5 = src dir in ro
 	return $rc
 }
 
+# Sourced (tests/vm/kernel.sh): the functions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 declare -a rows
 fail=0
 t_all=$(date +%s)

@@ -8,7 +8,8 @@ set -euo pipefail
 
 kver=${1:-$(lbr_guest_kver)}
 kdir=/lib/modules/$kver/build
-[ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
+kroot=$(lbr_kernel_root "$kver")
+[ "$kroot" != / ] || [ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
 out=$LBR_BUILD/$kver
 ks=$(lbr_kernel_source_files)
 mkdir -p "$out"
@@ -23,9 +24,21 @@ build_module() {	# $1 = source dir in the repo, $2 = copy dir
 		die "module build in $1 has warnings"
 	fi
 }
-build_module . "$out/mod" "Kbuild src include"
-build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
-cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
+if [ "$kroot" = / ]; then
+	build_module . "$out/mod" "Kbuild src include"
+	build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
+	cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
+else
+	# A kernel from tests/vm/kernel.sh: build in its release's chroot.
+	m=$(dirname "$kroot")
+	grep -q "^$kver " "$m/ready" || die "$m/ready is not for $kver"
+	"$LBR_TOP/tests/matrix/matrix.sh" "$(basename "$m")" >&2 ||
+		die "module build for $kver (tests/matrix/matrix.sh) failed"
+	if grep -E 'warning:|error:' "$m/out/lbr_snap.log" "$m/out/target.log" >&2; then
+		die "module build for $kver has warnings"
+	fi
+	cp "$m/out/lbr_snap.ko" "$m/out/lbr_snap_test_target.ko" "$out/"
+fi
 
 make -s -C "$LBR_TOP/tools" >&2
 cp "$LBR_TOP/tools/lbr-snap" "$out/"

@@ -43,6 +43,17 @@ lbr_guest_kver() {
 	echo "$best"
 }
 
+# Where KVER's kernel (boot/vmlinuz-KVER, lib/modules/KVER) is: / when
+# installed, else a Debian release's root unpacked by tests/vm/kernel.sh.
+lbr_kernel_root() {
+	local r
+	if [ -f "/boot/vmlinuz-$1" ]; then echo /; return; fi
+	for r in "$LBR_CACHE"/matrix/*/root; do
+		[ -f "$r/boot/vmlinuz-$1" ] && { echo "$r"; return; }
+	done
+	die "no kernel $1 in /boot nor in $LBR_CACHE/matrix (see tests/vm/kernel.sh)"
+}
+
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source.
 lbr_kernel_source_files() {
 	local dir=$LBR_CACHE/linux-source tar

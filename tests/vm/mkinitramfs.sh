@@ -21,12 +21,20 @@ cp "$script" "$root/script.sh"
 chmod 755 "$root/init"
 
 mods=$root/lib/modules/$kver
+kmods=$(lbr_kernel_root "$kver")/lib/modules/$kver
 cp "$bin/lbr_snap.ko" "$bin/lbr_snap_test_target.ko" "$mods/extra/"
 # msr.ko lets tests and the lab proofs read MSRs from user space.
-msr=$(find "/lib/modules/$kver/kernel/arch/x86/kernel" -name 'msr.ko*' | head -n1)
-[ -n "$msr" ] && install -D -m 644 "$msr" "$mods/kernel/arch/x86/kernel/$(basename "$msr")"
+# Staged uncompressed: busybox's modprobe may not read .ko.xz (7.x) or .zst.
+msr=$(find "$kmods/kernel/arch/x86/kernel" -name 'msr.ko*' | head -n1)
+mkdir -p "$mods/kernel/arch/x86/kernel"
+case $msr in
+'') ;;
+*.xz) xz -dc "$msr" >"$mods/kernel/arch/x86/kernel/msr.ko" ;;
+*.zst) zstd -qdc "$msr" >"$mods/kernel/arch/x86/kernel/msr.ko" ;;
+*) install -m 644 "$msr" "$mods/kernel/arch/x86/kernel/msr.ko" ;;
+esac
 for f in modules.builtin modules.builtin.modinfo modules.order; do
-	cp "/lib/modules/$kver/$f" "$mods/" 2>/dev/null || true
+	cp "$kmods/$f" "$mods/" 2>/dev/null || true
 done
 depmod -b "$root" "$kver"
 

@@ -45,7 +45,7 @@ set +e
 # shellcheck disable=SC2086
 timeout "$timeout" "$QEMU" $QEMU_ARGS -nodefaults -nographic -no-reboot \
 	-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
-	-kernel "/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
+	-kernel "$(lbr_kernel_root "$kver")/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 quiet panic=-1 $append" \
 	-serial stdio -monitor none -display none -net none </dev/null |
 	tee "$work/console.log" |

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Make a Debian release's kernel bootable by the test guest without
+# installing it: the headers and the build chroot of tests/matrix/matrix.sh,
+# plus its linux-image package (vmlinuz and /lib/modules/KVER)
+# unpacked with dpkg-deb -x into the same root, .cache/matrix/RELEASE/root.
+# Then build.sh and run-vm.sh --kver KVER find it there (lbr_kernel_root).
+# Usage: tests/vm/kernel.sh RELEASE        (prints KVER)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+rel=${1:?usage: $0 RELEASE}
+lbr_install_deps debootstrap debian-archive-keyring zstd
+set +u
+# shellcheck source=../matrix/matrix.sh
+. "$LBR_TOP/tests/matrix/matrix.sh"
+set -u
+
+info=$(prepare "$rel") || die "$rel: cannot prepare the headers (matrix.sh)"
+read -r kver _ _ root <<<"$info"
+[ "$root" != / ] || die "$rel: its kernel is the host's; nothing to fetch"
+if [ ! -f "$root/boot/vmlinuz-$kver" ]; then
+	d=$CACHE/$rel
+	[ -d "$d/apt/lists" ] || papt_init "$rel" || die "apt-get update for $rel failed"
+	mkdir -p "$d/img" && rm -f "$d/img/"*.deb
+	# The image of exactly the headers' version; since 7.x it is split
+	# into linux-binary- (vmlinuz) and linux-modules- (modules) packages.
+	v=$(dpkg-deb -f "$d"/debs/linux-headers-"$kver"_*.deb Version)
+	pkgs="linux-image-$kver $(deps_of "$rel" "linux-image-$kver" |
+		grep -Fx -e "linux-binary-$kver" -e "linux-modules-$kver" | tr '\n' ' ')"
+	# shellcheck disable=SC2046,SC2086
+	(cd "$d/img" && papt "$rel" apt-get download $(printf "%s=$v " $pkgs) >&2) ||
+		die "cannot download $pkgs ($v); gone from $rel? MATRIX_REFRESH=1 $0 $rel"
+	for deb in "$d"/img/*.deb; do
+		dpkg-deb -x "$deb" "$root" || die "cannot unpack $deb"
+	done
+	# 7.x ships it as /usr/lib/modules/KVER/vmlinuz (installed to /boot
+	# by kernel-install): put it where the guest harness looks.
+	[ -f "$root/boot/vmlinuz-$kver" ] || [ ! -f "$root/usr/lib/modules/$kver/vmlinuz" ] ||
+		ln -s "../usr/lib/modules/$kver/vmlinuz" "$root/boot/vmlinuz-$kver"
+	[ -f "$root/boot/vmlinuz-$kver" ] || die "no /boot/vmlinuz-$kver in linux-image-$kver"
+	rm -rf "$d/img"
+fi
+echo "$kver"
