@@ -104,6 +104,7 @@ guest_sid() {
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 }
 suite guest-sid-7.2 guest_sid
+suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
 suite guest-stress vm --smp 2 --accel tcg,thread=single \
 	--script "$LBR_TOP/tests/guest/stress.sh"
 
