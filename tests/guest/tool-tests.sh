@@ -130,9 +130,17 @@ module_loaded && why "lbr_snap still loaded after trace"
 result "trace loads the module, prints CMD's 3 records, unloads it"
 
 if [ -n "$LBR" ]; then
-	# Source lines, "(file:line)", may follow each symbol.
-	expect_count_e 3 'lbr_test_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> lbr_test_fail\+0x0 \[lbr_snap_test_target\]' t1.out
-	expect_count_e 3 'lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> ' t1.out
+	# Source lines, "(file:line)", may follow each symbol.  An interrupt
+	# between the return and the freeze can push the return out of the
+	# LBR; such a record shows nothing but its hidden entries (it has
+	# LBR_SNAP_REC_NO_RETURN).  Every record is one or the other, and
+	# most show the path.
+	noret=$(awk '/^[0-9.]* cpu/ { h = 1; next }
+		     h && /probe-path entries hidden/ { n++ } { h = 0 }
+		     END { print n + 0 }' t1.out)
+	[ "$noret" -le 1 ] || why "t1.out: $noret of 3 records lost their return"
+	expect_count_e $((3 - noret)) 'lbr_test_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> lbr_test_fail\+0x0 \[lbr_snap_test_target\]' t1.out
+	expect_count_e $((3 - noret)) 'lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? -> ' t1.out
 	expect_count 3 '^  \.\.\. [0-9]* probe-path entries hidden (--full shows them)$' t1.out
 	grep -q 'lbr_ret_handler' t1.out && why "probe path shown without --full"
 	result "trace shows the known path lbr_test_int -> lbr_test_fail, probe path hidden"

@@ -724,40 +724,57 @@ TEST_F(cap, rmmod_with_blocked_reader)
 
 /* ---- real branches (needs LBR: the lab CPUs or hardware) ---- */
 
+/*
+ * Does the record hold lbr_test_int's error path in order: the taken
+ * "v < 0" branch inside lbr_test_int, then the tail call to lbr_test_fail?
+ */
+static bool has_error_path(const struct rec *r, unsigned long long fn,
+			   unsigned long long fn_end, unsigned long long fail)
+{
+	int i, inside = -1;
+
+	for (i = 0; i < r->h.nr_entries; i++) {
+		const struct lbr_snap_branch *b = &r->br[i];
+
+		if (inside < 0 && b->from >= fn && b->from < fn_end &&
+		    b->to >= fn && b->to < fn_end)
+			inside = i;
+		if (inside >= 0 && b->to == fail)
+			return !(r->h.flags & LBR_SNAP_REC_NO_RETURN);
+	}
+	return false;
+}
+
 TEST_F(cap, error_path_branches)
 {
 	unsigned long long fn = ksym("lbr_test_int");
 	unsigned long long fn_end = ksym_end(fn);
 	unsigned long long fail = ksym("lbr_test_fail");
-	const struct lbr_snap_record *h;
-	const struct lbr_snap_branch *br;
-	int i, inside = -1, tail = -1;
+	int i, n, found = 0, noret = 0;
 
 	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
 		SKIP(return, "no LBR here: %s", self->info.reason);
-	ASSERT_EQ(0, trigger("int", -22, 1));
-	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
-	h = &self->recs[0].h;
-	br = self->recs[0].br;
-	for (i = 0; i < h->nr_entries; i++)
-		TH_LOG("[#%d] %#llx -> %#llx", i, (unsigned long long)br[i].from,
-		       (unsigned long long)br[i].to);
-	/*
-	 * lbr_test_int(-22): the taken "v < 0" branch stays inside
-	 * lbr_test_int, then the tail call jumps to lbr_test_fail, in order.
-	 */
-	for (i = 0; i < h->nr_entries; i++) {
-		if (inside < 0 && br[i].from >= fn && br[i].from < fn_end &&
-		    br[i].to >= fn && br[i].to < fn_end)
-			inside = i;
-		if (inside >= 0 && tail < 0 && br[i].to == fail)
-			tail = i;
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		/*
+		 * An interrupt between the return and the freeze may push the
+		 * return out of the LBR: the record then says NO_RETURN.
+		 */
+		if (r->h.flags & LBR_SNAP_REC_NO_RETURN)
+			noret++;
+		else if (has_error_path(r, fn, fn_end, fail))
+			found++;
+		TH_LOG("record %d: probe_entries %u of %u%s", i,
+		       r->h.probe_entries, r->h.nr_entries,
+		       r->h.flags & LBR_SNAP_REC_NO_RETURN ? ", no return" : "");
 	}
-	EXPECT_LE(0, inside);
-	EXPECT_LT(inside, tail);
-	EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_RETURN);
-	TH_LOG("probe_entries %u of %u", h->probe_entries, h->nr_entries);
+	EXPECT_EQ(n, found + noret);
+	EXPECT_LE(2, found);
 }
 
 /* ---- LBR programming: every CPU, hotplug, restored on unload ---- */
@@ -885,7 +902,7 @@ TEST_F(cap, changed_underneath_is_reported)
 
 TEST_F(cap, cpu_hotplug_keeps_capturing)
 {
-	int cpu = nr_cpus() - 1;
+	int cpu = nr_cpus() - 1, i, found = 0;
 	unsigned long long val, bit;
 	unsigned int msr;
 	cpu_set_t set;
@@ -904,11 +921,15 @@ TEST_F(cap, cpu_hotplug_keeps_capturing)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-	ASSERT_EQ(0, trigger("int", -22, 1));
-	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
-	EXPECT_EQ((unsigned int)cpu, self->recs[0].h.cpu);
-	EXPECT_LT(0, self->recs[0].h.nr_entries);
-	EXPECT_EQ(0, self->recs[0].h.flags & LBR_SNAP_REC_NO_RETURN);
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ((unsigned int)cpu, self->recs[i].h.cpu);
+		EXPECT_LT(0, self->recs[i].h.nr_entries);
+		found += !(self->recs[i].h.flags & LBR_SNAP_REC_NO_RETURN);
+	}
+	/* One may lose its return to an interrupt; see error_path_branches. */
+	EXPECT_LE(2, found);
 }
 
 /* ---- runtime control (CAP_SYS_ADMIN) ---- */
