@@ -100,9 +100,10 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
  * in 5.10.223 and void in 6.1.192 on (checked); the result is not used.
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
-#define LBR_HAVE_X86_PERF_GET_LBR	1
+#define lbr_x86_perf_get_lbr(lbr)	x86_perf_get_lbr(lbr)
 #else
-#define LBR_HAVE_X86_PERF_GET_LBR	0
+/* nr == 0 means "perf has no LBR": nothing to cross-check against. */
+#define lbr_x86_perf_get_lbr(lbr)	memset(lbr, 0, sizeof(*(lbr)))
 #endif
 
 #endif /* LBR_SNAP_COMPAT_H */

@@ -165,17 +165,15 @@ static bool lbr_msr_bits_stick(u32 msr, u64 bits)
 
 static void lbr_cross_check_perf(void)
 {
-#if LBR_HAVE_X86_PERF_GET_LBR
 	struct x86_pmu_lbr perf = { 0 };
 
-	x86_perf_get_lbr(&perf);
+	lbr_x86_perf_get_lbr(&perf);
 	if (perf.nr && (perf.nr != lbr_hw.depth ||
 			perf.from != lbr_hw.from_msr ||
 			perf.to != lbr_hw.to_msr || perf.info != lbr_hw.info_msr))
 		pr_warn("LBR table (depth %u, from %#x, to %#x, info %#x) disagrees with perf (depth %u, from %#x, to %#x, info %#x); using the table\n",
 			lbr_hw.depth, lbr_hw.from_msr, lbr_hw.to_msr,
 			lbr_hw.info_msr, perf.nr, perf.from, perf.to, perf.info);
-#endif
 }
 
 static int lbr_probe_intel(void)
