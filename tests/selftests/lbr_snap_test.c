@@ -215,6 +215,15 @@ static void cap_load(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
 }
 
+/* Close the device and unload the module, as the teardown would. */
+static void cap_unload(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(cap) *self)
+{
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+}
+
 static void expect_stats(struct __test_metadata *_metadata, int fd,
 			 unsigned int id, unsigned long long hits,
 			 unsigned long long captured,
@@ -848,9 +857,7 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
-	close(self->fd);
-	self->fd = -1;
-	ASSERT_EQ(0, unload());
+	cap_unload(_metadata, self);
 	ASSERT_GE(64, ncpu);
 	for (c = 0; c < ncpu; c++)
 		ASSERT_EQ(0, rdmsr_on(c, msr, &before[c]))
@@ -861,9 +868,7 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
 		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx", c, msr, val);
 	}
-	close(self->fd);
-	self->fd = -1;
-	ASSERT_EQ(0, unload());
+	cap_unload(_metadata, self);
 	for (c = 0; c < ncpu; c++) {
 		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
 		EXPECT_EQ(before[c], val) TH_LOG("cpu%d: %#x not restored", c, msr);
@@ -880,9 +885,7 @@ TEST_F(cap, changed_underneath_is_reported)
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
-	close(self->fd);
-	self->fd = -1;
-	ASSERT_EQ(0, unload());
+	cap_unload(_metadata, self);
 	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
 
 	cap_load(_metadata, self, "targets=lbr_test_int mode=raw", O_NONBLOCK);
