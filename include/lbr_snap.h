@@ -79,6 +79,12 @@ enum lbr_snap_ret_type {
 	LBR_SNAP_RET_BOOL	= 3,
 };
 
+/* How a target is hooked (sym@hook, hook=). */
+enum lbr_snap_hook {
+	LBR_SNAP_HOOK_KRETPROBE	= 0,	/* default */
+	LBR_SNAP_HOOK_FEXIT	= 1,	/* ftrace direct call, fexit style */
+};
+
 enum lbr_snap_backend {
 	LBR_SNAP_BACKEND_NONE		= 0,
 	LBR_SNAP_BACKEND_INTEL		= 1,	/* legacy LBR, MSR 0x680.. */
@@ -109,7 +115,7 @@ struct lbr_snap_record {
 	__u8  ret_type;		/* enum lbr_snap_ret_type */
 	__u8  backend;		/* enum lbr_snap_backend */
 	__u8  lbr_format;	/* legacy LBR format, see GET_INFO */
-	__u8  reserved0;
+	__u8  hook;		/* enum lbr_snap_hook that took it */
 	__u16 probe_entries;	/* newest entries made by the probe path */
 	__u16 reserved1;
 	char  comm[LBR_SNAP_COMM_LEN];
@@ -150,24 +156,36 @@ struct lbr_snap_target_stats {
 	__u64 filtered;		/* returns the capture mode did not want */
 	__u64 dropped;		/* wanted but lost: buffer full or nested */
 	__u64 missed;		/* returns kretprobes could not probe */
+	/* Only when lbr_snap_stats.entry_size covers them: */
+	__u32 hook;		/* enum lbr_snap_hook */
+	__s32 nr_args;		/* register arguments (sym/N), -1 unknown */
 };
+
+/* The size of struct lbr_snap_target_stats before hook and nr_args. */
+#define LBR_SNAP_TARGET_STATS_SIZE_V1	184
 
 /*
  * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of
- * struct lbr_snap_target_stats); the module fills min(@nr, targets) entries
- * and sets @nr to the number of targets.
+ * @entry_size-byte struct lbr_snap_target_stats); the module fills
+ * min(@nr, targets) entries, each cut to @entry_size, and sets @nr to the
+ * number of targets.  @entry_size must be 0, LBR_SNAP_TARGET_STATS_SIZE_V1
+ * or at least the module's sizeof(struct lbr_snap_target_stats).
  */
 struct lbr_snap_stats {
 	__u32 nr;
-	__u32 reserved;
+	__u32 entry_size;	/* sizeof(struct lbr_snap_target_stats) the
+				 * caller was built with; 0 means
+				 * LBR_SNAP_TARGET_STATS_SIZE_V1
+				 */
 	__u64 stats_ptr;
 	__u64 read;		/* records returned by read() */
 	__u64 flushed;		/* records discarded by LBR_SNAP_IOC_FLUSH */
 };
 
 /*
- * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type]" and is validated as
- * targets= is; the new target's id comes back in @id.
+ * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type][/N][@hook]" and is
+ * validated as targets= is; the new target's id comes back in @id and the
+ * hook it got (enum lbr_snap_hook) in @hook.
  * LBR_SNAP_IOC_DEL_TARGET: @spec is the symbol name of a target.
  * Both, and LBR_SNAP_IOC_SET_CAPTURE (LBR_SNAP_CAPTURE_*), need
  * CAP_SYS_ADMIN and fail with EPERM without it, changing nothing.
@@ -175,7 +193,7 @@ struct lbr_snap_stats {
 struct lbr_snap_target_ctl {
 	char  spec[LBR_SNAP_NAME_LEN + 8];
 	__u32 id;
-	__u32 reserved;
+	__u32 hook;		/* out: enum lbr_snap_hook */
 };
 
 #define LBR_SNAP_IOC_MAGIC	0xB7

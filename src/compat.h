@@ -9,6 +9,48 @@
 #define LBR_SNAP_COMPAT_H
 
 #include <linux/version.h>
+
+#ifdef __ASSEMBLY__
+/* --- for fexit_tramp.S --- */
+#include <asm/asm.h>
+
+/*
+ * Exception table entries for the trampoline's RDMSR and WRMSR, the same
+ * as __rdmsr() and native_write_msr() emit: warn once and go on, with 0
+ * read.  Typed entries (EX_TYPE_RDMSR/WRMSR) since 5.16 (commit
+ * "x86/extable: Provide EX_TYPE_DEFAULT_MCE_SAFE and EX_TYPE_FAULT_MCE_SAFE"
+ * series; checked: 6.1.192, 6.12.117, 7.2.13); 5.10.223 has handler
+ * functions, ex_handler_rdmsr_unsafe and ex_handler_wrmsr_unsafe.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 16, 0)
+#include <asm/extable_fixup_types.h>
+#define LBR_ASM_EXTABLE_RDMSR(from, to) _ASM_EXTABLE_TYPE(from, to, EX_TYPE_RDMSR)
+#define LBR_ASM_EXTABLE_WRMSR(from, to) _ASM_EXTABLE_TYPE(from, to, EX_TYPE_WRMSR)
+#else
+#define LBR_ASM_EXTABLE_RDMSR(from, to) \
+	_ASM_EXTABLE_HANDLE(from, to, ex_handler_rdmsr_unsafe)
+#define LBR_ASM_EXTABLE_WRMSR(from, to) \
+	_ASM_EXTABLE_HANDLE(from, to, ex_handler_wrmsr_unsafe)
+#endif
+
+/*
+ * Call depth tracking (the retbleed mitigation for Skylake) came in 6.2:
+ * code reached by a CALL that is not the compiler's accounts the call with
+ * CALL_DEPTH_ACCOUNT (an assembler macro in 6.12.117 and 7.2.13).  Before
+ * 6.2 there is nothing to account.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+.macro CALL_DEPTH_ACCOUNT
+.endm
+#endif
+
+/* ENDBR (<asm/ibt.h>, through <linux/linkage.h>) came with IBT in 5.18. */
+#ifndef ENDBR
+#define ENDBR
+#endif
+
+#else /* !__ASSEMBLY__ */
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <asm/msr.h>
 
@@ -105,5 +147,68 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 /* nr == 0 means "perf has no LBR": nothing to cross-check against. */
 #define lbr_x86_perf_get_lbr(lbr)	memset(lbr, 0, sizeof(*(lbr)))
 #endif
+
+/*
+ * ftrace direct calls (fexit_hook.c).  Until 6.5 register_ftrace_direct()
+ * takes the fentry address and the trampoline; 6.6 (commit "ftrace: Remove
+ * the legacy _ftrace_direct API") makes it take an ftrace_ops whose filter
+ * names the function, freed by unregister_ftrace_direct(..., true).
+ * Checked: 5.10.223 and 6.1.192 have (ip, addr); 6.12.117, 7.2.13 and 7.3.4
+ * have (ops, addr).  Kernels without CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+ * have no fexit hook at all.
+ */
+struct lbr_direct {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	struct ftrace_ops ops;
+#endif
+	unsigned long ip;
+	unsigned long tramp;
+};
+
+#ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
+#define LBR_HAVE_DIRECT_CALLS	1
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+static inline int lbr_direct_attach(struct lbr_direct *d)
+{
+	int ret;
+
+	memset(&d->ops, 0, sizeof(d->ops));
+	ret = ftrace_set_filter_ip(&d->ops, d->ip, 0, 0);
+	if (ret)
+		return ret;
+	ret = register_ftrace_direct(&d->ops, d->tramp);
+	if (ret)
+		ftrace_free_filter(&d->ops);
+	return ret;
+}
+
+static inline void lbr_direct_detach(struct lbr_direct *d)
+{
+	unregister_ftrace_direct(&d->ops, d->tramp, true);
+}
+#else
+static inline int lbr_direct_attach(struct lbr_direct *d)
+{
+	return register_ftrace_direct(d->ip, d->tramp);
+}
+
+static inline void lbr_direct_detach(struct lbr_direct *d)
+{
+	unregister_ftrace_direct(d->ip, d->tramp);
+}
+#endif
+#else
+#define LBR_HAVE_DIRECT_CALLS	0
+static inline int lbr_direct_attach(struct lbr_direct *d)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void lbr_direct_detach(struct lbr_direct *d)
+{
+}
+#endif
+
+#endif /* !__ASSEMBLY__ */
 
 #endif /* LBR_SNAP_COMPAT_H */

@@ -67,7 +67,7 @@ static __always_inline void lbr_hw_unfreeze(u64 ctl)
 int lbr_vlbr_start(u64 branch_type);
 void lbr_vlbr_stop(void);
 
-/* --- targets and the return handler (kretprobe_hook.c) --- */
+/* --- targets (targets.c) and their hooks --- */
 
 struct lbr_counters {
 	u64 hits;
@@ -76,21 +76,53 @@ struct lbr_counters {
 	u64 dropped;
 };
 
+/* The hook a target asks for: @hook in its spec, else hook=. */
+enum lbr_hook_want {
+	LBR_WANT_KRETPROBE,
+	LBR_WANT_FEXIT,
+	LBR_WANT_AUTO,		/* fexit where possible, else kretprobe */
+	LBR_WANT_DEFAULT,
+};
+
 struct lbr_target {
-	struct kretprobe rp;
+	struct kretprobe rp;	/* the kretprobe hook */
+	int slot;		/* the fexit hook's trampoline, or -1 */
 	unsigned long start;	/* function entry */
+	unsigned long size;
 	u32 id;
 	u8 ret_type;		/* enum lbr_snap_ret_type */
+	u8 hook;		/* enum lbr_snap_hook, once attached */
+	u8 want;		/* enum lbr_hook_want */
+	s8 nargs;		/* register arguments (sym/N), -1: unknown */
 	struct lbr_counters __percpu *counters;
 	char name[LBR_SNAP_NAME_LEN];
 };
 
+int lbr_targets_set_hook(const char *hook);
+void lbr_target_free(struct lbr_target *t);
+const char *lbr_hook_name(u8 hook);
 int lbr_targets_register(const char *spec);
 void lbr_targets_unregister(void);
-int lbr_target_add(const char *spec, u32 *id);
+int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);
 unsigned int lbr_targets_count(void);
 unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
+
+/* capture.c */
+void lbr_capture(struct lbr_target *t, unsigned long ax, unsigned long caller,
+		 bool frozen, u64 ctl, unsigned long ret_site);
+
+/* kretprobe_hook.c */
+void lbr_kretprobe_init(void);
+int lbr_kretprobe_attach(struct lbr_target *t);
+void lbr_kretprobe_enable(struct lbr_target *t);
+void lbr_kretprobe_detach(struct lbr_target **ts, unsigned int n);
+unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
+
+/* fexit_hook.c */
+int lbr_fexit_attach(struct lbr_target *t);
+void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
+void lbr_fexit_flush(void);
 
 /* --- device and buffers (lbr_snap_main.c) --- */
 

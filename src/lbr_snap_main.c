@@ -33,7 +33,12 @@
 static char *targets;
 module_param(targets, charp, 0444);
 MODULE_PARM_DESC(targets,
-		 "Functions to probe: sym[%type],... with type int (default), long, ptr or bool; at most 64");
+		 "Functions to probe: sym[%type][/N][@hook],... with type int (default), long, ptr or bool, N register arguments (fexit needs it), hook as hook=; at most 64");
+
+static char *hook = "kretprobe";
+module_param(hook, charp, 0444);
+MODULE_PARM_DESC(hook,
+		 "Hook of targets without @hook: kretprobe (default), fexit (an ftrace direct call; needs sym/N) or auto (fexit where possible)");
 
 static char *capture = "errors";
 module_param(capture, charp, 0444);
@@ -57,6 +62,9 @@ static char *lbr_filter = "kernel";
 module_param(lbr_filter, charp, 0444);
 MODULE_PARM_DESC(lbr_filter,
 		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
+
+static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
+	      LBR_SNAP_TARGET_STATS_SIZE_V1);
 
 struct trace_buffer *lbr_rb;
 int lbr_capture_all __read_mostly;
@@ -176,18 +184,30 @@ static long lbr_ioc_stats(void __user *arg)
 {
 	struct lbr_snap_target_stats *st;
 	struct lbr_snap_stats hdr;
-	unsigned int n;
+	unsigned int i, n;
 	long ret = 0;
 
 	if (copy_from_user(&hdr, arg, sizeof(hdr)))
 		return -EFAULT;
+	/* Older callers know the entries without hook and nr_args. */
+	if (!hdr.entry_size)
+		hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V1;
+	if ((hdr.entry_size != LBR_SNAP_TARGET_STATS_SIZE_V1 &&
+	     hdr.entry_size < sizeof(*st)) || hdr.entry_size > PAGE_SIZE)
+		return -EINVAL;
 	st = kcalloc(LBR_SNAP_MAX_TARGETS, sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
 	n = lbr_targets_stats(st);
-	if (copy_to_user(u64_to_user_ptr(hdr.stats_ptr), st,
-			 min(n, hdr.nr) * sizeof(*st)))
-		ret = -EFAULT;
+	for (i = 0; i < min(n, hdr.nr) && !ret; i++) {
+		void __user *dst = u64_to_user_ptr(hdr.stats_ptr +
+						   (u64)i * hdr.entry_size);
+		size_t len = min_t(size_t, hdr.entry_size, sizeof(*st));
+
+		if (copy_to_user(dst, &st[i], len) ||
+		    clear_user(dst + len, hdr.entry_size - len))
+			ret = -EFAULT;
+	}
 	kfree(st);
 	if (ret)
 		return ret;
@@ -213,7 +233,7 @@ static long lbr_ioc_target(unsigned int cmd, void __user *arg)
 	ctl.spec[sizeof(ctl.spec) - 1] = '\0';
 	if (cmd == LBR_SNAP_IOC_DEL_TARGET)
 		return lbr_target_del(ctl.spec);
-	ret = lbr_target_add(ctl.spec, &ctl.id);
+	ret = lbr_target_add(ctl.spec, &ctl.id, &ctl.hook);
 	if (ret)
 		return ret;
 	return copy_to_user(arg, &ctl, sizeof(ctl)) ? -EFAULT : 0;
@@ -297,6 +317,9 @@ static int __init lbr_snap_init(void)
 		return -EINVAL;
 	}
 
+	ret = lbr_targets_set_hook(hook);
+	if (ret)
+		return ret;
 	ret = lbr_hw_detect(backend);
 	if (ret)
 		return ret;

@@ -21,6 +21,7 @@
 
 #include <lbr_snap.h>
 
+#include "btf.h"
 #include "device.h"
 #include "json.h"
 #include "ksym.h"
@@ -33,7 +34,10 @@
 
 #define KALLSYMS	"/proc/kallsyms"
 
-enum cmd { CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE };
+enum cmd {
+	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
+	CMD_SPEC,
+};
 
 /* Options given, to check they apply to the command. */
 #define OPT_READ	(1u << 0)	/* -n, --nonblock */
@@ -52,10 +56,12 @@ struct opts {
 	unsigned int given;	/* OPT_* */
 	struct print_opts po;
 	struct trace_opts trace;
+	char **args;		/* spec: the symbols */
 };
 
 static const char usage[] =
 "Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
+"       lbr-snap spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] -- CMD [ARGS]\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
@@ -76,6 +82,10 @@ static const char usage[] =
 "                       needed), run CMD, print the records of CMD and its\n"
 "                       descendants until it exits, detach; exits with\n"
 "                       CMD's status.  Needs root (CAP_SYS_ADMIN)\n"
+"  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
+"                       kernel's BTF (the return type, and the argument\n"
+"                       count /N the fexit hook needs), as targets= takes\n"
+"                       it; trace does the same with its -e targets\n"
 "\n"
 "Options:\n"
 "  -d, --device PATH    use PATH instead of " LBR_SNAP_DEVICE "; a regular\n"
@@ -93,7 +103,8 @@ static const char usage[] =
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
-"  -e, --event SYM[%type]  trace: a function to probe, as in targets=\n"
+"  -e, --event SYM[%type][/N][@hook]  trace: a function to probe, as in\n"
+"                       targets=; BTF supplies %type and /N when missing\n"
 "      --all            trace: capture every return, not only errors, while\n"
 "                       CMD runs (the previous capture mode is put back)\n"
 "      --all-tasks      trace: print the records of every process\n"
@@ -124,7 +135,8 @@ static const char usage[] =
 "JSON keys of a record:\n"
 "  ts (ns), cpu, pid (process id), tid (thread id), comm, func, func_addr,\n"
 "  retval, errno (name, or null if no error), ret_type (int, long, ptr,\n"
-"  bool), probe_entries, flags, backend, target_id, caller, caller_sym,\n"
+"  bool), probe_entries, flags, backend, hook (kretprobe or fexit),\n"
+"  target_id, caller, caller_sym,\n"
 "  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type,\n"
 "  probe, before_target, from_file, from_line, to_file, to_line,\n"
 "  from_inline, to_inline: [{func, call_file, call_line}]}]: every entry;\n"
@@ -280,8 +292,9 @@ static int name_width(const struct lbr_snap_target_stats *ts, unsigned int nr)
 
 static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 {
-	printf("%3u %-*.*s 0x%016llx %-4s", t->id, w, (int)sizeof(t->name),
-	       t->name, t->func_addr, ret_type_name(t->ret_type));
+	printf("%3u %-*.*s 0x%016llx %-4s %-9s", t->id, w, (int)sizeof(t->name),
+	       t->name, t->func_addr, ret_type_name(t->ret_type),
+	       hook_name(t->hook));
 	printf(" %10llu %10llu %10llu %10llu %10llu\n", t->hits, t->captured,
 	       t->filtered, t->dropped, t->missed);
 }
@@ -293,8 +306,8 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	int w = name_width(ts, nr);
 	unsigned int i;
 
-	printf("%3s %-*s %-18s %-4s %10s %10s %10s %10s %10s\n", "id", w,
-	       "name", "addr", "type", "hits", "captured", "filtered",
+	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s\n", "id", w,
+	       "name", "addr", "type", "hook", "hits", "captured", "filtered",
 	       "dropped", "missed");
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
@@ -309,8 +322,10 @@ static void print_target_json(const struct lbr_snap_target_stats *t)
 	json_hex(stdout, t->func_addr);
 	printf(",\"ret_type\":\"%s\",\"hits\":%llu,\"captured\":%llu",
 	       ret_type_name(t->ret_type), t->hits, t->captured);
-	printf(",\"filtered\":%llu,\"dropped\":%llu,\"missed\":%llu}",
+	printf(",\"filtered\":%llu,\"dropped\":%llu,\"missed\":%llu",
 	       t->filtered, t->dropped, t->missed);
+	printf(",\"hook\":\"%s\",\"nr_args\":%d}", hook_name(t->hook),
+	       t->nr_args);
 }
 
 static void print_stats_json(const struct lbr_snap_stats *st,
@@ -332,7 +347,8 @@ static int cmd_stats(int fd, const struct opts *o)
 {
 	struct lbr_snap_target_stats ts[LBR_SNAP_MAX_TARGETS] = { 0 };
 	struct lbr_snap_stats st = {
-		.nr = LBR_SNAP_MAX_TARGETS, .stats_ptr = (uintptr_t)ts,
+		.nr = LBR_SNAP_MAX_TARGETS, .entry_size = sizeof(*ts),
+		.stats_ptr = (uintptr_t)ts,
 	};
 	struct lbr_snap_info info;
 	unsigned int nr;
@@ -360,6 +376,26 @@ static int cmd_flush(int fd, const struct opts *o)
 	if (ioctl(fd, LBR_SNAP_IOC_FLUSH) < 0)
 		return ioctl_error(o->device, "FLUSH");
 	return 0;
+}
+
+/* spec: complete each SYM from BTF, one line each; notes to stderr. */
+static int cmd_spec(char **args)
+{
+	char out[LBR_SNAP_NAME_LEN + 8], why[128];
+	int ret = 0;
+
+	for (; *args; args++) {
+		if (strchr(*args, ',') ||
+		    btf_complete_spec(*args, out, sizeof(out), why, sizeof(why))) {
+			pr_err("bad target: %s", *args);
+			ret = EXIT_USAGE;
+			continue;
+		}
+		if (why[0])
+			pr_err("%s: %s", out, why);
+		printf("%s\n", out);
+	}
+	return ret;
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -432,6 +468,7 @@ static int parse_cmd(int argc, char **argv, struct opts *o)
 	static const char *const names[] = {
 		[CMD_INFO] = "info", [CMD_STATS] = "stats", [CMD_FLUSH] = "flush",
 		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
+		[CMD_SPEC] = "spec",
 	};
 	unsigned int i;
 	int ret;
@@ -451,6 +488,12 @@ static int parse_cmd(int argc, char **argv, struct opts *o)
 		return ret;
 	if (o->cmd == CMD_TRACE)
 		return parse_trace(argc, argv, o);
+	if (o->cmd == CMD_SPEC) {
+		if (optind + 1 >= argc)
+			return usage_error("spec needs at least one SYM", "");
+		o->args = argv + optind + 1;
+		return 0;
+	}
 	if (optind + 1 < argc)
 		return usage_error("too many arguments: ", argv[optind + 1]);
 	return 0;
@@ -460,7 +503,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 {
 	if (!*spec || strchr(spec, ',') ||
 	    strlen(spec) >= sizeof(((struct lbr_snap_target_ctl *)0)->spec))
-		return usage_error("-e needs SYM or SYM%type, not ", spec);
+		return usage_error("-e needs SYM[%type][/N][@hook], not ", spec);
 	if (t->nr_specs == TRACE_MAX_SPECS)
 		return usage_error("too many -e (at most 64): ", spec);
 	t->specs[t->nr_specs++] = spec;
@@ -584,6 +627,8 @@ int main(int argc, char **argv)
 		ret = trace_run(&o.trace);
 		return finish(ret < 0 ? -ret : ret);
 	}
+	if (o.cmd == CMD_SPEC)
+		return finish(cmd_spec(o.args));
 	fd = open_device(o.device, O_RDONLY | (o.nonblock ? O_NONBLOCK : 0));
 	if (fd < 0)
 		return -fd;

@@ -257,8 +257,9 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	json_errno(f, h);
 	fprintf(f, ",\"ret_type\":\"%s\",\"probe_entries\":%u,\"flags\":%u",
 		ret_type_name(h->ret_type), h->probe_entries, h->flags);
-	fprintf(f, ",\"backend\":\"%s\",\"target_id\":%u,\"caller\":",
-		backend_name(h->backend), h->target_id);
+	fprintf(f, ",\"backend\":\"%s\",\"hook\":\"%s\",\"target_id\":%u",
+		backend_name(h->backend), hook_name(h->hook), h->target_id);
+	fputs(",\"caller\":", f);
 	json_hex(f, h->caller);
 	fputc(',', f);
 	json_sym(f, "caller_sym", ks, h->caller, false);

@@ -80,6 +80,11 @@ const char *ret_type_name(unsigned int type)
 	return type < ARRAY_SIZE(names) ? names[type] : "unknown";
 }
 
+const char *hook_name(unsigned int hook)
+{
+	return hook == LBR_SNAP_HOOK_FEXIT ? "fexit" : "kretprobe";
+}
+
 const char *backend_name(unsigned int backend)
 {
 	static const char *const names[] = {

@@ -27,6 +27,7 @@ enum rec_check rec_check(const struct rec *r, char *why, size_t len);
 void rec_branch(const struct rec *r, unsigned int i, struct lbr_snap_branch *b);
 
 const char *ret_type_name(unsigned int type);
+const char *hook_name(unsigned int hook);
 const char *backend_name(unsigned int backend);
 const char *rec_errno(const struct lbr_snap_record *h);
 void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len);

@@ -43,6 +43,7 @@
 #include "device.h"
 #include "procev.h"
 #include "stream.h"
+#include "btf.h"
 #include "trace.h"
 #include "util.h"
 
@@ -51,6 +52,8 @@
 
 struct tracer {
 	const struct trace_opts *t;
+	/* The -e specs completed from BTF (btf_complete_spec()). */
+	char specs[TRACE_MAX_SPECS][LBR_SNAP_NAME_LEN + 8];
 	int fd;
 	bool loaded;			/* we ran modprobe */
 	bool added[TRACE_MAX_SPECS];	/* we attached -e number i */
@@ -127,7 +130,7 @@ static int load_module(struct tracer *tr)
 	for (i = 0; i < tr->t->nr_specs; i++) {
 		if (i)
 			strcat(arg, ",");
-		strcat(arg, tr->t->specs[i]);
+		strcat(arg, tr->specs[i]);
 	}
 	if (run_wait(argv)) {
 		pr_err("modprobe lbr_snap %s failed", arg);
@@ -151,7 +154,7 @@ static int target_ctl(struct tracer *tr, unsigned long req, const char *spec)
 
 	snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
 	if (req == LBR_SNAP_IOC_DEL_TARGET)
-		ctl.spec[strcspn(ctl.spec, "%")] = '\0';
+		ctl.spec[strcspn(ctl.spec, "%/@")] = '\0';
 	return ioctl(tr->fd, req, &ctl);
 }
 
@@ -162,8 +165,8 @@ static void detach_all(struct tracer *tr)
 	for (i = 0; i < tr->t->nr_specs; i++) {
 		if (!tr->added[i])
 			continue;
-		if (target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, tr->t->specs[i]))
-			pr_err("DEL_TARGET %s: %s", tr->t->specs[i],
+		if (target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, tr->specs[i]))
+			pr_err("DEL_TARGET %s: %s", tr->specs[i],
 			       strerror(errno));
 		tr->added[i] = false;
 	}
@@ -175,7 +178,7 @@ static int attach_all(struct tracer *tr)
 	unsigned int i;
 
 	for (i = 0; i < tr->t->nr_specs; i++) {
-		spec = tr->t->specs[i];
+		spec = tr->specs[i];
 		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec)) {
 			tr->added[i] = true;
 		} else if (errno == EEXIST) {
@@ -461,11 +464,23 @@ static int run_command(struct tracer *tr)
 int trace_run(const struct trace_opts *t)
 {
 	struct tracer tr = { .t = t, .fd = -1 };
+	unsigned int i;
+	char why[128];
 	int ret;
 
 	if (!has_cap_sys_admin()) {
 		fputs("lbr-snap trace needs root (CAP_SYS_ADMIN)\n", stderr);
 		return -EXIT_PERM;
+	}
+	for (i = 0; i < t->nr_specs; i++) {
+		if (btf_complete_spec(t->specs[i], tr.specs[i],
+				      sizeof(tr.specs[i]), why, sizeof(why))) {
+			fprintf(stderr, "lbr-snap: -e %s: too long\n",
+				t->specs[i]);
+			return -EXIT_USAGE;
+		}
+		if (why[0] && strchr(tr.specs[i], '@'))
+			fprintf(stderr, "lbr-snap: %s: %s\n", tr.specs[i], why);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setup_signals();

@@ -147,4 +147,56 @@ TEST_F_TIMEOUT(storm, runtime_add_remove_under_load, 300)
 	TH_LOG("%d records, %d of the steady target", n, longs);
 }
 
+/*
+ * The fexit hook attached and detached 1000 times while other threads call
+ * the function and a storm of failing syscalls runs: detaching never waits
+ * for a call in flight (the drain does), no record is stray, and the debug
+ * kernel's checkers stay silent.
+ */
+TEST_F_TIMEOUT(storm, fexit_attach_detach_1000_cycles, 900)
+{
+	struct lbr_snap_target_ctl ctl;
+	volatile int stop = 0;
+	pthread_t th[2];
+	int i, n, ints = 0;
+
+	self->pid[0] = start_storm();
+	ASSERT_EQ(0, load("targets=lbr_test_long%long buffer_kb=64"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, producer_loop,
+					    (void *)&stop));
+	for (i = 0; i < 1000; i++) {
+		memset(&ctl, 0, sizeof(ctl));
+		strcpy(ctl.spec, "lbr_test_int%int/1@fexit");
+		ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, &ctl))
+			TH_LOG("cycle %d: %s", i, strerror(errno));
+		ASSERT_EQ(LBR_SNAP_HOOK_FEXIT, ctl.hook);
+		if (i % 100 == 0)
+			usleep(5000);
+		ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+					"lbr_test_int", NULL))
+			TH_LOG("cycle %d", i);
+		n = drain(self->fd, self->recs, MAX_RECS);
+		ASSERT_LE(0, n);
+		while (n-- > 0) {
+			const struct lbr_snap_record *h = &self->recs[n].h;
+
+			if (h->target_id == 0)
+				continue;
+			EXPECT_EQ(-7, h->retval);
+			EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, h->hook);
+			ints++;
+		}
+	}
+	stop = 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	TH_LOG("1000 cycles, %d records of the fexit target", ints);
+}
+
 TEST_HARNESS_MAIN

@@ -8,6 +8,12 @@
  * unloads it in the fixture teardown.  The test target module gives
  * functions with known return values (see tests/target/).
  */
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
 
@@ -59,7 +65,7 @@ TEST_F(load, kprobes_refuse)
 	/* Not text: kprobes say EINVAL. */
 	EXPECT_EQ(-EINVAL, load("targets=jiffies_64"));
 	EXPECT_TRUE(kmsg_has(self->kmsg,
-				"target 'jiffies_64': kretprobes refuse"));
+				"target 'jiffies_64': kprobes refuse"));
 	/* On the kprobe blacklist (NOKPROBE_SYMBOL). */
 	EXPECT_EQ(-EINVAL, load("targets=kprobe_int3_handler"));
 }
@@ -190,6 +196,25 @@ FIXTURE(cap) {
 	struct rec *recs;
 };
 
+/*
+ * Every capture test runs once per hook.  The test target's functions all
+ * take one argument: fexit targets get "/1" (cap_load(), vspec()).
+ */
+FIXTURE_VARIANT(cap) {
+	const char *hook;
+	__u32 hook_id;
+};
+
+FIXTURE_VARIANT_ADD(cap, kretprobe) {
+	.hook = "kretprobe",
+	.hook_id = LBR_SNAP_HOOK_KRETPROBE,
+};
+
+FIXTURE_VARIANT_ADD(cap, fexit) {
+	.hook = "fexit",
+	.hook_id = LBR_SNAP_HOOK_FEXIT,
+};
+
 FIXTURE_SETUP(cap)
 {
 	load_target_module();
@@ -206,9 +231,51 @@ FIXTURE_TEARDOWN(cap)
 	unload();
 }
 
-static void cap_load(struct __test_metadata *_metadata,
-		     FIXTURE_DATA(cap) *self, const char *params, int flags)
+static bool is_fexit(const FIXTURE_VARIANT(cap) *variant)
 {
+	return variant->hook_id == LBR_SNAP_HOOK_FEXIT;
+}
+
+/* @spec for ADD_TARGET with this variant's hook. */
+static const char *vspec(const FIXTURE_VARIANT(cap) *variant,
+			 const char *spec)
+{
+	static char buf[LBR_SNAP_NAME_LEN + 8];
+
+	snprintf(buf, sizeof(buf), "%s%s@%s", spec,
+		 is_fexit(variant) && !strchr(spec, '/') ? "/1" : "",
+		 variant->hook);
+	return buf;
+}
+
+/* @params with "/1" after each target for fexit, and hook=. */
+static const char *vparams(const FIXTURE_VARIANT(cap) *variant,
+			   const char *params)
+{
+	static char buf[1024];
+	const char *p = params, *t = strstr(params, "targets=");
+	size_t n = 0;
+
+	while (*p && n < sizeof(buf) - 64) {
+		if (t && p > t && (*p == ',' || *p == ' ') && is_fexit(variant)) {
+			n += snprintf(buf + n, sizeof(buf) - n, "/1");
+			if (*p == ' ')
+				t = NULL;
+		}
+		buf[n++] = *p++;
+	}
+	if (t && is_fexit(variant))
+		n += snprintf(buf + n, sizeof(buf) - n, "/1");
+	snprintf(buf + n, sizeof(buf) - n, " hook=%s", variant->hook);
+	return buf;
+}
+
+static void cap_load(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(cap) *self,
+		     const FIXTURE_VARIANT(cap) *variant, const char *params,
+		     int flags)
+{
+	params = vparams(variant, params);
 	ASSERT_EQ(0, load(params)) TH_LOG("load(%s)", params);
 	self->fd = dev_open(flags);
 	ASSERT_LE(0, self->fd);
@@ -224,7 +291,8 @@ static void cap_unload(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, unload());
 }
 
-static void expect_stats(struct __test_metadata *_metadata, int fd,
+static void expect_stats(struct __test_metadata *_metadata,
+			 const FIXTURE_VARIANT(cap) *variant, int fd,
 			 unsigned int id, unsigned long long hits,
 			 unsigned long long captured,
 			 unsigned long long filtered)
@@ -241,13 +309,14 @@ static void expect_stats(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, st[id].missed);
 	EXPECT_EQ(st[id].hits, st[id].captured + st[id].filtered +
 		  st[id].dropped);
+	EXPECT_EQ(variant->hook_id, st[id].hook);
 }
 
 TEST_F(cap, errors_mode_counts)
 {
 	int n, i;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 100));
 	ASSERT_EQ(0, trigger("int", 5, 50));
 	ASSERT_EQ(0, trigger("int", 0, 10));
@@ -255,14 +324,14 @@ TEST_F(cap, errors_mode_counts)
 	ASSERT_EQ(100, n);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(-22, self->recs[i].h.retval);
-	expect_stats(_metadata, self->fd, 0, 160, 100, 60);
+	expect_stats(_metadata, variant, self->fd, 0, 160, 100, 60);
 }
 
 TEST_F(cap, all_mode_counts)
 {
 	int n, i, neg = 0, pos = 0;
 
-	cap_load(_metadata, self, "targets=lbr_test_int capture=all",
+	cap_load(_metadata, self, variant, "targets=lbr_test_int capture=all",
 		 O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 20));
 	ASSERT_EQ(0, trigger("int", 7, 30));
@@ -274,7 +343,7 @@ TEST_F(cap, all_mode_counts)
 	}
 	EXPECT_EQ(20, neg);
 	EXPECT_EQ(30, pos);
-	expect_stats(_metadata, self->fd, 0, 50, 50, 0);
+	expect_stats(_metadata, variant, self->fd, 0, 50, 50, 0);
 }
 
 /* Trigger from a named thread so pid, tgid and comm are all checked. */
@@ -305,7 +374,7 @@ TEST_F(cap, record_fields)
 	pthread_t th;
 
 	ASSERT_NE(0, fn);
-	cap_load(_metadata, self, "targets=lbr_test_long%long,lbr_test_int",
+	cap_load(_metadata, self, variant, "targets=lbr_test_long%long,lbr_test_int",
 		 O_NONBLOCK);
 	ASSERT_EQ(0, pthread_create(&th, NULL, field_thread, &a));
 	pthread_join(th, NULL);
@@ -328,6 +397,7 @@ TEST_F(cap, record_fields)
 	EXPECT_GE(a.t1, h->ts_ns);
 	EXPECT_GT((unsigned int)nr_cpus(), h->cpu);
 	EXPECT_EQ(self->info.backend, h->backend);
+	EXPECT_EQ(variant->hook_id, h->hook);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE) {
 		EXPECT_EQ(LBR_SNAP_REC_NO_LBR, h->flags);
 		EXPECT_EQ(0, h->nr_entries);
@@ -342,13 +412,13 @@ TEST_F(cap, record_fields)
 TEST_F(cap, int_sign_extension)
 {
 	/* lbr_test_int returns int -22: RAX is 0x00000000ffffffea. */
-	cap_load(_metadata, self, "targets=lbr_test_int%long", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int%long", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 3));
 	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
-	expect_stats(_metadata, self->fd, 0, 3, 0, 3);
+	expect_stats(_metadata, variant, self->fd, 0, 3, 0, 3);
 	close(self->fd);
 
-	cap_load(_metadata, self, "targets=lbr_test_int%int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int%int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 3));
 	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS));
 	EXPECT_EQ(-22, self->recs[0].h.retval);
@@ -358,7 +428,7 @@ TEST_F(cap, ptr_type)
 {
 	int n, i, nul = 0, err = 0;
 
-	cap_load(_metadata, self, "targets=lbr_test_ptr%ptr", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_ptr%ptr", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("ptr", 0, 3));
 	ASSERT_EQ(0, trigger("ptr", -12, 4));
 	ASSERT_EQ(0, trigger("ptr", 1, 5));
@@ -371,21 +441,21 @@ TEST_F(cap, ptr_type)
 	}
 	EXPECT_EQ(3, nul);
 	EXPECT_EQ(4, err);
-	expect_stats(_metadata, self->fd, 0, 12, 7, 5);
+	expect_stats(_metadata, variant, self->fd, 0, 12, 7, 5);
 }
 
 TEST_F(cap, bool_type)
 {
 	int n, i;
 
-	cap_load(_metadata, self, "targets=lbr_test_bool%bool", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_bool%bool", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("bool", 0, 3));
 	ASSERT_EQ(0, trigger("bool", 9, 4));
 	n = drain(self->fd, self->recs, MAX_RECS);
 	ASSERT_EQ(3, n);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(0, self->recs[i].h.retval);
-	expect_stats(_metadata, self->fd, 0, 7, 3, 4);
+	expect_stats(_metadata, variant, self->fd, 0, 7, 3, 4);
 }
 
 /* ---- read() semantics ---- */
@@ -395,7 +465,7 @@ TEST_F(cap, read_small_buffer_einval)
 	char buf[LBR_SNAP_RECORD_MAX];
 	const struct lbr_snap_record *h = (const void *)buf;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -5, 1));
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, buf, sizeof(struct lbr_snap_record) - 1));
@@ -411,7 +481,7 @@ TEST_F(cap, read_whole_records)
 	const struct lbr_snap_record *h = (const void *)buf;
 	ssize_t len, size;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -5, 1));
 	size = read(self->fd, buf, sizeof(buf));
 	ASSERT_EQ(h->size, size);
@@ -429,7 +499,7 @@ TEST_F(cap, nonblock_eagain)
 {
 	char buf[LBR_SNAP_RECORD_MAX];
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	errno = 0;
 	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
 	EXPECT_EQ(EAGAIN, errno);
@@ -450,7 +520,7 @@ TEST_F(cap, blocking_read_waits)
 	pthread_t th;
 	ssize_t len;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", 0);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", 0);
 	t0 = now_ns();
 	ASSERT_EQ(0, pthread_create(&th, NULL, late_trigger, NULL));
 	len = read(self->fd, buf, sizeof(buf));
@@ -467,7 +537,7 @@ TEST_F(cap, poll_and_epoll)
 	pthread_t th;
 	int ep;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	pfd.fd = self->fd;
 	pfd.events = POLLIN;
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
@@ -518,7 +588,7 @@ TEST_F_TIMEOUT(cap, merged_in_time_order_all_cpus, 300)
 	int seen[64] = { 0 };
 
 	ASSERT_GE(64, ncpu);
-	cap_load(_metadata, self, "targets=lbr_test_long%long capture=all",
+	cap_load(_metadata, self, variant, "targets=lbr_test_long%long capture=all",
 		 O_NONBLOCK);
 	for (c = 0; c < ncpu; c++) {
 		pr[c] = (struct producer){ c, 1000000L * (c + 1), per, 0 };
@@ -614,7 +684,7 @@ TEST_F_TIMEOUT(cap, concurrent_readers_whole_and_unique, 300)
 	unsigned char *hits;
 	const long base = 5000000;
 
-	cap_load(_metadata, self, "targets=lbr_test_long%long capture=all",
+	cap_load(_metadata, self, variant, "targets=lbr_test_long%long capture=all",
 		 O_NONBLOCK);
 	want = ncpu * per;
 	hits = calloc(want, 1);
@@ -649,7 +719,7 @@ TEST_F_TIMEOUT(cap, overflow_is_counted_exactly, 300)
 	int ncpu = nr_cpus(), c, n;
 	const int per = 3000;
 
-	cap_load(_metadata, self,
+	cap_load(_metadata, self, variant,
 		 "targets=lbr_test_long%long capture=all buffer_kb=8",
 		 O_NONBLOCK);
 	/* One write per CPU, each calling the target @per times. */
@@ -678,7 +748,7 @@ TEST_F(cap, flush_discards_and_counts)
 	struct lbr_snap_target_stats st[1];
 	struct lbr_snap_stats hdr;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -1, 10));
 	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_FLUSH));
 	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
@@ -714,7 +784,7 @@ TEST_F(cap, rmmod_with_blocked_reader)
 	pthread_t th;
 	int ret;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", 0);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", 0);
 	b.fd = self->fd;
 	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_read, &b));
 	usleep(200 * 1000);
@@ -761,7 +831,7 @@ TEST_F(cap, error_path_branches)
 	unsigned long long fail = ksym("lbr_test_fail");
 	int i, n, found = 0, noret = 0;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	ASSERT_EQ(0, trigger("int", -22, 3));
@@ -784,6 +854,14 @@ TEST_F(cap, error_path_branches)
 	}
 	EXPECT_EQ(n, found + noret);
 	EXPECT_LE(2, found);
+	/*
+	 * fexit freezes on the instruction the function returns to: nothing
+	 * of ours after the return (the return thunk's JMP and RET are the
+	 * function's return).
+	 */
+	for (i = 0; i < n && is_fexit(variant); i++)
+		if (!(self->recs[i].h.flags & LBR_SNAP_REC_NO_RETURN))
+			EXPECT_GE(2, self->recs[i].h.probe_entries);
 }
 
 /* ---- LBR programming: every CPU, hotplug, restored on unload ---- */
@@ -853,7 +931,7 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 	int ncpu = nr_cpus(), c;
 	unsigned int msr;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
@@ -863,7 +941,7 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 		ASSERT_EQ(0, rdmsr_on(c, msr, &before[c]))
 			TH_LOG("modprobe msr: /dev/cpu/%d/msr", c);
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	for (c = 0; c < ncpu; c++) {
 		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
 		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx", c, msr, val);
@@ -881,14 +959,14 @@ TEST_F(cap, changed_underneath_is_reported)
 	unsigned int msr;
 	int kmsg;
 
-	cap_load(_metadata, self, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	cap_unload(_metadata, self);
 	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
 
-	cap_load(_metadata, self, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	close(self->fd);
 	self->fd = -1;
 	/* Someone else turns LBR off on cpu0 behind lbr_snap's back. */
@@ -910,7 +988,7 @@ TEST_F(cap, cpu_hotplug_keeps_capturing)
 	unsigned int msr;
 	cpu_set_t set;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
@@ -944,9 +1022,9 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 	__u32 id = ~0u;
 	int n, i;
 
-	cap_load(_metadata, self, "targets=lbr_test_long%long", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_long%long", O_NONBLOCK);
 	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
-				"lbr_test_int%int", &id));
+				vspec(variant, "lbr_test_int%int"), &id));
 	EXPECT_EQ(1, id);
 	ASSERT_EQ(0, trigger("int", -5, 3));
 	n = drain(self->fd, self->recs, MAX_RECS);
@@ -967,13 +1045,13 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 				     "ring_buffer_lock_reserve", NULL));
 	EXPECT_EQ(-EINVAL, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
 				      "lbr_test_ptr%float", NULL));
-	EXPECT_FALSE(kprobe_listed("lbr_test_ptr"));
+	EXPECT_FALSE(hooked("lbr_test_ptr"));
 
 	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
 				"lbr_test_int", NULL));
 	EXPECT_EQ(-ENOENT, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
 				      "lbr_test_int", NULL));
-	EXPECT_FALSE(kprobe_listed("lbr_test_int"));
+	EXPECT_FALSE(hooked("lbr_test_int"));
 	ASSERT_EQ(0, trigger("int", -5, 3));
 	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
@@ -998,7 +1076,7 @@ TEST_F(cap, unprivileged_users_change_nothing)
 	int status;
 	pid_t pid;
 
-	cap_load(_metadata, self, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -1026,9 +1104,316 @@ TEST_F(cap, unprivileged_users_change_nothing)
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
 	EXPECT_EQ(1, hdr.nr);
 	EXPECT_STREQ("lbr_test_int", st[0].name);
-	EXPECT_FALSE(kprobe_listed("lbr_test_long"));
+	EXPECT_FALSE(hooked("lbr_test_long"));
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
 	EXPECT_EQ(LBR_SNAP_CAPTURE_ERRORS, self->info.capture);
+}
+
+/* ---- the fexit hook: what only it has ---- */
+
+FIXTURE(fexit) {
+	int fd;
+	struct rec *recs;
+};
+
+FIXTURE_SETUP(fexit)
+{
+	load_target_module();
+	self->fd = -1;
+	self->recs = calloc(MAX_RECS, sizeof(struct rec));
+	ASSERT_NE(NULL, self->recs);
+}
+
+FIXTURE_TEARDOWN(fexit)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->recs);
+	unload();
+}
+
+/* ADD_TARGET returning the hook it got; 0 or -errno. */
+static int add_target(int fd, const char *spec, __u32 *hook)
+{
+	struct lbr_snap_target_ctl ctl = { 0 };
+
+	snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
+	if (ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl))
+		return -errno;
+	*hook = ctl.hook;
+	return 0;
+}
+
+static __u32 stats_hook(int fd, unsigned int i)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+
+	if (get_stats(fd, &hdr, st, LBR_SNAP_MAX_TARGETS) || i >= hdr.nr)
+		return ~0u;
+	return st[i].hook;
+}
+
+TEST_F(fexit, needs_arg_count_or_falls_back)
+{
+	int k = kmsg_open();
+
+	ASSERT_LE(0, k);
+	/* The trampoline must know no argument is on the stack. */
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int@fexit"));
+	EXPECT_TRUE(kmsg_has(k, "fexit needs the argument count"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int hook=fexit"));
+	EXPECT_EQ(-EOPNOTSUPP, load("targets=lbr_test_int/7@fexit"));
+	EXPECT_TRUE(kmsg_has(k, "some on the stack"));
+	close(k);
+
+	/* auto: fexit where it can, a kretprobe where it cannot. */
+	ASSERT_EQ(0, load("targets=lbr_test_int/1,lbr_test_long%long hook=auto"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, stats_hook(self->fd, 0));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 1));
+	EXPECT_TRUE(direct_listed("lbr_test_int"));
+	EXPECT_TRUE(kprobe_listed("lbr_test_long"));
+	ASSERT_EQ(0, trigger("int", -3, 2));
+	ASSERT_EQ(0, trigger("long", -4, 3));
+	EXPECT_EQ(5, drain(self->fd, self->recs, MAX_RECS));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	EXPECT_FALSE(direct_listed("lbr_test_int"));
+}
+
+TEST_F(fexit, hook_names_checked)
+{
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int@nope"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int hook=nope"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int/x@fexit"));
+	EXPECT_EQ(0, load("targets=lbr_test_int%int/1@kretprobe hook=fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));
+}
+
+/* The branches of lbr_test_int() and lbr_test_fail() in @r, in order. */
+static int body_branches(const struct rec *r, unsigned long long fn,
+			 unsigned long long fail, struct lbr_snap_branch *out)
+{
+	unsigned long long fn_end = ksym_end(fn), fail_end = ksym_end(fail);
+	unsigned int i;
+	int n = 0;
+
+	for (i = 0; i < r->h.nr_entries; i++) {
+		const struct lbr_snap_branch *b = &r->br[i];
+
+		/* Not the fentry call itself: the hook's own entry. */
+		if (b->from >= fn && b->from <= fn + 4)
+			continue;
+		if ((b->from > fn && b->from < fn_end) ||
+		    (b->from >= fail && b->from < fail_end))
+			out[n++] = *b;
+	}
+	return n;
+}
+
+TEST_F(fexit, same_record_as_kretprobe)
+{
+	unsigned long long fn = ksym("lbr_test_int");
+	unsigned long long fail = ksym("lbr_test_fail");
+	struct lbr_snap_branch kb[LBR_SNAP_MAX_ENTRIES], fb[LBR_SNAP_MAX_ENTRIES];
+	struct lbr_snap_info info;
+	struct rec kr, fr;
+	__u32 hook;
+	int nk, nf, i;
+
+	ASSERT_EQ(0, load("targets=lbr_test_long%long"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &info));
+
+	/* The same call, once through each hook. */
+	ASSERT_EQ(0, add_target(self->fd, "lbr_test_int%int@kretprobe", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, hook);
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	kr = self->recs[0];
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+				"lbr_test_int", NULL));
+	ASSERT_EQ(0, add_target(self->fd, "lbr_test_int%int/1@fexit", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	fr = self->recs[0];
+
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, kr.h.hook);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, fr.h.hook);
+	EXPECT_EQ(kr.h.retval, fr.h.retval);
+	EXPECT_EQ(kr.h.ret_type, fr.h.ret_type);
+	EXPECT_EQ(kr.h.pid, fr.h.pid);
+	EXPECT_EQ(kr.h.tgid, fr.h.tgid);
+	EXPECT_STREQ(kr.h.comm, fr.h.comm);
+	EXPECT_EQ(kr.h.func_addr, fr.h.func_addr);
+	EXPECT_EQ(kr.h.caller, fr.h.caller);
+	EXPECT_EQ(kr.h.backend, fr.h.backend);
+	EXPECT_EQ(kr.h.flags, fr.h.flags);
+	if (info.backend == LBR_SNAP_BACKEND_NONE)
+		SKIP(return, "no LBR here to compare branches: %s", info.reason);
+	if ((kr.h.flags | fr.h.flags) & LBR_SNAP_REC_NO_RETURN)
+		SKIP(return, "an interrupt pushed a return out of the LBR");
+
+	/* The function's own branches, return included, are the same. */
+	nk = body_branches(&kr, fn, fail, kb);
+	nf = body_branches(&fr, fn, fail, fb);
+	ASSERT_LE(3, nk);
+	ASSERT_EQ(nk, nf);
+	for (i = 0; i < nk; i++) {
+		EXPECT_EQ(kb[i].from, fb[i].from) TH_LOG("branch %d", i);
+		EXPECT_EQ(kb[i].to, fb[i].to) TH_LOG("branch %d", i);
+	}
+	/* What follows the return is the hook's tail: fexit has none. */
+	EXPECT_GE(2, fr.h.probe_entries);
+	EXPECT_LT(fr.h.probe_entries, kr.h.probe_entries);
+	TH_LOG("probe_entries: kretprobe %u, fexit %u", kr.h.probe_entries,
+	       fr.h.probe_entries);
+}
+
+struct sleeper {
+	int ret;
+	pid_t tid;
+};
+
+static void *sleeper_thread(void *p)
+{
+	struct sleeper *s = p;
+
+	s->tid = syscall(SYS_gettid);
+	s->ret = trigger("sleep", 1500, 1);
+	return NULL;
+}
+
+/* Does /proc/@tid/stack show @a, then @b, then @c? */
+static bool stack_has(pid_t tid, const char *a, const char *b, const char *c)
+{
+	const char *want[] = { a, b, c };
+	char path[64], line[256];
+	unsigned int i = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (i < 3 && fgets(line, sizeof(line), f))
+		if (strstr(line, want[i]))
+			i++;
+	fclose(f);
+	return i == 3;
+}
+
+TEST_F_TIMEOUT(fexit, rmmod_waits_for_sleeping_call, 120)
+{
+	struct sleeper s = { .ret = -1 };
+	unsigned long long t0, t1;
+	pthread_t th;
+
+	ASSERT_EQ(0, load("targets=lbr_test_sleep%int/1@fexit capture=all"));
+	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper_thread, &s));
+	usleep(400 * 1000);
+	/* The stack unwinds through the trampoline to the real caller. */
+	EXPECT_TRUE(stack_has(s.tid, "lbr_test_sleep", "lbr_fexit_",
+			      "call_sleep"));
+	/* Unloading must wait for the call to return through our code. */
+	t0 = now_ns();
+	ASSERT_EQ(0, unload());
+	t1 = now_ns();
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, s.ret);
+	EXPECT_LT(500ULL * 1000 * 1000, t1 - t0)
+		TH_LOG("unload took %llu ms", (t1 - t0) / 1000000);
+	EXPECT_FALSE(direct_listed("lbr_test_sleep"));
+}
+
+TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
+{
+	struct sleeper s = { .ret = -1 };
+	pthread_t th;
+	__u32 hook;
+	int n, i, slept = 0;
+
+	ASSERT_EQ(0, load("targets=lbr_test_sleep%int/1@fexit capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper_thread, &s));
+	usleep(300 * 1000);
+	/* DEL returns at once; the call in flight still finishes and records. */
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+				"lbr_test_sleep", NULL));
+	EXPECT_FALSE(direct_listed("lbr_test_sleep"));
+	ASSERT_EQ(0, add_target(self->fd, "lbr_test_sleep%int/1@fexit", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, s.ret);
+	ASSERT_EQ(0, trigger("sleep", 1, 1));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(2, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(-EINTR, self->recs[i].h.retval);
+		slept += self->recs[i].h.target_id == 0;
+	}
+	EXPECT_EQ(1, slept);
+}
+
+/*
+ * A function that already has a direct caller (here a BPF fexit program's
+ * trampoline) is ftrace's to refuse: EBUSY, and auto takes a kretprobe.
+ */
+TEST_F(fexit, busy_when_bpf_has_the_function)
+{
+	static const char fn[] = "do_sys_openat2";
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id, prog, link, ret, i;
+	__u32 hook = ~0u;
+
+	if (!btf || libbpf_get_error(btf))
+		SKIP(return, "no kernel BTF (/sys/kernel/btf/vmlinux)");
+	id = btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id <= 0)
+		SKIP(return, "no BTF for %s", fn);
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type = BPF_TRACE_FEXIT,
+		    .attach_btf_id = id);
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "lbr_busy", "GPL", insns,
+			     2, &o);
+	if (prog < 0)
+		SKIP(return, "the kernel refuses a BPF fexit program (%d)", prog);
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	ASSERT_LE(0, link) TH_LOG("attaching the BPF fexit program: %d", link);
+
+	ASSERT_EQ(0, load("targets=lbr_test_long%long"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(-EBUSY, add_target(self->fd, "do_sys_openat2%long/3@fexit",
+				     &hook));
+	ASSERT_EQ(0, add_target(self->fd, "do_sys_openat2%long/3@auto", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, hook);
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET, fn, NULL));
+
+	/* Once BPF lets go, the function is ours to take. */
+	close(link);
+	close(prog);
+	for (i = 0; i < 100; i++) {
+		ret = add_target(self->fd, "do_sys_openat2%long/3@fexit", &hook);
+		if (ret != -EBUSY)
+			break;
+		usleep(20000);
+	}
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
 }
 
 TEST_HARNESS_MAIN

@@ -176,6 +176,7 @@ static inline int get_stats(int fd, struct lbr_snap_stats *hdr,
 {
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->nr = nr;
+	hdr->entry_size = sizeof(*st);
 	hdr->stats_ptr = (unsigned long)st;
 	return ioctl(fd, LBR_SNAP_IOC_GET_STATS, hdr);
 }
@@ -230,6 +231,34 @@ static inline bool kprobe_listed(const char *name)
 			found = true;
 	fclose(f);
 	return found;
+}
+
+/* Does ftrace list a direct call (an fexit hook) on @name? */
+static inline bool direct_listed(const char *name)
+{
+	char line[512];
+	bool found = false, on = false;
+	size_t len = strlen(name);
+	FILE *f = fopen("/sys/kernel/debug/tracing/enabled_functions", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		/* "name [mod] (n) R D ..." then "\tdirect-->tramp" */
+		if (line[0] != '\t')
+			on = !strncmp(line, name, len) &&
+			     (line[len] == ' ' || line[len] == '\t');
+		if (on && strstr(line, "direct-->"))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Is @name hooked by a kretprobe or an ftrace direct call? */
+static inline bool hooked(const char *name)
+{
+	return kprobe_listed(name) || direct_listed(name);
 }
 
 /* A reader of /dev/kmsg positioned at the end: it sees only new lines. */

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writing a record: what both hooks do once LBR is frozen.
+ */
+#include <linux/irqflags.h>
+#include <linux/ring_buffer.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "lbr_snap.h"
+
+/* The return value, sign-extended from the declared width. */
+static __always_inline s64 lbr_retval(u8 type, unsigned long ax)
+{
+	switch (type) {
+	case LBR_SNAP_RET_INT:
+		return (s32)ax;
+	case LBR_SNAP_RET_BOOL:
+		return (u8)ax != 0;
+	default:
+		return (s64)ax;
+	}
+}
+
+/* errors mode: a negative errno, NULL or ERR_PTR, or false. */
+static __always_inline bool lbr_is_error(u8 type, s64 ret)
+{
+	switch (type) {
+	case LBR_SNAP_RET_PTR:
+		return !ret || IS_ERR_VALUE((unsigned long)ret);
+	case LBR_SNAP_RET_BOOL:
+		return !ret;
+	default:
+		return ret < 0 && ret >= -MAX_ERRNO;
+	}
+}
+
+/**
+ * lbr_capture - record one return of a target
+ * @t: the target
+ * @ax: the raw return value register
+ * @caller: where the target returns to
+ * @frozen: LBR was frozen by the hook (false for the "none" backend)
+ * @ctl: the control MSR as lbr_hw_freeze() found it
+ * @ret_site: where the target's RET landed (see lbr_probe_entries())
+ *
+ * Interrupts stay off from here to the commit: the LBR read must not be
+ * disturbed and the per-CPU counters need no atomics.  Unfreezes LBR.
+ */
+void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
+			 unsigned long caller, bool frozen, u64 ctl,
+			 unsigned long ret_site)
+{
+	s64 ret = lbr_retval(t->ret_type, ax);
+	struct lbr_snap_branch *br;
+	struct ring_buffer_event *ev;
+	struct lbr_snap_record *rec;
+	struct lbr_counters *c;
+	unsigned long flags;
+	unsigned int nr = 0;
+	bool found;
+
+	local_irq_save(flags);
+	c = this_cpu_ptr(t->counters);
+	c->hits++;
+	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
+		c->filtered++;
+		goto out_unfreeze;
+	}
+
+	ev = ring_buffer_lock_reserve(lbr_rb, sizeof(*rec) +
+				      lbr_hw.depth * sizeof(*br));
+	if (!ev) {
+		c->dropped++;
+		goto out_unfreeze;
+	}
+	rec = ring_buffer_event_data(ev);
+	br = (struct lbr_snap_branch *)(rec + 1);
+	if (frozen) {
+		nr = lbr_hw_read(br);
+		lbr_hw_unfreeze(ctl);
+	}
+
+	memset(rec, 0, sizeof(*rec));
+	rec->size = sizeof(*rec) + nr * sizeof(*br);
+	rec->version = LBR_SNAP_ABI_VERSION;
+	rec->hdr_size = sizeof(*rec);
+	rec->entry_size = sizeof(*br);
+	rec->nr_entries = nr;
+	rec->ts_ns = ktime_get_mono_fast_ns();
+	rec->cpu = smp_processor_id();
+	rec->pid = current->pid;
+	rec->tgid = current->tgid;
+	rec->target_id = t->id;
+	rec->func_addr = t->start;
+	rec->caller = caller;
+	rec->retval = ret;
+	rec->ret_type = t->ret_type;
+	rec->backend = lbr_hw.backend;
+	rec->lbr_format = lbr_hw.fmt.format;
+	rec->hook = t->hook;
+	if (frozen) {
+		rec->probe_entries = lbr_probe_entries(br, nr, ret_site,
+						       &found);
+		if (!found)
+			rec->flags |= LBR_SNAP_REC_NO_RETURN;
+	} else {
+		rec->flags |= LBR_SNAP_REC_NO_LBR;
+	}
+	memcpy(rec->comm, current->comm, sizeof(rec->comm));
+	rec->comm[sizeof(rec->comm) - 1] = '\0';
+
+	lbr_rb_unlock_commit(lbr_rb, ev);
+	c->captured++;
+	local_irq_restore(flags);
+	lbr_records_committed();
+	return;
+
+out_unfreeze:
+	if (frozen)
+		lbr_hw_unfreeze(ctl);
+	local_irq_restore(flags);
+}
+NOKPROBE_SYMBOL(lbr_capture);

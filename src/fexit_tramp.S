@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fexit trampolines: what an ftrace direct call on a target's fentry site
+ * jumps to.  Modelled on the x86 BPF trampoline with BPF_TRAMP_F_CALL_ORIG
+ * and BPF_TRAMP_F_SKIP_FRAME (arch/x86/net/bpf_jit_comp.c), fixed in the
+ * module instead of generated: one per target slot, so the slot number is
+ * an immediate and the trampoline needs no lookup.
+ *
+ * On entry the stack holds the address after the fentry call (the rest of
+ * the traced function) and, above it, the traced function's return address
+ * into its caller.  The trampoline calls the rest of the function with the
+ * argument registers untouched, so only functions whose arguments all
+ * travel in registers may be attached (fexit_hook.c checks).  The
+ * instruction the function returns to freezes LBR with RDMSR/AND/WRMSR: the
+ * function's RET (or its JMP to the return thunk and the thunk's RET) is
+ * the last branch recorded.  Then the capture code runs in C, and the
+ * trampoline returns straight to the caller with the function's return
+ * value, skipping the frame of the fentry call.
+ *
+ * lbr_fexit_inflight[slot] counts calls between the entry and the return
+ * to the caller, so detaching can wait for tasks sleeping inside the
+ * function (fexit_hook.c); RCU Tasks covers the few instructions outside
+ * the count.
+ */
+#include <linux/linkage.h>
+#include <linux/objtool.h>
+#include <asm/asm.h>
+#include <asm/unwind_hints.h>
+#include <asm/nospec-branch.h>
+
+#include "compat.h"
+#include "fexit_tramp.h"
+
+/* kind: lbr (freezes LBR) or nolbr (the "none" backend); n: the slot */
+.macro LBR_FEXIT_TRAMP kind, n
+/*
+ * SYM_FUNC_START_LOCAL() adds the ENDBR up to 6.12 and no longer in 7.2:
+ * SYM_START() and an explicit ENDBR give one in every kernel with IBT.
+ */
+SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
+	ENDBR
+	CALL_DEPTH_ACCOUNT
+	pushq	%rbp
+	movq	%rsp, %rbp
+	lock incq lbr_fexit_inflight + 8 * \n(%rip)
+
+	CALL_DEPTH_ACCOUNT
+	call	lbr_fexit_call_rest
+.Lret_\kind\()_\n:
+	/* Back from the traced function: %rax and %rdx hold its value. */
+	movq	%rax, %r10
+	movq	%rdx, %r11
+.ifc \kind, lbr
+	/* The freeze: no branch, no call before the WRMSR. */
+	movl	lbr_fexit_ctl_msr(%rip), %ecx
+1:	rdmsr
+2:	movl	%eax, %r8d
+	movl	%edx, %r9d
+	andl	lbr_fexit_keep(%rip), %eax
+	andl	lbr_fexit_keep + 4(%rip), %edx
+3:	wrmsr
+4:
+	LBR_ASM_EXTABLE_RDMSR(1b, 2b)
+	LBR_ASM_EXTABLE_WRMSR(3b, 4b)
+	shlq	$32, %r9
+	orq	%r8, %r9
+	movq	%r9, %rcx		/* the control MSR before the freeze */
+.endif
+	pushq	%r10
+	pushq	%r11
+	movl	$\n, %edi
+	movq	%r10, %rsi
+	movq	16(%rbp), %rdx		/* the traced function's caller */
+	call	lbr_fexit_capture_\kind
+	popq	%rdx
+	popq	%rax
+	lock decq lbr_fexit_inflight + 8 * \n(%rip)
+	leave
+	/* Drop the return into the traced function: back to its caller. */
+	addq	$8, %rsp
+	UNWIND_HINT_FUNC
+	RET
+SYM_FUNC_END(lbr_fexit_\kind\()_\n)
+_ASM_NOKPROBE(lbr_fexit_\kind\()_\n)
+.endm
+
+	.text
+/*
+ * Called by a trampoline, with its frame pointer in %rbp: jump to the rest
+ * of the traced function (the fentry call's return address, 8(%rbp)), so
+ * that the function returns to the trampoline.  PUSH and RET rather than an
+ * indirect CALL in the trampoline: the target is no ENDBR, and IBT would
+ * refuse an indirect branch to it.
+ */
+SYM_FUNC_START_LOCAL(lbr_fexit_call_rest)
+	pushq	8(%rbp)
+	UNWIND_HINT_FUNC
+	RET
+SYM_FUNC_END(lbr_fexit_call_rest)
+_ASM_NOKPROBE(lbr_fexit_call_rest)
+
+/* Apply macro @m to (@kind, slot) for every slot. */
+.macro LBR_FOR_EACH_SLOT m, kind
+	.set	lbr_fexit_nr, 0
+.irp n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, \
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, \
+	32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, \
+	48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63
+	\m \kind, \n
+	.set	lbr_fexit_nr, lbr_fexit_nr + 1
+.endr
+.if lbr_fexit_nr - LBR_FEXIT_SLOTS
+	.error "the slot list does not match LBR_FEXIT_SLOTS"
+.endif
+.endm
+
+.macro LBR_FEXIT_ADDR kind, n
+	.quad	lbr_fexit_\kind\()_\n
+.endm
+
+.macro LBR_FEXIT_RET_OFF kind, n
+	.long	.Lret_\kind\()_\n - lbr_fexit_\kind\()_\n
+.endm
+
+	LBR_FOR_EACH_SLOT LBR_FEXIT_TRAMP, lbr
+	LBR_FOR_EACH_SLOT LBR_FEXIT_TRAMP, nolbr
+
+	.section .rodata
+	.balign 8
+SYM_DATA_START(lbr_fexit_tramps)
+	LBR_FOR_EACH_SLOT LBR_FEXIT_ADDR, lbr
+	LBR_FOR_EACH_SLOT LBR_FEXIT_ADDR, nolbr
+SYM_DATA_END(lbr_fexit_tramps)
+
+	.balign 4
+SYM_DATA_START(lbr_fexit_ret_offs)
+	LBR_FOR_EACH_SLOT LBR_FEXIT_RET_OFF, lbr
+	LBR_FOR_EACH_SLOT LBR_FEXIT_RET_OFF, nolbr
+SYM_DATA_END(lbr_fexit_ret_offs)

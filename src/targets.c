@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Targets: parsing "sym[%type][/N][@hook]", the list of targets, and
+ * attaching each to its hook (kretprobe_hook.c or fexit_hook.c).
+ */
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "lbr_snap.h"
+
+/* The targets, in the order they were added; ids are never reused. */
+static DEFINE_MUTEX(lbr_targets_lock);
+static struct lbr_target *lbr_targets[LBR_SNAP_MAX_TARGETS];
+static unsigned int lbr_nr_targets;
+static u32 lbr_next_id;
+
+/* The hook of targets without @hook: the hook= parameter. */
+static enum lbr_hook_want lbr_default_hook = LBR_WANT_KRETPROBE;
+
+static const char * const lbr_ret_type_names[] = {
+	[LBR_SNAP_RET_INT] = "int",
+	[LBR_SNAP_RET_LONG] = "long",
+	[LBR_SNAP_RET_PTR] = "ptr",
+	[LBR_SNAP_RET_BOOL] = "bool",
+};
+
+static const char * const lbr_hook_names[] = {
+	[LBR_WANT_KRETPROBE] = "kretprobe",
+	[LBR_WANT_FEXIT] = "fexit",
+	[LBR_WANT_AUTO] = "auto",
+};
+
+static int lbr_hook_lookup(const char *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lbr_hook_names); i++)
+		if (lbr_hook_names[i] && sysfs_streq(s, lbr_hook_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+/**
+ * lbr_targets_set_hook - the hook= parameter
+ * @hook: kretprobe, fexit or auto
+ */
+int lbr_targets_set_hook(const char *hook)
+{
+	int h = lbr_hook_lookup(hook);
+
+	if (h < 0) {
+		pr_err("hook=%s: use kretprobe, fexit or auto\n", hook);
+		return h;
+	}
+	lbr_default_hook = h;
+	return 0;
+}
+
+const char *lbr_hook_name(u8 hook)
+{
+	return hook == LBR_SNAP_HOOK_FEXIT ? "fexit" : "kretprobe";
+}
+
+/*
+ * Functions the capture path runs through.  A probe on them could only
+ * ever count misses (kprobes do not nest) or recurse (fexit), so refuse
+ * them up front.
+ */
+static const char * const lbr_own_path_prefixes[] = {
+	"ring_buffer_", "rb_", "__rb_", "trace_recursive_", "irq_work_",
+	"ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
+	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
+};
+
+static bool lbr_on_own_path(const struct lbr_target *t)
+{
+	unsigned int i;
+
+	if (within_module(t->start, THIS_MODULE))
+		return true;
+	for (i = 0; i < ARRAY_SIZE(lbr_own_path_prefixes); i++)
+		if (!strncmp(t->name, lbr_own_path_prefixes[i],
+			     strlen(lbr_own_path_prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * The function's entry and size from "name+0xoff/0xsize [mod]": a probe
+ * may sit past an ENDBR, so @addr is not always the entry.
+ */
+static int lbr_target_entry(struct lbr_target *t, unsigned long addr)
+{
+	unsigned long off, size;
+	char buf[KSYM_SYMBOL_LEN];
+	char *p;
+
+	sprint_symbol(buf, addr);
+	p = strrchr(buf, '+');
+	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr)
+		return -ENOENT;
+	t->start = addr - off;
+	t->size = size;
+	return 0;
+}
+
+/*
+ * Find the function through kprobes, which also refuses what must not be
+ * probed (the kprobe blacklist, noinstr code); the probe is never armed.
+ */
+static int lbr_target_resolve(struct lbr_target *t)
+{
+	struct kprobe kp = {
+		.symbol_name = t->name,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	unsigned long addr;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret) {
+		pr_err("target '%s': %s (%d)\n", t->name,
+		       ret == -ENOENT ? "unknown symbol" :
+		       "kprobes refuse this function", ret);
+		return ret;
+	}
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+
+	ret = lbr_target_entry(t, addr);
+	if (ret) {
+		pr_err("target '%s': cannot find the function's entry\n",
+		       t->name);
+		return ret;
+	}
+	if (lbr_on_own_path(t)) {
+		pr_err("target '%s': on lbr_snap's own capture path\n",
+		       t->name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* "sym[%type][/N][@hook]", parsed from the end. */
+static int lbr_parse_one(char *tok, struct lbr_target *t)
+{
+	char *hook = strrchr(tok, '@');
+	char *nargs = strrchr(tok, '/');
+	char *type = strchr(tok, '%');
+	unsigned int i, n;
+	int h;
+
+	t->want = LBR_WANT_DEFAULT;
+	if (hook) {
+		*hook++ = '\0';
+		h = lbr_hook_lookup(hook);
+		if (h < 0) {
+			pr_err("target '%s': unknown hook '%s' (kretprobe, fexit, auto)\n",
+			       tok, hook);
+			return -EINVAL;
+		}
+		t->want = h;
+	}
+	t->nargs = -1;
+	if (nargs) {
+		*nargs++ = '\0';
+		if (kstrtouint(nargs, 10, &n) || n > 127) {
+			pr_err("target '%s': bad argument count '%s'\n", tok,
+			       nargs);
+			return -EINVAL;
+		}
+		t->nargs = n;
+	}
+	if (type) {
+		*type++ = '\0';
+		for (i = 0; i < ARRAY_SIZE(lbr_ret_type_names); i++)
+			if (!strcmp(type, lbr_ret_type_names[i]))
+				break;
+		if (i == ARRAY_SIZE(lbr_ret_type_names)) {
+			pr_err("target '%s': unknown return type '%s' (int, long, ptr, bool)\n",
+			       tok, type);
+			return -EINVAL;
+		}
+		t->ret_type = i;
+	}
+	if (!*tok) {
+		pr_err("targets: empty symbol name\n");
+		return -EINVAL;
+	}
+	if (strlen(tok) >= LBR_SNAP_NAME_LEN) {
+		pr_err("target '%.32s...': name longer than %d characters\n",
+		       tok, LBR_SNAP_NAME_LEN - 1);
+		return -ENAMETOOLONG;
+	}
+	strscpy(t->name, tok, sizeof(t->name));
+	return 0;
+}
+
+void lbr_target_free(struct lbr_target *t)
+{
+	free_percpu(t->counters);
+	kfree(t);
+}
+
+static struct lbr_target *lbr_target_new(char *tok)
+{
+	struct lbr_target *t = kzalloc(sizeof(*t), GFP_KERNEL);
+	unsigned int i;
+	int ret;
+
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->slot = -1;
+	ret = lbr_parse_one(tok, t);
+	for (i = 0; !ret && i < lbr_nr_targets; i++) {
+		if (!strcmp(lbr_targets[i]->name, t->name)) {
+			pr_err("target '%s': listed twice\n", t->name);
+			ret = -EEXIST;
+		}
+	}
+	if (!ret)
+		ret = lbr_target_resolve(t);
+	for (i = 0; !ret && i < lbr_nr_targets; i++) {
+		if (lbr_targets[i]->start == t->start) {
+			pr_err("target '%s': same function as '%s'\n",
+			       t->name, lbr_targets[i]->name);
+			ret = -EEXIST;
+		}
+	}
+	if (!ret) {
+		t->counters = alloc_percpu(struct lbr_counters);
+		if (!t->counters)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		lbr_target_free(t);
+		return ERR_PTR(ret);
+	}
+	return t;
+}
+
+/*
+ * Attach @t to the hook it asked for; "auto" tries fexit and falls back
+ * to a kretprobe.  A kretprobe is registered disabled: the caller arms it
+ * with lbr_kretprobe_enable() once every target is good.
+ */
+static int lbr_target_attach(struct lbr_target *t)
+{
+	enum lbr_hook_want want = t->want == LBR_WANT_DEFAULT ?
+				  lbr_default_hook : t->want;
+	int ret;
+
+	if (want != LBR_WANT_KRETPROBE) {
+		ret = lbr_fexit_attach(t);
+		if (!ret) {
+			t->hook = LBR_SNAP_HOOK_FEXIT;
+			return 0;
+		}
+		if (want == LBR_WANT_FEXIT)
+			return ret;
+		pr_info("target '%s': no fexit hook (%d), a kretprobe instead\n",
+			t->name, ret);
+	}
+	t->hook = LBR_SNAP_HOOK_KRETPROBE;
+	return lbr_kretprobe_attach(t);
+}
+
+/*
+ * Undo lbr_target_attach() for @n targets and free them: the kretprobe
+ * ones here, after their handlers; the fexit ones once the last call
+ * through their trampolines is over (fexit_hook.c).  Reorders @ts so each
+ * hook detaches its own in one batch.
+ */
+static void lbr_targets_detach(struct lbr_target **ts, unsigned int n)
+{
+	unsigned int i, nkr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE) {
+			swap(ts[i], ts[nkr]);
+			nkr++;
+		}
+	}
+	lbr_kretprobe_detach(ts, nkr);
+	for (i = 0; i < nkr; i++)
+		lbr_target_free(ts[i]);
+	lbr_fexit_detach(ts + nkr, n - nkr);
+}
+
+static unsigned int lbr_count_tokens(const char *s)
+{
+	unsigned int n = 1;
+
+	while ((s = strchr(s, ',')) != NULL) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
+static void lbr_target_announce(struct lbr_target *t)
+{
+	pr_info("target %u: %s%%%s at %pS, %s\n", t->id, t->name,
+		lbr_ret_type_names[t->ret_type], (void *)t->start,
+		lbr_hook_name(t->hook));
+}
+
+/**
+ * lbr_targets_register - register every target of a targets= string
+ * @spec: "sym[%type][/N][@hook],..."
+ *
+ * All or nothing: on any error nothing stays registered and one line naming
+ * the culprit is logged.
+ */
+int lbr_targets_register(const char *spec)
+{
+	char *buf, *cur, *tok;
+	struct lbr_target *t;
+	unsigned int i;
+	int ret = 0;
+
+	if (!spec || !*spec) {
+		pr_err("no targets: load with targets=sym[%%type],...\n");
+		return -EINVAL;
+	}
+	buf = kstrdup(spec, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	lbr_kretprobe_init();
+
+	cur = strim(buf);
+	if (lbr_count_tokens(cur) > LBR_SNAP_MAX_TARGETS) {
+		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
+		kfree(buf);
+		return -E2BIG;
+	}
+	mutex_lock(&lbr_targets_lock);
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		t = lbr_target_new(strim(tok));
+		if (IS_ERR(t)) {
+			ret = PTR_ERR(t);
+			break;
+		}
+		ret = lbr_target_attach(t);
+		if (ret) {
+			lbr_target_free(t);
+			break;
+		}
+		t->id = lbr_next_id++;
+		lbr_targets[lbr_nr_targets++] = t;
+	}
+	mutex_unlock(&lbr_targets_lock);
+	kfree(buf);
+
+	if (ret) {
+		lbr_targets_unregister();
+		return ret;
+	}
+	for (i = 0; i < lbr_nr_targets; i++) {
+		lbr_kretprobe_enable(lbr_targets[i]);
+		lbr_target_announce(lbr_targets[i]);
+	}
+	return 0;
+}
+
+/**
+ * lbr_target_add - add one target at run time
+ * @spec: "sym[%type][/N][@hook]", validated as targets= is
+ * @id: the new target's id
+ * @hook: the hook it got
+ */
+int lbr_target_add(const char *spec, u32 *id, u32 *hook)
+{
+	char buf[LBR_SNAP_NAME_LEN + 8];
+	struct lbr_target *t;
+	int ret;
+
+	if (strscpy(buf, spec, sizeof(buf)) < 0) {
+		pr_err("target '%.32s...': name longer than %d characters\n",
+		       spec, LBR_SNAP_NAME_LEN - 1);
+		return -ENAMETOOLONG;
+	}
+	if (strchr(buf, ',')) {
+		pr_err("target '%s': one target at a time\n", buf);
+		return -EINVAL;
+	}
+	lbr_kretprobe_init();
+	mutex_lock(&lbr_targets_lock);
+	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
+		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
+		ret = -E2BIG;
+		goto out;
+	}
+	t = lbr_target_new(strim(buf));
+	if (IS_ERR(t)) {
+		ret = PTR_ERR(t);
+		goto out;
+	}
+	ret = lbr_target_attach(t);
+	if (ret) {
+		lbr_target_free(t);
+		goto out;
+	}
+	t->id = lbr_next_id++;
+	lbr_targets[lbr_nr_targets++] = t;
+	lbr_kretprobe_enable(t);
+	lbr_target_announce(t);
+	*id = t->id;
+	*hook = t->hook;
+out:
+	mutex_unlock(&lbr_targets_lock);
+	return ret;
+}
+
+/* Remove the target named @name; records already taken stay readable. */
+int lbr_target_del(const char *name)
+{
+	struct lbr_target *t = NULL;
+	unsigned int i;
+
+	mutex_lock(&lbr_targets_lock);
+	for (i = 0; i < lbr_nr_targets; i++) {
+		if (!strcmp(lbr_targets[i]->name, name)) {
+			t = lbr_targets[i];
+			break;
+		}
+	}
+	if (!t) {
+		mutex_unlock(&lbr_targets_lock);
+		return -ENOENT;
+	}
+	for (; i + 1 < lbr_nr_targets; i++)
+		lbr_targets[i] = lbr_targets[i + 1];
+	lbr_targets[--lbr_nr_targets] = NULL;
+	pr_info("target %u: %s removed (missed %lu)\n", t->id, t->name,
+		lbr_kretprobe_missed(t));
+	/*
+	 * Waits for running kretprobe handlers; fexit calls still inside the
+	 * function finish on their own and free the target after.
+	 */
+	lbr_targets_detach(&t, 1);
+	mutex_unlock(&lbr_targets_lock);
+	return 0;
+}
+
+void lbr_targets_unregister(void)
+{
+	unsigned int i;
+
+	mutex_lock(&lbr_targets_lock);
+	lbr_targets_detach(lbr_targets, lbr_nr_targets);
+	for (i = 0; i < lbr_nr_targets; i++)
+		lbr_targets[i] = NULL;
+	lbr_nr_targets = 0;
+	mutex_unlock(&lbr_targets_lock);
+	/* Calls sleeping inside fexit targets: wait, however long. */
+	lbr_fexit_flush();
+}
+
+unsigned int lbr_targets_count(void)
+{
+	return READ_ONCE(lbr_nr_targets);
+}
+
+static void lbr_target_stats(const struct lbr_target *t,
+			     struct lbr_snap_target_stats *st)
+{
+	int cpu;
+
+	memset(st, 0, sizeof(*st));
+	strscpy(st->name, t->name, sizeof(st->name));
+	st->func_addr = t->start;
+	st->id = t->id;
+	st->ret_type = t->ret_type;
+	st->hook = t->hook;
+	st->nr_args = t->nargs;
+	for_each_possible_cpu(cpu) {
+		const struct lbr_counters *c = per_cpu_ptr(t->counters, cpu);
+
+		st->hits += READ_ONCE(c->hits);
+		st->captured += READ_ONCE(c->captured);
+		st->filtered += READ_ONCE(c->filtered);
+		st->dropped += READ_ONCE(c->dropped);
+	}
+	st->missed = lbr_kretprobe_missed(t);
+}
+
+/**
+ * lbr_targets_stats - the counters of every target
+ * @st: room for LBR_SNAP_MAX_TARGETS entries
+ * Return: the number of targets.
+ */
+unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st)
+{
+	unsigned int i, n;
+
+	mutex_lock(&lbr_targets_lock);
+	n = lbr_nr_targets;
+	for (i = 0; i < n; i++)
+		lbr_target_stats(lbr_targets[i], &st[i]);
+	mutex_unlock(&lbr_targets_lock);
+	return n;
+}
