@@ -70,7 +70,7 @@ build() {
 style() {
 	local out
 	out=$(cd "$LBR_TOP" && perl "$ks/scripts/checkpatch.pl" --no-tree --terse \
-		-f src/*.c src/*.h include/*.h 2>&1)
+		-f src/*.c src/*.h src/*.S include/*.h 2>&1)
 	if grep -q 'ERROR:' <<<"$out"; then
 		grep 'ERROR:' <<<"$out"
 		echo "not ok - checkpatch --no-tree -f: errors in src/ and include/"
@@ -104,6 +104,19 @@ guest_sid() {
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 }
 suite guest-sid-7.2 guest_sid
+# The debug kernel (KASAN, lockdep, kmemleak, atomic-sleep and RCU checks;
+# tests/vm/debug.config) built from Debian's linux-source and cached: about
+# 12 minutes on 2 cores the first time.  Any report fails the run.
+guest_debug() {
+	local kv
+	kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
+		{ echo "not ok - building the debug kernel"; return 1; }
+	LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
+		--timeout 2400 "$@"
+}
+suite guest-debug guest_debug --script "$LBR_TOP/tests/guest/selftests.sh"
+suite guest-debug-stress guest_debug --accel tcg,thread=single \
+	--script "$LBR_TOP/tests/guest/stress.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
 suite guest-stress vm --smp 2 --accel tcg,thread=single \
 	--script "$LBR_TOP/tests/guest/stress.sh"

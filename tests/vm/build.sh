@@ -7,9 +7,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kver=${1:-$(lbr_guest_kver)}
-kdir=/lib/modules/$kver/build
 kroot=$(lbr_kernel_root "$kver")
-[ "$kroot" != / ] || [ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
+# The installed kernel and the debug kernel (built here, with the host's
+# compiler) are built for directly; others in their release's chroot.
+kdir=${kroot%/}/lib/modules/$kver/build
+case $kroot in
+/|"$LBR_CACHE"/debug-kernel/*) host=1 ;;
+*) host= ;;
+esac
+[ -z "$host" ] || [ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
 out=$LBR_BUILD/$kver
 ks=$(lbr_kernel_source_files)
 mkdir -p "$out"
@@ -24,7 +30,7 @@ build_module() {	# $1 = source dir in the repo, $2 = copy dir
 		die "module build in $1 has warnings"
 	fi
 }
-if [ "$kroot" = / ]; then
+if [ -n "$host" ]; then
 	build_module . "$out/mod" "Kbuild src include"
 	build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
 	cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
@@ -45,10 +51,12 @@ cp "$LBR_TOP/tools/lbr-snap" "$out/"
 
 CFLAGS="-O2 -g -Wall -Werror -static -pthread -D_GNU_SOURCE \
 	-I$LBR_TOP/include -I$ks/tools/testing/selftests"
+# libbpf (static) for the test that gives a function to a BPF program.
+LIBS="-lbpf -lelf -lz -lzstd"
 for t in "$LBR_TOP"/tests/selftests/*.c; do
 	[ -f "$t" ] || continue
 	# shellcheck disable=SC2086
-	gcc $CFLAGS -o "$out/$(basename "$t" .c)" "$t" ||
+	gcc $CFLAGS -o "$out/$(basename "$t" .c)" "$t" $LIBS ||
 		die "building $t failed"
 done
 echo "$out"

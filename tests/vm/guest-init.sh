@@ -14,8 +14,25 @@ hostname lbr-guest
 cd /root
 
 echo "lbr_snap guest: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+# The debug kernel has kmemleak: forget what boot left, scan at the end.
+kml=/sys/kernel/debug/kmemleak
+[ -w $kml ] && echo clear >$kml
 sh /script.sh
 rc=$?
+if [ -w $kml ]; then
+	# Only objects older than 5 s are reported: scan, wait, scan again.
+	echo scan >$kml
+	sleep 6
+	echo scan >$kml
+	leaks=$(cat $kml)
+	if [ -n "$leaks" ]; then
+		echo "lbr_snap guest: kmemleak reports leaks:"
+		echo "$leaks" | head -n 60
+		[ "$rc" = 0 ] && rc=98
+	else
+		echo "lbr_snap guest: kmemleak: no leaks"
+	fi
+fi
 
 # Any kernel complaint fails the run, whatever the script said.
 # (Boot-time notes like "RETBleed: WARNING: ..." are not WARN splats.)

@@ -9,7 +9,7 @@ mkdir -p "$LBR_CACHE" "$LBR_BUILD"
 # Packages the harness needs, by Debian name.
 LBR_DEPS="build-essential linux-image-amd64 linux-headers-amd64 linux-source
 	  busybox-static qemu-system-x86 cpio gzip xz-utils kmod python3 perl
-	  libdw-dev libelf-dev libzstd-dev"
+	  libdw-dev libelf-dev libzstd-dev libbpf-dev"
 
 die() { echo "lbr_snap: $*" >&2; exit 1; }
 
@@ -44,14 +44,15 @@ lbr_guest_kver() {
 }
 
 # Where KVER's kernel (boot/vmlinuz-KVER, lib/modules/KVER) is: / when
-# installed, else a Debian release's root unpacked by tests/vm/kernel.sh.
+# installed, else a Debian release's root unpacked by tests/vm/kernel.sh,
+# or the debug kernel's of tests/vm/debug-kernel.sh.
 lbr_kernel_root() {
 	local r
 	if [ -f "/boot/vmlinuz-$1" ]; then echo /; return; fi
-	for r in "$LBR_CACHE"/matrix/*/root; do
+	for r in "$LBR_CACHE"/matrix/*/root "$LBR_CACHE"/debug-kernel/*/root; do
 		[ -f "$r/boot/vmlinuz-$1" ] && { echo "$r"; return; }
 	done
-	die "no kernel $1 in /boot nor in $LBR_CACHE/matrix (see tests/vm/kernel.sh)"
+	die "no kernel $1 in /boot nor in $LBR_CACHE (see tests/vm/kernel.sh, debug-kernel.sh)"
 }
 
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source.

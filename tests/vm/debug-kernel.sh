@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the debug guest kernel (KASAN, lockdep, kmemleak, atomic-sleep and
+# RCU checks; tests/vm/debug.config) from Debian's linux-source with the
+# host's compiler, cached by the hash of the source package version and
+# the config fragment in .cache/debug-kernel/HASH/. Its root holds
+# boot/vmlinuz-KVER and lib/modules/KVER (build/ is the object tree), so
+# build.sh and run-vm.sh --kver KVER use it like any other kernel.
+# Usage: tests/vm/debug-kernel.sh        (prints KVER)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+lbr_install_deps bc bison flex libssl-dev libelf-dev
+
+tar=$(ls /usr/src/linux-source-*.tar.* 2>/dev/null | sort -V | tail -n1)
+[ -n "$tar" ] || die "linux-source not installed"
+pkg=$(dpkg-query -S "$tar" | cut -d: -f1)
+ver=$(dpkg-query -W -f='${Version}' "$pkg")
+frag=$LBR_TOP/tests/vm/debug.config
+hash=$( { echo "$pkg $ver $(gcc -dumpfullversion)"; cat "$frag"; } |
+	sha256sum | cut -c1-12)
+top=$LBR_CACHE/debug-kernel/$hash
+root=$top/root
+
+if [ ! -f "$top/kver" ]; then
+	start=$(date +%s)
+	echo "lbr_snap: building the debug kernel from $pkg $ver in $top" >&2
+	rm -rf "$top" && mkdir -p "$top/src" "$top/obj" "$root/boot"
+	tar -xf "$tar" -C "$top/src" --strip-components=1 ||
+		die "cannot extract $tar"
+	mk() { make -s -C "$top/src" O="$top/obj" "$@"; }
+	mk allnoconfig >&2
+	"$top/src/scripts/kconfig/merge_config.sh" -m -O "$top/obj" \
+		"$top/obj/.config" "$frag" >"$top/merge.log" 2>&1 ||
+		{ cat "$top/merge.log" >&2; die "merge_config failed"; }
+	mk olddefconfig >&2
+	# Every option of the fragment must have survived (a renamed or
+	# unmet dependency would silently drop a checker).
+	missing=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$frag" |
+		while read -r l; do
+			grep -qx "$l" "$top/obj/.config" || echo "$l"
+		done)
+	[ -z "$missing" ] ||
+		die "debug kernel: these did not survive olddefconfig:" $missing
+	mk -j"$(nproc)" bzImage modules >"$top/build.log" 2>&1 ||
+		{ tail -n 40 "$top/build.log" >&2; die "debug kernel build failed"; }
+	kver=$(cat "$top/obj/include/config/kernel.release")
+	mk INSTALL_MOD_PATH="$root" modules_install >&2
+	cp "$top/obj/arch/x86/boot/bzImage" "$root/boot/vmlinuz-$kver"
+	rm -f "$root/lib/modules/$kver/build" "$root/lib/modules/$kver/source"
+	ln -s "$top/obj" "$root/lib/modules/$kver/build"
+	echo "$kver" >"$top/kver"
+	echo "lbr_snap: debug kernel $kver built in $(($(date +%s) - start)) s" >&2
+fi
+cat "$top/kver"
