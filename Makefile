@@ -55,6 +55,12 @@ vm-run:
 demo:
 	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) --script tests/demo.sh
 
+# make bench: probe_entries of the kretprobe and fexit hooks side by side,
+# on both LBR lab CPUs, with and without mitigations (tests/bench/bench.sh).
+.PHONY: bench
+bench:
+	@tests/bench/bench.sh
+
 # make matrix [RELEASES="bullseye bookworm trixie sid"]: W=1 builds of
 # lbr_snap.ko and the test target against Debian's headers of each release
 # (tests/matrix/matrix.sh; cached under $LBR_SNAP_CACHE or .cache).

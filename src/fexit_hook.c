@@ -125,6 +125,7 @@ int lbr_fexit_attach(struct lbr_target *t)
 		return ret;
 	slot = ret;
 
+	/* The same values every time: the backend is chosen at load. */
 	lbr_fexit_ctl_msr = lbr_hw.ctl_msr;
 	lbr_fexit_keep = ~lbr_hw.enable_mask;
 	s = &lbr_fexit_slots[slot];

@@ -5,7 +5,9 @@
 #
 # Host suites: W=1 build, checkpatch, freeze-first disassembly check, the
 # tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
-# kernel): the kselftests with -smp 2 and -smp 4, and the load/unload storm.
+# kernel): the kselftests with -smp 2 and -smp 4, on sid's 7.2 and on the
+# debug kernel (KASAN, lockdep, kmemleak), the DKMS round trip, and the
+# stress suite (load/unload storm, runtime and fexit churn).
 # LBR lab (tests/lbr-lab): build its QEMU, its proofs, and the kselftests
 # again on its legacy and Arch LBR CPUs, where nothing skips for want of LBR.
 # SUITES="a b" runs a subset (names as printed in "== suite").
@@ -116,10 +118,12 @@ guest_debug() {
 }
 suite guest-debug guest_debug --script "$LBR_TOP/tests/guest/selftests.sh"
 suite guest-debug-stress guest_debug --accel tcg,thread=single \
-	--script "$LBR_TOP/tests/guest/stress.sh"
+	--append LBR_FEXIT_CYCLES=1000 --script "$LBR_TOP/tests/guest/stress.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
+# The full 1000 fexit attach/detach cycles run on the debug kernel
+# (guest-debug-stress); here 200 keep the suite to a few minutes.
 suite guest-stress vm --smp 2 --accel tcg,thread=single \
-	--script "$LBR_TOP/tests/guest/stress.sh"
+	--append LBR_FEXIT_CYCLES=200 --script "$LBR_TOP/tests/guest/stress.sh"
 
 lab_qemu() {
 	local t0=$(date +%s) q

@@ -305,5 +305,63 @@ else
 fi
 modprobe -r lbr_snap
 
+# ------------------------------------------------------------ specs, fexit
+
+# BTF completes what the spec leaves out (Debian's kernels have BTF; the
+# test target module has none).
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	lbr-snap spec do_sys_openat2@fexit do_sys_openat2%int lbr_test_int >spec.out 2>spec.err
+	rc=$?
+	show spec.out
+	show spec.err
+	expect_rc "$rc" 0
+	expect_count 1 '^do_sys_openat2%long/3@fexit$' spec.out
+	expect_count 1 '^do_sys_openat2%int/3$' spec.out
+	expect_count 1 '^lbr_test_int$' spec.out
+	expect_count 1 'lbr_test_int: no BTF for lbr_test_int' spec.err
+	result "spec: %type and /N from BTF, the user's %type kept, no BTF said"
+
+	lbr-snap --json trace -e do_sys_openat2@fexit -e lbr_test_int/1@fexit -- \
+		sh -c "cat /lbr-no-such-file; echo 'int -22 2' >$DEV" \
+		>fx.jsonl 2>fx.err
+	rc=$?
+	expect_rc "$rc" 0
+	expect_count 2 '"func":"lbr_test_int".*"hook":"fexit"' fx.jsonl
+	grep -q '"func":"do_sys_openat2","func_addr":"[^"]*","retval":-2,"errno":"ENOENT","ret_type":"long".*"hook":"fexit"' fx.jsonl ||
+		why "no fexit record of do_sys_openat2 = -ENOENT"
+	if [ -n "$LBR" ]; then
+		grep '"func":"lbr_test_int"' fx.jsonl | grep -v '"flags":2' |
+			grep -q '"probe_entries":0,' ||
+			why "lbr_test_int through fexit: probe_entries not 0"
+	fi
+	module_loaded && why "lbr_snap still loaded after trace"
+	result "trace -e SYM@fexit: BTF completes the spec, records say fexit"
+	emit_json record fexit fx.jsonl
+else
+	skip "spec and trace with fexit" "no /sys/kernel/btf/vmlinux"
+	skip "trace -e SYM@fexit" "no /sys/kernel/btf/vmlinux"
+fi
+
+# ------------------------------------------------------- dist/ examples
+
+# The modprobe.d example: `modprobe lbr_snap` alone loads its targets.
+mkdir -p /etc/modprobe.d
+cp /usr/share/lbr_snap/dist/lbr_snap.modprobe.conf /etc/modprobe.d/lbr_snap.conf
+if modprobe lbr_snap; then
+	lbr-snap stats --json >mp.json
+	show mp.json
+	grep -q '"name":"do_sys_openat2","func_addr":"[^"]*","ret_type":"long"' mp.json ||
+		why "do_sys_openat2%long is not a target"
+	grep -q '"name":"__sys_bpf"' mp.json || why "__sys_bpf is not a target"
+	# hook=auto with /3: fexit, where the kernel has direct calls.
+	grep -q '"name":"do_sys_openat2".*"hook":"fexit","nr_args":3' mp.json ||
+		why "do_sys_openat2 did not get the fexit hook"
+	modprobe -r lbr_snap
+else
+	why "modprobe lbr_snap with dist/lbr_snap.modprobe.conf failed"
+fi
+rm -f /etc/modprobe.d/lbr_snap.conf
+result "dist/lbr_snap.modprobe.conf: modprobe lbr_snap loads its targets"
+
 echo "# Totals: pass:$pass fail:$fail skip:$skip"
 [ "$fail" = 0 ]

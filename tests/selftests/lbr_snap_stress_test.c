@@ -151,23 +151,35 @@ TEST_F_TIMEOUT(storm, runtime_add_remove_under_load, 300)
  * The fexit hook attached and detached 1000 times while other threads call
  * the function and a storm of failing syscalls runs: detaching never waits
  * for a call in flight (the drain does), no record is stray, and the debug
- * kernel's checkers stay silent.
+ * kernel's checkers stay silent.  LBR_FEXIT_CYCLES (an init environment
+ * variable from the kernel command line) makes it fewer: each cycle patches
+ * kernel text twice, about 0.6 s under single-threaded TCG.
  */
-TEST_F_TIMEOUT(storm, fexit_attach_detach_1000_cycles, 900)
+TEST_F_TIMEOUT(storm, fexit_attach_detach_cycles, 1500)
 {
+	const char *env = getenv("LBR_FEXIT_CYCLES");
+	int cycles = env ? atoi(env) : 1000;
+	unsigned long long t0 = now_ns();
 	struct lbr_snap_target_ctl ctl;
 	volatile int stop = 0;
 	pthread_t th[2];
 	int i, n, ints = 0;
 
 	self->pid[0] = start_storm();
-	ASSERT_EQ(0, load("targets=lbr_test_long%long buffer_kb=64"));
+	/*
+	 * A steady fexit target too: ftrace then keeps its direct-call ops
+	 * registered and each cycle only edits its filter, as on a machine
+	 * with other direct callers (whole ops registration costs RCU Tasks
+	 * grace periods, seconds per cycle under TCG).
+	 */
+	ASSERT_EQ(0, load("targets=lbr_test_long%long/1@fexit buffer_kb=64"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, producer_loop,
 					    (void *)&stop));
-	for (i = 0; i < 1000; i++) {
+	ASSERT_LT(0, cycles);
+	for (i = 0; i < cycles; i++) {
 		memset(&ctl, 0, sizeof(ctl));
 		strcpy(ctl.spec, "lbr_test_int%int/1@fexit");
 		ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, &ctl))
@@ -185,7 +197,9 @@ TEST_F_TIMEOUT(storm, fexit_attach_detach_1000_cycles, 900)
 
 			if (h->target_id == 0)
 				continue;
-			EXPECT_EQ(-7, h->retval);
+			/* -7 from the producers, -2 from the storm. */
+			EXPECT_TRUE(h->retval == -7 || h->retval == -2)
+				TH_LOG("retval %lld", h->retval);
 			EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, h->hook);
 			ints++;
 		}
@@ -196,7 +210,8 @@ TEST_F_TIMEOUT(storm, fexit_attach_detach_1000_cycles, 900)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, unload());
-	TH_LOG("1000 cycles, %d records of the fexit target", ints);
+	TH_LOG("%d cycles in %llu s, %d records of the fexit target", cycles,
+	       (now_ns() - t0) / 1000000000, ints);
 }
 
 TEST_HARNESS_MAIN

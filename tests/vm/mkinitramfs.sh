@@ -42,6 +42,7 @@ for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test; do
 	[ -f "$f" ] && cp "$f" "$root/usr/local/bin/"
 done
 cp -r "$LBR_TOP/tests/guest/." "$root/usr/share/lbr_snap/" 2>/dev/null || true
+cp -r "$LBR_TOP/dist" "$root/usr/share/lbr_snap/dist"
 cp "$bin/lbr_snap_test_target.ko" "$bin/lbr_snap.ko" "$root/usr/share/lbr_snap/"
 
 cat >"$root/etc/passwd" <<'PW'

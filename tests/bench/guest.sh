@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of `make bench` (tests/bench/bench.sh): the same failing calls
+# of lbr_test_int() and do_sys_openat2() captured through each hook, and
+# per function and hook one line
+#   BENCH func=F hook=H records=N min=A median=B max=C no_return=R
+# of the records' probe_entries (records with NO_RETURN left out of the
+# figures and counted in no_return).
+N=${BENCH_CALLS:-25}
+modprobe lbr_snap_test_target || exit 1
+for hook in kretprobe fexit; do
+	modprobe lbr_snap capture=errors \
+		targets=lbr_test_int%int/1@$hook,do_sys_openat2%long/3@$hook ||
+		exit 1
+	i=0
+	while [ $i -lt $N ]; do
+		echo "int -22 1" >/dev/lbr_snap_test
+		cat /lbr-bench-no-such-file 2>/dev/null
+		i=$((i + 1))
+	done
+	lbr-snap --json --nonblock >/tmp/$hook.json || exit 1
+	rmmod lbr_snap || exit 1
+	for f in lbr_test_int do_sys_openat2; do
+		grep "\"func\":\"$f\"" /tmp/$hook.json |
+			sed 's/.*"probe_entries":\([0-9]*\),"flags":\([0-9]*\).*/\1 \2/' |
+			awk -v f=$f -v h=$hook '
+			# flags bit 1: LBR_SNAP_REC_NO_RETURN
+			int($2 / 2) % 2 { nr++; next }
+			{ v[n++] = $1 }
+			END {
+				for (i = 0; i < n; i++)
+					for (j = i + 1; j < n; j++)
+						if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+				if (!n) { print "BENCH func=" f " hook=" h " records=0"; exit }
+				printf "BENCH func=%s hook=%s records=%d min=%d median=%d max=%d no_return=%d\n",
+				       f, h, n, v[0], v[int(n / 2)], v[n - 1], nr
+			}'
+	done
+done
