@@ -553,7 +553,7 @@ usage "trace without -e" "trace needs at least one -e SYM[%type]" \
 	trace -- true
 usage "trace without CMD" \
 	"trace needs a command: trace -e SYM -- CMD [ARGS]" trace -e foo
-usage "-e with a comma" "-e needs SYM or SYM%type, not a,b" \
+usage "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
 
 help_complete()
