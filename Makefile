@@ -85,7 +85,7 @@ dkms-install:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)/src $(DKMS_SRC)/include
 	cp Makefile Kbuild $(DKMS_SRC)/
-	cp src/*.c src/*.h $(DKMS_SRC)/src/
+	cp src/*.c src/*.h src/*.S $(DKMS_SRC)/src/
 	cp include/*.h $(DKMS_SRC)/include/
 	sed 's/@PKGVER@/$(LBR_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 	@set -e; for step in $(DKMS_STEPS); do \

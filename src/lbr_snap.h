@@ -13,7 +13,7 @@
 #include "compat.h"
 #include "lbr_decode.h"
 
-#define LBR_SNAP_VERSION	"0.1.0"
+#define LBR_SNAP_VERSION	"0.2.0"
 
 /* --- LBR hardware (lbr_msr.c) --- */
 
