@@ -24,3 +24,7 @@ echo "# lbr-snap trace -e lbr_test_ptr%ptr --only-target -- sh -c 'echo \"ptr -1
 lbr-snap trace -e lbr_test_ptr%ptr --only-target -- \
 	sh -c 'echo "ptr -12" > /dev/lbr_snap_test'
 rmmod lbr_snap
+echo
+echo "# lbr-snap trace -e lbr_test_int/1@fexit -e do_sys_openat2@fexit -- sh -c 'echo \"int -22\" > /dev/lbr_snap_test'"
+lbr-snap trace -e lbr_test_int/1@fexit -e do_sys_openat2@fexit -- \
+	sh -c 'echo "int -22" > /dev/lbr_snap_test' 

@@ -479,7 +479,9 @@ int trace_run(const struct trace_opts *t)
 				t->specs[i]);
 			return -EXIT_USAGE;
 		}
-		if (why[0] && strchr(tr.specs[i], '@'))
+		/* Say it where it matters: fexit without an argument count. */
+		if (why[0] && strchr(tr.specs[i], '@') &&
+		    !strchr(tr.specs[i], '/'))
 			fprintf(stderr, "lbr-snap: %s: %s\n", tr.specs[i], why);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

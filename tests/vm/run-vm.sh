@@ -41,16 +41,45 @@ trap 'rm -rf "$work"' EXIT
 "$LBR_TOP/tests/vm/mkinitramfs.sh" "$kver" "$bin" "$script" "$work/initrd.gz"
 
 # -no-reboot turns a guest panic into a QEMU exit; no network, no disks.
+boot() {
+	# shellcheck disable=SC2086
+	timeout "$timeout" "$QEMU" $QEMU_ARGS -nodefaults -nographic -no-reboot \
+		-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
+		-kernel "$(lbr_kernel_root "$kver")/boot/vmlinuz-$kver" \
+		-initrd "$work/initrd.gz" -pidfile "$work/qemu.pid" \
+		-append "console=ttyS0 quiet panic=-1 $append" \
+		-serial stdio -monitor none -display none -net none </dev/null |
+		tee "$work/console.log" |
+		sed -u -e '1,/lbr_snap guest: /{/lbr_snap guest: /!d}' -e '/^LBR_SNAP_VM_EXIT=/d'
+	qrc=${PIPESTATUS[0]}
+}
+
+# Now and then a TCG guest hangs in early boot, spinning before it runs
+# /init (seen once in dozens of boots of the lab CPUs).  A guest that has
+# not reached the script after $LBR_BOOT_TIMEOUT seconds is killed and
+# booted once more; a hang once the script runs is the test's own failure.
+watchdog() {
+	local t=0
+	while [ "$t" -lt "${LBR_BOOT_TIMEOUT:-300}" ]; do
+		grep -q 'lbr_snap guest: ' "$work/console.log" 2>/dev/null && return
+		sleep 2
+		t=$((t + 2))
+	done
+	touch "$work/boot-hung"
+	kill "$(cat "$work/qemu.pid" 2>/dev/null)" 2>/dev/null
+}
 set +e
-# shellcheck disable=SC2086
-timeout "$timeout" "$QEMU" $QEMU_ARGS -nodefaults -nographic -no-reboot \
-	-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
-	-kernel "$(lbr_kernel_root "$kver")/boot/vmlinuz-$kver" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 quiet panic=-1 $append" \
-	-serial stdio -monitor none -display none -net none </dev/null |
-	tee "$work/console.log" |
-	sed -u -e '1,/lbr_snap guest: /{/lbr_snap guest: /!d}' -e '/^LBR_SNAP_VM_EXIT=/d'
-qrc=${PIPESTATUS[0]}
+for try in 1 2; do
+	rm -f "$work/boot-hung" "$work/qemu.pid"
+	# Not on our stdout: a leftover sleep would hold the caller's pipe.
+	watchdog </dev/null >/dev/null 2>&1 &
+	wd=$!
+	boot
+	kill "$wd" 2>/dev/null
+	wait "$wd" 2>/dev/null
+	[ -e "$work/boot-hung" ] || break
+	echo "lbr_snap: the guest hung before running the script (try $try)" >&2
+done
 set -e
 
 rc=$(sed -n 's/^LBR_SNAP_VM_EXIT=\([0-9]*\).*/\1/p' "$work/console.log" | tr -d '\r' | tail -n1)
