@@ -51,8 +51,7 @@ host() {
 	fi
 	[ -f "/lib/modules/$kver/build/Makefile" ] ||
 		{ notok "no headers for '$kver'"; return; }
-	command -v dkms >/dev/null || apt-get install -y -q dkms >&2 ||
-		{ notok "dkms is not installed"; return; }
+	"$TOP/tests/deps/install.sh" dkms || { notok "dkms is not installed"; return; }
 	if dkms status -m lbr_snap -v "$VER" | grep -q .; then
 		notok "lbr_snap/$VER is already in DKMS; not touching it (make dkms-uninstall first)"
 		return
@@ -80,7 +79,7 @@ host() {
 
 # In a matrix chroot: dkms of that release, its kernel headers.
 in_chroot() {
-	local rel=$1 root kver kdir ko src
+	local rel=$1 root kver kdir ko src pkgs
 	[ -s "$CACHE/$rel/ready" ] ||
 		{ notok "no matrix chroot for $rel (run make matrix RELEASES=$rel)"; return; }
 	read -r kver kdir inchroot root <"$CACHE/$rel/ready"
@@ -91,9 +90,12 @@ in_chroot() {
 			/usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 			LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 	}
-	if ! run dpkg-query -W -f='${Status}' dkms 2>/dev/null | grep -q 'ok installed'; then
-		run apt-get install -y -q --no-install-recommends dkms kmod >&2 ||
-			{ notok "apt-get install dkms in the $rel chroot"; return; }
+	pkgs=$("$TOP/tests/deps/install.sh" --list dkms-chroot)
+	# shellcheck disable=SC2086
+	if run dpkg-query -W -f='${Status}\n' $pkgs 2>&1 | grep -qv 'ok installed'; then
+		# shellcheck disable=SC2086
+		run apt-get install -y -q --no-install-recommends $pkgs >&2 ||
+			{ notok "apt-get install $pkgs in the $rel chroot"; return; }
 	fi
 	mkdir -p "$root/lib/modules/$kver"
 	ln -sfn "$kdir" "$root/lib/modules/$kver/build"

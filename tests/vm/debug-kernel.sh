@@ -9,7 +9,7 @@
 # Usage: tests/vm/debug-kernel.sh        (prints KVER)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-lbr_install_deps bc bison flex libssl-dev libelf-dev
+lbr_install_deps build debug-kernel
 
 tar=$(ls /usr/src/linux-source-*.tar.* 2>/dev/null | sort -V | tail -n1)
 [ -n "$tar" ] || die "linux-source not installed"
