@@ -10,14 +10,18 @@
 # where <hash> covers the patches and this script; a cached run takes a
 # second.  Prints the build time; the LAST stdout line is the absolute
 # path of qemu-system-x86_64.  Progress goes to stderr, the full build log
-# to <cache dir>/build.log.
+# to <cache dir>/build.log; a failed build leaves its log in
+# ${LBR_SNAP_CACHE}/lbr-lab/build-failed.log and prints its last lines.
 #
-# Needs root on a fresh Debian 12 to install the build dependencies with
-# apt-get (skipped when they are already installed).  Environment:
+# Needs root on a fresh Debian 12 to install the build dependencies
+# (tests/deps/install.sh; skipped when they are installed).  Environment:
 #   LBR_SNAP_CACHE        cache root (default <repo>/.cache)
 #   LBR_LAB_JOBS          parallel build jobs (default 2)
 #   LBR_LAB_DEBIAN_MIRROR Debian archive (default http://deb.debian.org/debian)
 #   LBR_LAB_SECURITY_MIRROR (default http://deb.debian.org/debian-security)
+#   LBR_LAB_SRC_CACHE     where the source package is kept (default
+#                         <cache>/lbr-lab/src)
+#   LBR_LAB_CONFIGURE_EXTRA  more configure options (the failure test)
 set -euo pipefail
 
 QEMU_DEB_VERSION=1:7.2+dfsg-7+deb12u18   # = bookworm's qemu-system-x86
@@ -27,12 +31,9 @@ DSC=qemu_7.2+dfsg-7+deb12u18.dsc
 # pins the sha256 of the tarballs, which dpkg-source -x verifies.
 DSC_SHA256=6b6bd27b947ec89e40a1d6b26d9c9f3c698ca691da13163e0483f6061bbb20b3
 
-BUILD_DEPS=(gcc make patch ninja-build meson pkg-config python3
-	libglib2.0-dev libpixman-1-dev zlib1g-dev flex bison
-	dpkg-dev xz-utils ca-certificates)
-# Firmware at run time comes from Debian's packages (-L /usr/share/qemu
-# -L /usr/share/seabios), never from our build.
-RUN_DEPS=(qemu-system-data seabios)
+# Build and run-time packages (firmware comes from Debian's packages, -L
+# /usr/share/qemu -L /usr/share/seabios, never from our build): groups
+# lab-build and lab-run of tests/deps/packages.
 
 t0=$(date +%s)
 lab=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,23 +69,10 @@ if [ -x "$qemu" ] && "$qemu" --version >/dev/null 2>&1; then
 fi
 
 # --- dependencies ---------------------------------------------------------
-missing=()
-for p in "${BUILD_DEPS[@]}" "${RUN_DEPS[@]}"; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-		grep -q '^install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	[ "$(id -u)" = 0 ] || die "missing packages (run as root): ${missing[*]}"
-	log "installing ${missing[*]}"
-	apt_lock=(-o DPkg::Lock::Timeout=600)
-	apt-get "${apt_lock[@]}" update -q >&2 ||
-		log "apt-get update failed; trying the install anyway"
-	DEBIAN_FRONTEND=noninteractive apt-get "${apt_lock[@]}" install -y -q \
-		--no-install-recommends "${missing[@]}" >&2
-fi
+"$repo/tests/deps/install.sh" lab-build lab-run || die "installing packages failed"
 
 # --- source ---------------------------------------------------------------
-src_cache=$cache_root/src
+src_cache=${LBR_LAB_SRC_CACHE:-$cache_root/src}
 mkdir -p "$src_cache"
 fetch_ok() {
 	[ -f "$src_cache/$DSC" ] &&
@@ -136,13 +124,24 @@ rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 blog=$work/build.log
+# A failed build keeps its log where the trap above cannot remove it.
+failed=$cache_root/build-failed.log
+build_fail() {
+	log "ERROR: $*"
+	if [ -f "$blog" ]; then
+		mv -f "$blog" "$failed"
+		log "the log is kept in $failed; its last lines:"
+		tail -n 25 "$failed" | sed 's/^/  /' >&2
+	fi
+	exit 1
+}
 log "unpacking (dpkg-source -x, Debian's patches applied)"
 dpkg-source -x "$src_cache/$DSC" "$work/src" >>"$blog" 2>&1 ||
-	die "dpkg-source failed, see $blog"
+	build_fail "dpkg-source failed"
 for p in "$lab"/patches/*.patch; do
 	log "applying $(basename "$p")"
 	patch -d "$work/src" -p1 --batch --forward -s < "$p" >>"$blog" 2>&1 ||
-		die "patch $(basename "$p") does not apply, see $blog"
+		build_fail "patch $(basename "$p") does not apply"
 done
 
 mkdir -p "$work/build"
@@ -155,18 +154,18 @@ tc=$(date +%s)
 	--target-list=x86_64-softmmu \
 	--without-default-features --enable-tcg \
 	--disable-docs --disable-werror --disable-install-blobs \
-	--disable-debug-info) >>"$blog" 2>&1 ||
-	die "configure failed, see $blog"
+	--disable-debug-info ${LBR_LAB_CONFIGURE_EXTRA:-}) >>"$blog" 2>&1 ||
+	build_fail "configure failed"
 tb=$(date +%s)
 log "configured in $((tb - tc))s; building qemu-system-x86_64 with -j$jobs"
 (cd "$work/build" && PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	ninja -j"$jobs" qemu-system-x86_64) >>"$blog" 2>&1 ||
-	{ tail -30 "$blog" >&2; die "build failed, see $blog"; }
+	build_fail "build failed"
 te=$(date +%s)
 log "built in $((te - tb))s"
 
 "$work/build/qemu-system-x86_64" --version >>"$blog" 2>&1 ||
-	die "the built binary does not run"
+	build_fail "the built binary does not run"
 rm -rf "$out"
 mkdir -p "$out"
 cp "$work/build/qemu-system-x86_64" "$out/"
@@ -176,6 +175,6 @@ cp "$blog" "$out/build.log"
 	echo "patches:"; (cd "$lab" && sha256sum patches/*.patch)
 	echo "configure: $((tb - tc))s, ninja: $((te - tb))s, jobs: $jobs"
 } > "$out/BUILD-INFO"
-rm -rf "$work"
+rm -rf "$work" "$failed"
 trap - EXIT
 finish "built: configure $((tb - tc))s, compile $((te - tb))s"
