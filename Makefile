@@ -4,6 +4,7 @@
 #   KDIR=...   kernel build tree (default: running kernel's, else the newest
 #              installed headers)
 #   make check                     full test suite in QEMU guests
+#   make check-fresh               make demo and make check in a new Debian 12
 #   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch] [SMP=2]
 #                                  boot the test guest and run a script
 #   make demo [CPU=lbr-legacy]     show captures in the guest
@@ -13,7 +14,7 @@ ifeq ($(origin KDIR),undefined)
 KDIR := /lib/modules/$(KVER)/build
 ifeq ($(wildcard $(KDIR)/Makefile),)
 KDIR := $(lastword $(sort $(wildcard /lib/modules/*/build)))
-$(info lbr_snap: no headers for the running kernel $(KVER); using $(KDIR))
+KDIR_NOTE := no headers for the running kernel $(KVER); using $(or $(KDIR),none)
 endif
 endif
 
@@ -25,6 +26,8 @@ PWD_ := $(CURDIR)
 all: module tools
 
 module:
+	@$(if $(KDIR_NOTE),echo "lbr_snap: $(KDIR_NOTE)")
+	@test -f "$(KDIR)/Makefile" || { echo "lbr_snap: no kernel headers: install linux-headers-$(KVER), or pass KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD_) modules
 
 tools:
@@ -54,6 +57,14 @@ vm-run:
 # lbr-legacy so that real branches show on any machine.
 demo:
 	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) --script tests/demo.sh
+
+# make check-fresh: make demo, then make check, in a minimal Debian 12 root
+# debootstrapped anew, from a clean clone of HEAD, with no cache (about an
+# hour on 2 cores).  Run it whenever a dependency or an install step changes
+# (tests/fresh/check-fresh.sh).  Not part of make check.
+.PHONY: check-fresh
+check-fresh:
+	@tests/fresh/check-fresh.sh
 
 # make bench: probe_entries of the kretprobe and fexit hooks side by side,
 # on both LBR lab CPUs, with and without mitigations (tests/bench/bench.sh).

@@ -3,7 +3,8 @@
 # `make check`: every suite of lbr_snap, summed into one last line
 # "N passed, N failed, N skipped".
 #
-# Host suites: W=1 build, checkpatch, freeze-first disassembly check, the
+# Host suites: the package list against the scripts, W=1 build,
+# checkpatch, freeze-first disassembly check, the selftests' helpers, the
 # tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
 # kernel): the kselftests with -smp 2 and -smp 4, on sid's 7.2 and on the
 # debug kernel (KASAN, lockdep, kmemleak), the DKMS round trip, and the
@@ -56,7 +57,9 @@ suite() {	# $1 = name, then the command
 	count "$name" "$rc" "$log/$name.log"
 }
 
-lbr_install_deps
+t_check=$(date +%s)
+# Everything make check needs, in one apt-get run (tests/deps/packages).
+lbr_install_deps build kernel guest debug-kernel dkms lab-build lab-run
 kver=$(lbr_guest_kver)
 ks=$(lbr_kernel_source_files)
 
@@ -83,11 +86,13 @@ style() {
 		sed 's/^ *\([0-9]*\) \(.*\)/# \2: \1 warnings/'
 }
 
+suite deps "$LBR_TOP/tests/deps/check.sh"
 suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build
 suite style style
 suite freeze-first "$LBR_TOP/tests/check-freeze-first.sh" "$bin/lbr_snap.ko"
+suite helpers "$bin/lbr_snap_helpers_test"
 suite tool-unit "$LBR_TOP/tests/unit/run.sh"
 [ -x "$LBR_TOP/tests/unit/decode.sh" ] &&
 	suite decode-unit "$LBR_TOP/tests/unit/decode.sh"
@@ -134,6 +139,32 @@ lab_qemu() {
 		echo "not ok - building the LBR lab QEMU"
 		return 1
 	fi
+	lab_build_failure
+}
+
+# A build that fails keeps its log and shows its last lines (once it was
+# deleted before anyone could read it): make configure fail in a scratch
+# cache, with the source package already fetched.
+lab_build_failure() {
+	local tmp out rc
+	tmp=$(mktemp -d)
+	out=$(LBR_SNAP_CACHE=$tmp LBR_LAB_SRC_CACHE=$LBR_CACHE/lbr-lab/src \
+		LBR_LAB_CONFIGURE_EXTRA=--enable-lbr-snap-no-such-option \
+		"$LBR_TOP/tests/lbr-lab/build.sh" 2>&1)
+	rc=$?
+	if [ "$rc" != 0 ] &&
+	   grep -q 'unknown option --enable-lbr-snap-no-such-option' "$tmp/lbr-lab/build-failed.log" &&
+	   grep -q "log is kept in $tmp/lbr-lab/build-failed.log" <<<"$out" &&
+	   grep -q '^  ERROR: unknown option --enable-lbr-snap-no-such-option' <<<"$out" &&
+	   ! ls -d "$tmp"/lbr-lab/*.tmp.* >/dev/null 2>&1; then
+		echo "ok - a failed lab build exits $rc, keeps build-failed.log and prints its end"
+	else
+		echo "not ok - a failed lab build (exit $rc) did not keep or show its log:"
+		sed 's/^/#   /' <<<"$out" | tail -n 15
+		rc=0
+	fi
+	rm -rf "$tmp"
+	[ "$rc" != 0 ]
 }
 suite lab-qemu lab_qemu
 if [ -s "$log/lab-qemu.path" ]; then
@@ -146,5 +177,6 @@ if [ -s "$log/lab-qemu.path" ]; then
 	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
 fi
 
+echo "# make check took $(($(date +%s) - t_check)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # DKMS round trip: install lbr_snap through DKMS for the guest kernel (its
-# headers are installed, it is not the running kernel), check the module
+# headers unpacked in the cache; it is not the running kernel), check the module
 # lands in that kernel's updates/dkms, boot that kernel in QEMU with the
 # DKMS-built module and run a smoke test, then uninstall and check that
 # nothing is left.  Nothing is loaded on this host.
 # Prints TAP "ok"/"not ok" lines and "# Totals: pass:N fail:N skip:0".
 set -uo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
-lbr_install_deps dkms
+lbr_install_deps build kernel guest dkms
 
 kver=$(lbr_guest_kver)
 ver=$(sed -n 's/^#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' "$LBR_TOP/src/lbr_snap.h")
@@ -29,7 +29,27 @@ if dkms status -m lbr_snap | grep -q .; then
 	notok "lbr_snap is in DKMS already; make dkms-uninstall first"
 	finish
 fi
-trap 'make -s -C "$LBR_TOP" dkms-uninstall >/dev/null 2>&1' EXIT
+# DKMS builds against /lib/modules/KVER/build.  The guest kernel is not
+# installed on this host (its headers are unpacked in the cache): for the
+# test, /lib/modules/KVER holds only that link, and DKMS's install; all of
+# it goes away afterwards.  Nothing in /boot is touched.
+made_moddir=
+cleanup() {
+	make -s -C "$LBR_TOP" dkms-uninstall >/dev/null 2>&1
+	[ -z "$made_moddir" ] || rm -rf "/lib/modules/$kver"
+	[ -z "${bin:-}" ] || rm -rf "$bin"
+}
+trap cleanup EXIT
+if [ ! -e "/lib/modules/$kver" ]; then
+	kroot=$(lbr_kernel_root "$kver")
+	read -r _ kdir inchroot _ <"$(dirname "$kroot")/ready" ||
+		{ notok "no headers for $kver in the cache"; finish; }
+	[ "$inchroot" = 0 ] ||
+		{ notok "$kver's headers need a chroot: not a host DKMS build"; finish; }
+	made_moddir=1
+	mkdir -p "/lib/modules/$kver"
+	ln -s "$kdir" "/lib/modules/$kver/build"
+fi
 
 if make -s -C "$LBR_TOP" dkms-install KVER="$kver" >&2; then
 	ok "make dkms-install KVER=$kver"
@@ -47,7 +67,6 @@ fi
 
 # The guest gets the DKMS-built module instead of the one make check built.
 bin=$(mktemp -d)
-trap 'rm -rf "$bin"; make -s -C "$LBR_TOP" dkms-uninstall >/dev/null 2>&1' EXIT
 mkdir -p "$bin/$kver"
 cp -r "$("$LBR_TOP/tests/vm/build.sh" "$kver")/." "$bin/$kver/"
 case $ko in
@@ -77,5 +96,10 @@ if make -s -C "$LBR_TOP" dkms-uninstall >&2 &&
 	ok "make dkms-uninstall leaves nothing behind"
 else
 	notok "make dkms-uninstall left something behind"
+fi
+cleanup
+trap - EXIT
+if [ -n "$made_moddir" ] && [ -e "/lib/modules/$kver" ]; then
+	notok "/lib/modules/$kver is left on the host"
 fi
 finish

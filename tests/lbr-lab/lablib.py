@@ -74,11 +74,17 @@ def setup(tap, work, guest_script):
 
     Returns (qemu, kernel, initrd) or None after a TAP skip."""
     subprocess.run([os.path.join(LAB, "deps.sh")], check=True)
-    kver = os.environ.get("LBR_LAB_KVER", "6.1.0-57-amd64")
-    kernel = f"/boot/vmlinuz-{kver}"
-    if not os.path.exists(kernel):
-        tap.skip(f"no guest kernel {kernel}")
+    # The test guest's kernel, unpacked into the cache (never installed).
+    env = dict(os.environ)
+    if os.environ.get("LBR_LAB_KVER"):
+        env["KVER"] = os.environ["LBR_LAB_KVER"]
+    got = subprocess.run([os.path.join(LAB, "..", "vm", "guest-kernel.sh")],
+                         stdout=subprocess.PIPE, text=True, env=env)
+    if got.returncode != 0 or len(got.stdout.split()) != 3:
+        tap.check(False, "the guest kernel (tests/vm/guest-kernel.sh)")
         return None
+    kver, kernel, moddir = got.stdout.split()
+    os.environ["LAB_MODDIR"] = moddir
     qemu = os.environ.get("LBR_LAB_QEMU")
     if not qemu:
         qemu = subprocess.run([os.path.join(LAB, "build.sh")], check=True,

@@ -4,8 +4,8 @@
 #
 # Environment:
 #   LBR_LAB_QEMU   use this qemu-system-x86_64 instead of running build.sh
-#   LBR_LAB_KVER   guest kernel version (default 6.1.0-57-amd64, else the
-#                  newest /boot/vmlinuz-*)
+#   LBR_LAB_KVER   guest kernel version (default: the test guest's, Debian
+#                  bookworm's; tests/vm/guest-kernel.sh)
 #   LBR_SNAP_CACHE cache root (see build.sh)
 
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,16 +28,17 @@ tap_done() {
 
 "$LAB/deps.sh" || lab_die "missing packages"
 
-# Guest kernel: sets LAB_KVER and LAB_KERNEL, or returns 1
+# Guest kernel: sets LAB_KVER, LAB_KERNEL and LAB_MODDIR (its modules), or
+# returns 1.  The test guest's (tests/vm/guest-kernel.sh: Debian bookworm's,
+# unpacked into the cache, never installed), or LBR_LAB_KVER's.
 lab_kernel() {
-	LAB_KVER=${LAB_KVER:-${LBR_LAB_KVER:-6.1.0-57-amd64}}
-	if [ ! -r "/boot/vmlinuz-$LAB_KVER" ]; then
-		LAB_KVER=$(ls /boot/vmlinuz-* 2>/dev/null | sed 's|/boot/vmlinuz-||' |
-			sort -V | tail -n1)
-	fi
-	LAB_KERNEL=/boot/vmlinuz-$LAB_KVER
-	[ -n "$LAB_KVER" ] && [ -r "$LAB_KERNEL" ] &&
-		[ -r "/lib/modules/$LAB_KVER/kernel/arch/x86/kernel/msr.ko" ]
+	local info
+	info=$(KVER=${LBR_LAB_KVER:-${KVER:-}} "$LAB/../vm/guest-kernel.sh") ||
+		return 1
+	read -r LAB_KVER LAB_KERNEL LAB_MODDIR <<<"$info"
+	export LAB_MODDIR
+	[ -r "$LAB_KERNEL" ] &&
+		[ -r "$LAB_MODDIR/kernel/arch/x86/kernel/msr.ko" ]
 }
 
 # The lab QEMU: sets LAB_QEMU (builds it, or takes it from the cache)

@@ -11,8 +11,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 if ! lab_kernel; then
-	tap_skip "no guest kernel with msr.ko under /boot and /lib/modules"
-	tap_done; exit 0
+	tap_fail "the guest kernel and its msr.ko (tests/vm/guest-kernel.sh)"
+	tap_done; exit 1
 fi
 lab_qemu
 work=$(mktemp -d)

@@ -15,12 +15,14 @@
 # gcc than the host's is built in a debootstrap (minbase) chroot of its
 # release with that gcc, and then root/ is that chroot.  All of it is cached:
 # later runs only copy the sources and build.  MATRIX_REFRESH=1 looks for
-# newer headers in the archive.  bookworm uses the host's installed 6.1
-# headers when there are some.
+# newer headers in the archive.  A stable release's security suite is
+# searched too.  Nothing is installed on the host but the packages of
+# tests/deps/packages (groups build, kernel).
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${LBR_SNAP_CACHE:-$TOP/.cache}/matrix
 MIRROR=${MATRIX_MIRROR:-http://deb.debian.org/debian}
+SECURITY_MIRROR=${MATRIX_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 JOBS=${MATRIX_JOBS:-2}
 RELEASES=${*:-${RELEASES:-bullseye bookworm trixie sid}}
@@ -49,6 +51,13 @@ papt_init() {	# $1 = release
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/empty"
 	: >"$d/empty/status"
 	echo "deb [signed-by=$KEYRING] $MIRROR $1 main" >"$d/sources.list"
+	# A stable release's kernel updates come through its security suite
+	# (bookworm's current kernel is there, not in the point release).
+	case $1 in
+	sid|unstable|experimental|*-*) ;;
+	*) echo "deb [signed-by=$KEYRING] $SECURITY_MIRROR $1-security main" \
+		>>"$d/sources.list" ;;
+	esac
 	papt "$1" apt-get update >&2 || return 1
 }
 
@@ -80,7 +89,7 @@ fetch_headers() {	# $1 = release; prints the flavour package name
 chroot_pkgs() {	# $1 = release, $2 = flavour package
 	local rel=$1 flav=$2 p kb
 	# perl (kernel-doc up to 6.x) and python3 (kernel-doc in 7.x) for W=1.
-	printf '%s\n' make libc6-dev libelf-dev bc perl python3
+	"$TOP/tests/deps/install.sh" --list matrix-chroot
 	kb=$(deps_of "$rel" "$flav" | grep '^linux-kbuild-')
 	for p in $(deps_of "$rel" "$flav") $(deps_of "$rel" "$kb"); do
 		case $p in
@@ -97,25 +106,19 @@ kernel_gcc() {	# $1 = flavour headers dir
 }
 
 # Prepare $CACHE/$rel: root/ with the headers (a chroot if needed).
-# Prints "KVER KDIR CHROOT(0|1) ROOT" (KDIR is inside ROOT for a chroot).
+# Prints "KVER KDIR CHROOT(0|1) ROOT": with a chroot KDIR is a path inside
+# ROOT; without, KDIR is the full path of the headers unpacked in ROOT.
 prepare() {	# $1 = release
 	local rel=$1 d=$CACHE/$1 flav kver kdir gccv pkgs deb missing root
 	if [ -s "$d/ready" ] && [ -z "${MATRIX_REFRESH:-}" ]; then
 		read -r kver kdir gccv root <"$d/ready"	# gccv: chroot or not
-		if [ -f "$root$kdir/Makefile" ]; then
+		# (A root of / is an older layout: set it up again.)
+		if { [ "$gccv" = 1 ] && [ -f "$root$kdir/Makefile" ]; } ||
+		   { [ "$gccv" = 0 ] && [ "$root" != / ] && [ -f "$kdir/Makefile" ]; }; then
 			cat "$d/ready"
 			return 0
 		fi
 		rm -f "$d/ready"	# the tree went away: set it up again
-	fi
-	if [ "$rel" = bookworm ] && [ -z "${MATRIX_REFRESH:-}" ]; then
-		kdir=$(ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1)
-		if [ -n "$kdir" ] && [ -f "$kdir/Makefile" ]; then
-			kdir=$(readlink -f "$kdir")
-			kver=$(sed -n 's/^override KERNELRELEASE = //p' "$kdir/.kernelvariables")
-			echo "$kver $kdir 0 /"
-			return 0
-		fi
 	fi
 	mkdir -p "$d"
 	flav=$(fetch_headers "$rel") || return 1
@@ -165,7 +168,7 @@ prepare() {	# $1 = release
 		rm -rf "$d/root" && mv "$d/hdr" "$d/root"
 		sed -i "s|^include /usr/src/|include $d/root/usr/src/|" \
 			"$d/root$kdir/Makefile"
-		echo "$kver $d/root$kdir 0 /" >"$d/ready"
+		echo "$kver $d/root$kdir 0 $d/root" >"$d/ready"
 	fi
 	cat "$d/ready"
 }
@@ -194,11 +197,16 @@ build_one() {	# $1 = rel, $2 = kdir, $3 = chroot?, $4 = root, $5 = src dir in ro
 # Sourced (tests/vm/kernel.sh): the functions only.
 [ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 
+"$TOP/tests/deps/install.sh" build kernel || exit 1
 declare -a rows
 fail=0
 t_all=$(date +%s)
 for rel in $RELEASES; do
 	t0=$(date +%s)
+	# tests/vm/kernel.sh and build.sh use the same trees.
+	mkdir -p "$CACHE/$rel"
+	exec 8>"$CACHE/$rel/.lock"
+	flock 8
 	if ! info=$(prepare "$rel"); then
 		rows+=("$rel|? (no headers)|FAIL|-|-|-|$(($(date +%s) - t0))s")
 		fail=1
@@ -240,6 +248,7 @@ for rel in $RELEASES; do
 	gcc_used=$( [ "$inchroot" = 1 ] && echo "gcc-$(kernel_gcc "$hk") (chroot)" || echo "host gcc-$HOST_GCC")
 	rows+=("$rel|$kver|$res|$warn|$freeze|$gcc_used|$(($(date +%s) - t0))s")
 	rm -rf "$rp$src"
+	exec 8>&-
 done
 
 printf '\n%-16s | %-26s | %-6s | %-8s | %-12s | %-19s | %s\n' \

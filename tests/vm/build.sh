@@ -13,7 +13,12 @@ kroot=$(lbr_kernel_root "$kver")
 kdir=${kroot%/}/lib/modules/$kver/build
 case $kroot in
 /|"$LBR_CACHE"/debug-kernel/*) host=1 ;;
-*) host= ;;
+*)	# A release's kernel from tests/vm/kernel.sh: headers built for the
+	# host's gcc are used directly, others in the release's chroot.
+	read -r _ k inchroot _ <"$(dirname "$kroot")/ready" ||
+		die "no $(dirname "$kroot")/ready for $kver"
+	if [ "$inchroot" = 0 ]; then host=1 kdir=$k; else host=; fi
+	;;
 esac
 [ -z "$host" ] || [ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
 out=$LBR_BUILD/$kver

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Make a Debian release's kernel bootable by the test guest without
-# installing it: the headers and the build chroot of tests/matrix/matrix.sh,
+# installing it (nothing changes how the host boots): the headers and, for
+# a kernel built with a newer gcc than the host's, the build chroot of
+# tests/matrix/matrix.sh,
 # plus its linux-image package (vmlinuz and /lib/modules/KVER)
 # unpacked with dpkg-deb -x into the same root, .cache/matrix/RELEASE/root.
 # Then build.sh and run-vm.sh --kver KVER find it there (lbr_kernel_root).
@@ -9,15 +11,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 rel=${1:?usage: $0 RELEASE}
-lbr_install_deps debootstrap debian-archive-keyring zstd
+lbr_install_deps build kernel
 set +u
 # shellcheck source=../matrix/matrix.sh
 . "$LBR_TOP/tests/matrix/matrix.sh"
 set -u
 
+# One fetch at a time: make check, make demo and make bench may share a cache.
+mkdir -p "$CACHE/$rel"
+exec 8>"$CACHE/$rel/.lock"
+flock 8
 info=$(prepare "$rel") || die "$rel: cannot prepare the headers (matrix.sh)"
 read -r kver _ _ root <<<"$info"
-[ "$root" != / ] || die "$rel: its kernel is the host's; nothing to fetch"
 if [ ! -f "$root/boot/vmlinuz-$kver" ]; then
 	d=$CACHE/$rel
 	[ -d "$d/apt/lists" ] || papt_init "$rel" || die "apt-get update for $rel failed"
@@ -26,7 +31,8 @@ if [ ! -f "$root/boot/vmlinuz-$kver" ]; then
 	# into linux-binary- (vmlinuz) and linux-modules- (modules) packages.
 	v=$(dpkg-deb -f "$d"/debs/linux-headers-"$kver"_*.deb Version)
 	pkgs="linux-image-$kver $(deps_of "$rel" "linux-image-$kver" |
-		grep -Fx -e "linux-binary-$kver" -e "linux-modules-$kver" | tr '\n' ' ')"
+		{ grep -Fx -e "linux-binary-$kver" -e "linux-modules-$kver" || :; } |
+		tr '\n' ' ')"
 	# shellcheck disable=SC2046,SC2086
 	(cd "$d/img" && papt "$rel" apt-get download $(printf "%s=$v " $pkgs) >&2) ||
 		die "cannot download $pkgs ($v); gone from $rel? MATRIX_REFRESH=1 $0 $rel"

@@ -6,41 +6,21 @@ LBR_CACHE=${LBR_SNAP_CACHE:-$LBR_TOP/.cache}
 LBR_BUILD=${LBR_SNAP_BUILD:-$LBR_TOP/build}
 mkdir -p "$LBR_CACHE" "$LBR_BUILD"
 
-# Packages the harness needs, by Debian name.
-LBR_DEPS="build-essential linux-image-amd64 linux-headers-amd64 linux-source
-	  busybox-static qemu-system-x86 cpio gzip xz-utils kmod python3 perl
-	  libdw-dev libelf-dev libzstd-dev libbpf-dev"
-
 die() { echo "lbr_snap: $*" >&2; exit 1; }
 
-# Install missing packages (CI machines start without them).
+# Install the missing packages of the named groups of tests/deps/packages
+# (default: what building for and booting the test guest needs).
 lbr_install_deps() {
-	local missing=() p
-	for p in $LBR_DEPS "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-			grep -q "ok installed" || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	echo "lbr_snap: installing ${missing[*]}" >&2
-	[ "$(id -u)" = 0 ] || die "need root to install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "${missing[@]}" >&2 ||
-		{ apt-get update >&2 &&
-		  apt-get install -y --no-install-recommends "${missing[@]}" >&2; } ||
-		die "apt-get install ${missing[*]} failed"
+	[ $# -gt 0 ] || set -- build kernel guest
+	"$LBR_TOP/tests/deps/install.sh" "$@" || die "installing packages ($*) failed"
 }
 
-# The guest kernel: KVER if set, else the newest Debian image with headers.
+# The guest kernel: KVER if set, else Debian bookworm's kernel, fetched and
+# unpacked into the cache by tests/vm/kernel.sh (never installed).
 lbr_guest_kver() {
-	local v best=
 	if [ -n "${KVER:-}" ]; then echo "$KVER"; return; fi
-	for v in /boot/vmlinuz-*; do
-		v=${v#/boot/vmlinuz-}
-		[ -f "/lib/modules/$v/build/Makefile" ] || continue
-		best=$(printf '%s\n%s\n' "$best" "$v" | sort -V | tail -n1)
-	done
-	[ -n "$best" ] || die "no kernel image with headers in /boot"
-	echo "$best"
+	"$LBR_TOP/tests/vm/kernel.sh" bookworm ||
+		die "cannot fetch Debian bookworm's kernel (tests/vm/kernel.sh)"
 }
 
 # Where KVER's kernel (boot/vmlinuz-KVER, lib/modules/KVER) is: / when

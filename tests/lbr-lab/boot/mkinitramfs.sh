@@ -7,12 +7,14 @@
 # "lbrlab.run=<script>" on the kernel command line, then powers off.
 #
 #   mkinitramfs.sh OUT.cpio.gz KVER FILE...
+# LAB_MODDIR: the kernel's modules (default /lib/modules/KVER).
 set -eu
 out=$1 kver=$2
 shift 2
 busybox=${BUSYBOX:-/usr/bin/busybox}
 msr=/lib/modules/$kver/kernel/arch/x86/kernel/msr.ko
-for f in "$busybox" "$msr"; do
+src=${LAB_MODDIR:-/lib/modules/$kver}/kernel/arch/x86/kernel/msr.ko
+for f in "$busybox" "$src"; do
 	[ -r "$f" ] || { echo "mkinitramfs: missing $f" >&2; exit 1; }
 done
 root=$(mktemp -d)
@@ -20,7 +22,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" \
 	"$root/lab" "$root/$(dirname "$msr")"
 cp "$busybox" "$root/bin/busybox"
-cp "$msr" "$root/$msr"
+cp "$src" "$root/$msr"
 for f in "$@"; do
 	cp "$f" "$root/lab/"
 done
