@@ -321,7 +321,8 @@ TEST_F(cap, errors_mode_counts)
 	ASSERT_EQ(0, trigger("int", 5, 50));
 	ASSERT_EQ(0, trigger("int", 0, 10));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(100, n);
+	ASSERT_EQ(100, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(-22, self->recs[i].h.retval);
 	expect_stats(_metadata, variant, self->fd, 0, 160, 100, 60);
@@ -336,7 +337,8 @@ TEST_F(cap, all_mode_counts)
 	ASSERT_EQ(0, trigger("int", -22, 20));
 	ASSERT_EQ(0, trigger("int", 7, 30));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(50, n);
+	ASSERT_EQ(50, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		neg += self->recs[i].h.retval == -22;
 		pos += self->recs[i].h.retval == 7;
@@ -379,7 +381,8 @@ TEST_F(cap, record_fields)
 	ASSERT_EQ(0, pthread_create(&th, NULL, field_thread, &a));
 	pthread_join(th, NULL);
 	ASSERT_EQ(0, a.ret);
-	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	h = &self->recs[0].h;
 
 	EXPECT_EQ(a.tid, h->pid);
@@ -414,13 +417,15 @@ TEST_F(cap, int_sign_extension)
 	/* lbr_test_int returns int -22: RAX is 0x00000000ffffffea. */
 	cap_load(_metadata, self, variant, "targets=lbr_test_int%long", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 3));
-	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	expect_stats(_metadata, variant, self->fd, 0, 3, 0, 3);
 	close(self->fd);
 
 	cap_load(_metadata, self, variant, "targets=lbr_test_int%int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -22, 3));
-	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	EXPECT_EQ(-22, self->recs[0].h.retval);
 }
 
@@ -433,7 +438,8 @@ TEST_F(cap, ptr_type)
 	ASSERT_EQ(0, trigger("ptr", -12, 4));
 	ASSERT_EQ(0, trigger("ptr", 1, 5));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(7, n);
+	ASSERT_EQ(7, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(LBR_SNAP_RET_PTR, self->recs[i].h.ret_type);
 		nul += self->recs[i].h.retval == 0;
@@ -452,7 +458,8 @@ TEST_F(cap, bool_type)
 	ASSERT_EQ(0, trigger("bool", 0, 3));
 	ASSERT_EQ(0, trigger("bool", 9, 4));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(3, n);
+	ASSERT_EQ(3, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(0, self->recs[i].h.retval);
 	expect_stats(_metadata, variant, self->fd, 0, 7, 3, 4);
@@ -492,7 +499,8 @@ TEST_F(cap, read_whole_records)
 	EXPECT_EQ(h->size, len);
 	EXPECT_GE(size * 3 / 2, len);
 	len = read(self->fd, buf, sizeof(buf));
-	EXPECT_EQ(1, parse(buf, len, self->recs, MAX_RECS));
+	EXPECT_EQ(1, parse(buf, len, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 }
 
 TEST_F(cap, nonblock_eagain)
@@ -551,7 +559,8 @@ TEST_F(cap, poll_and_epoll)
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, poll(&pfd, 1, 1000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
-	EXPECT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(1, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	close(ep);
 }
@@ -599,7 +608,8 @@ TEST_F_TIMEOUT(cap, merged_in_time_order_all_cpus, 300)
 		EXPECT_EQ(0, pr[c].ret);
 	}
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(ncpu * per, n);
+	ASSERT_EQ(ncpu * per, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		const struct lbr_snap_record *h = &self->recs[i].h;
 
@@ -625,6 +635,7 @@ struct reader {
 	unsigned char *hits;	/* per value, how often read */
 	long base;
 	int bad;
+	char why[sizeof(lbr_why)];	/* the first bad read or record */
 };
 
 #define READER_BUF	(8 * LBR_SNAP_RECORD_MAX)
@@ -645,13 +656,16 @@ static void *consume(void *p)
 		poll(&pfd, 1, 100);
 		len = read(r->fd, buf, READER_BUF);
 		if (len < 0) {
-			if (errno != EAGAIN)
-				r->bad++;
+			if (errno != EAGAIN && !r->bad++)
+				snprintf(r->why, sizeof(r->why), "read: %s (errno %d)",
+					 strerror(errno), errno);
 			n = 0;
 		} else {
 			n = parse(buf, len, recs, READER_RECS);
 			if (n < 0) {
-				r->bad++;
+				/* lbr_why is shared: the reason is approximate. */
+				if (!r->bad++)
+					snprintf(r->why, sizeof(r->why), "%s", lbr_why);
 				n = 0;
 			}
 		}
@@ -660,9 +674,12 @@ static void *consume(void *p)
 			long v = recs[i].h.retval - r->base;
 
 			if (v < 0 || v >= r->want ||
-			    recs[i].h.ret_type != LBR_SNAP_RET_LONG)
-				r->bad++;
-			else
+			    recs[i].h.ret_type != LBR_SNAP_RET_LONG) {
+				if (!r->bad++)
+					snprintf(r->why, sizeof(r->why),
+						 "record retval %lld ret_type %u",
+						 recs[i].h.retval, recs[i].h.ret_type);
+			} else
 				r->hits[v]++;
 		}
 		*r->total += n;
@@ -691,7 +708,7 @@ TEST_F_TIMEOUT(cap, concurrent_readers_whole_and_unique, 300)
 	ASSERT_NE(NULL, hits);
 	for (i = 0; i < 3; i++) {
 		rd[i] = (struct reader){ self->fd, want, &total, &lock, hits,
-					 base, 0 };
+					 base, 0, "" };
 		ASSERT_EQ(0, pthread_create(&rth[i], NULL, consume, &rd[i]));
 	}
 	for (c = 0; c < ncpu; c++) {
@@ -702,7 +719,7 @@ TEST_F_TIMEOUT(cap, concurrent_readers_whole_and_unique, 300)
 		pthread_join(pth[c], NULL);
 	for (i = 0; i < 3; i++) {
 		pthread_join(rth[i], NULL);
-		EXPECT_EQ(0, rd[i].bad);
+		EXPECT_EQ(0, rd[i].bad) TH_LOG("reader %d: %s", i, rd[i].why);
 	}
 	EXPECT_EQ(want, total);
 	for (i = 0; i < want; i++)
@@ -751,7 +768,8 @@ TEST_F(cap, flush_discards_and_counts)
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	ASSERT_EQ(0, trigger("int", -1, 10));
 	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_FLUSH));
-	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, 1));
 	EXPECT_EQ(10, hdr.flushed);
 	EXPECT_EQ(0, hdr.read);
@@ -836,7 +854,8 @@ TEST_F(cap, error_path_branches)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	ASSERT_EQ(0, trigger("int", -22, 3));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(3, n);
+	ASSERT_EQ(3, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		const struct rec *r = &self->recs[i];
 
@@ -1003,7 +1022,8 @@ TEST_F(cap, cpu_hotplug_keeps_capturing)
 	CPU_SET(cpu, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 	ASSERT_EQ(0, trigger("int", -22, 3));
-	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ((unsigned int)cpu, self->recs[i].h.cpu);
 		EXPECT_LT(0, self->recs[i].h.nr_entries);
@@ -1028,7 +1048,8 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 	EXPECT_EQ(1, id);
 	ASSERT_EQ(0, trigger("int", -5, 3));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(3, n);
+	ASSERT_EQ(3, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(id, self->recs[i].h.target_id);
 		EXPECT_EQ(-5, self->recs[i].h.retval);
@@ -1053,17 +1074,20 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 				      "lbr_test_int", NULL));
 	EXPECT_FALSE(hooked("lbr_test_int"));
 	ASSERT_EQ(0, trigger("int", -5, 3));
-	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
 	ASSERT_EQ(1, hdr.nr);
 	EXPECT_STREQ("lbr_test_long", st[0].name);
 
 	/* Capture mode at run time. */
 	ASSERT_EQ(0, trigger("long", 5, 2));
-	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ALL));
 	ASSERT_EQ(0, trigger("long", 5, 2));
-	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	EXPECT_EQ(-EINVAL, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, 7) ? -errno : 0);
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
 	EXPECT_EQ(LBR_SNAP_CAPTURE_ALL, self->info.capture);
@@ -1177,7 +1201,8 @@ TEST_F(fexit, needs_arg_count_or_falls_back)
 	EXPECT_TRUE(kprobe_listed("lbr_test_long"));
 	ASSERT_EQ(0, trigger("int", -3, 2));
 	ASSERT_EQ(0, trigger("long", -4, 3));
-	EXPECT_EQ(5, drain(self->fd, self->recs, MAX_RECS));
+	EXPECT_EQ(5, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, unload());
@@ -1235,14 +1260,16 @@ TEST_F(fexit, same_record_as_kretprobe)
 	ASSERT_EQ(0, add_target(self->fd, "lbr_test_int%int@kretprobe", &hook));
 	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, hook);
 	ASSERT_EQ(0, trigger("int", -22, 1));
-	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	kr = self->recs[0];
 	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
 				"lbr_test_int", NULL));
 	ASSERT_EQ(0, add_target(self->fd, "lbr_test_int%int/1@fexit", &hook));
 	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
 	ASSERT_EQ(0, trigger("int", -22, 1));
-	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 	fr = self->recs[0];
 
 	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, kr.h.hook);
@@ -1355,7 +1382,8 @@ TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
 	EXPECT_EQ(0, s.ret);
 	ASSERT_EQ(0, trigger("sleep", 1, 1));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	EXPECT_EQ(2, n);
+	EXPECT_EQ(2, n)
+		TH_LOG("%s", lbr_why);
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(-EINTR, self->recs[i].h.retval);
 		slept += self->recs[i].h.target_id == 0;

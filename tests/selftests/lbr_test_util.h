@@ -109,8 +109,19 @@ static inline int dev_open(int flags)
 }
 
 /*
+ * Why the last parse() or drain() failed or stopped early: the errno, the
+ * record and field that did not parse, the counts.  Tests print it with
+ * TH_LOG("%s", lbr_why).
+ */
+static char lbr_why[512] = "no failure";
+
+#define lbr_fail(fmt, ...) \
+	(snprintf(lbr_why, sizeof(lbr_why), fmt, ##__VA_ARGS__), -1)
+
+/*
  * Split a read() buffer into records; returns how many, or -1 if a record
- * is malformed (torn or of an unknown layout).
+ * is malformed (torn or of an unknown layout) or there is no room for it
+ * in @out, with the reason in lbr_why.
  */
 static inline int parse(const char *buf, ssize_t len, struct rec *out, int max)
 {
@@ -120,33 +131,90 @@ static inline int parse(const char *buf, ssize_t len, struct rec *out, int max)
 
 	while (off < len) {
 		h = (const void *)(buf + off);
-		if (len - off < (ssize_t)sizeof(*h) || h->size > len - off ||
-		    h->version != LBR_SNAP_ABI_VERSION ||
-		    h->hdr_size != sizeof(*h) ||
-		    h->entry_size != sizeof(struct lbr_snap_branch) ||
-		    h->size != h->hdr_size + h->nr_entries * h->entry_size ||
-		    h->nr_entries > LBR_SNAP_MAX_ENTRIES || n == max)
-			return -1;
+		if (len - off < (ssize_t)sizeof(*h))
+			return lbr_fail("record %d at offset %zd: %zd bytes left, a header is %zu",
+					n, off, len - off, sizeof(*h));
+		if (h->size > len - off)
+			return lbr_fail("record %d at offset %zd: size %u, %zd bytes left",
+					n, off, h->size, len - off);
+		if (h->version != LBR_SNAP_ABI_VERSION)
+			return lbr_fail("record %d at offset %zd: version %u, want %u",
+					n, off, h->version, LBR_SNAP_ABI_VERSION);
+		if (h->hdr_size != sizeof(*h))
+			return lbr_fail("record %d at offset %zd: hdr_size %u, want %zu",
+					n, off, h->hdr_size, sizeof(*h));
+		if (h->entry_size != sizeof(struct lbr_snap_branch))
+			return lbr_fail("record %d at offset %zd: entry_size %u, want %zu",
+					n, off, h->entry_size,
+					sizeof(struct lbr_snap_branch));
+		if (h->nr_entries > LBR_SNAP_MAX_ENTRIES)
+			return lbr_fail("record %d at offset %zd: nr_entries %u > %u",
+					n, off, h->nr_entries, LBR_SNAP_MAX_ENTRIES);
+		if (h->size != h->hdr_size + h->nr_entries * h->entry_size)
+			return lbr_fail("record %d at offset %zd: size %u != %u + %u * %u",
+					n, off, h->size, h->hdr_size,
+					h->nr_entries, h->entry_size);
+		if (n == max)
+			return lbr_fail("record %d at offset %zd: no room, the caller has %d",
+					n, off, max);
 		memcpy(&out[n++], h, h->size);
 		off += h->size;
 	}
 	return n;
 }
 
-/* Read everything there is without blocking. */
+/*
+ * Set when the last drain() stopped with records maybe left in the device,
+ * because @out could not take a full read() more.  Producers that keep
+ * writing as fast as drain() reads would otherwise never let it end.
+ */
+static bool lbr_drain_full;
+
+/*
+ * Read without blocking until the device has nothing more (EAGAIN) or @out
+ * is nearly full; returns the records read, or -1 with lbr_why set.  Each
+ * read() asks for no more bytes than the records @out can still take, so
+ * nothing read is ever thrown away.
+ */
 static inline int drain(int fd, struct rec *out, int max)
 {
 	static char buf[1 << 16];
-	int n = 0, got;
+	int n = 0, got, reads = 0;
+	size_t want;
 	ssize_t len;
 
+	lbr_drain_full = false;
 	for (;;) {
-		len = read(fd, buf, sizeof(buf));
+		/* A record is at least a header: this many always fit. */
+		want = (size_t)(max - n) * sizeof(struct lbr_snap_record);
+		if (want > sizeof(buf))
+			want = sizeof(buf);
+		if (want < LBR_SNAP_RECORD_MAX) {
+			lbr_drain_full = true;
+			snprintf(lbr_why, sizeof(lbr_why),
+				 "drain stopped after %d reads: %d records, room for %d",
+				 reads, n, max);
+			return n;
+		}
+		len = read(fd, buf, want);
+		if (len < 0 && errno == EAGAIN)
+			return n;
 		if (len < 0)
-			return errno == EAGAIN ? n : -1;
+			return lbr_fail("read %d (%zu bytes) after %d records: %s (errno %d)",
+					reads + 1, want, n, strerror(errno), errno);
+		if (len == 0)
+			return lbr_fail("read %d after %d records: 0 bytes (EOF)",
+					reads + 1, n);
+		reads++;
 		got = parse(buf, len, out + n, max - n);
-		if (got < 0)
-			return -1;
+		if (got < 0) {
+			char why[sizeof(lbr_why) - 96];
+
+			memcpy(why, lbr_why, sizeof(why) - 1);
+			why[sizeof(why) - 1] = '\0';
+			return lbr_fail("read %d of %zd bytes after %d records: %.*s",
+					reads, len, n, (int)sizeof(why), why);
+		}
 		n += got;
 	}
 }

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of the selftests' own helpers (lbr_test_util.h), with no module:
+ * `make check` runs them on the host (suite helpers).
+ */
+#include "kselftest_harness.h"
+#include "lbr_test_util.h"
+
+/*
+ * The helpers say what went wrong: crafted buffers through parse() and a
+ * pipe through drain() (no module needed).  A helper that only returned -1
+ * once left a failing stress test unexplained.
+ */
+static int craft(char *buf, int n, unsigned int nr_entries)
+{
+	struct lbr_snap_record h = {
+		.version = LBR_SNAP_ABI_VERSION,
+		.hdr_size = sizeof(h),
+		.entry_size = sizeof(struct lbr_snap_branch),
+		.nr_entries = nr_entries,
+		.retval = -22,
+	};
+	int i, off = 0;
+
+	h.size = h.hdr_size + nr_entries * h.entry_size;
+	for (i = 0; i < n; i++) {
+		memset(buf + off, 0, h.size);
+		memcpy(buf + off, &h, sizeof(h));
+		off += h.size;
+	}
+	return off;
+}
+
+TEST(helpers_say_why)
+{
+	static char buf[8 * LBR_SNAP_RECORD_MAX];
+	static struct rec recs[64];
+	struct lbr_snap_record *h = (void *)buf;
+	int len, p[2], n;
+
+	len = craft(buf, 3, 2);
+	ASSERT_EQ(3, parse(buf, len, recs, 64)) TH_LOG("%s", lbr_why);
+	EXPECT_EQ(-1, parse(buf, len, recs, 2));
+	EXPECT_NE(NULL, strstr(lbr_why, "record 2 at offset")) TH_LOG("%s", lbr_why);
+	EXPECT_NE(NULL, strstr(lbr_why, "no room, the caller has 2")) TH_LOG("%s", lbr_why);
+
+	h->version = LBR_SNAP_ABI_VERSION + 1;
+	EXPECT_EQ(-1, parse(buf, len, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "record 0 at offset 0: version")) TH_LOG("%s", lbr_why);
+	h->version = LBR_SNAP_ABI_VERSION;
+	h->size += 1;
+	EXPECT_EQ(-1, parse(buf, len, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "size")) TH_LOG("%s", lbr_why);
+	h->size -= 1;
+	h->nr_entries = LBR_SNAP_MAX_ENTRIES + 1;
+	EXPECT_EQ(-1, parse(buf, len, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "nr_entries")) TH_LOG("%s", lbr_why);
+	h->nr_entries = 2;
+	EXPECT_EQ(-1, parse(buf, len - 1, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "record 2")) TH_LOG("%s", lbr_why);
+	EXPECT_EQ(-1, parse(buf, 10, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "a header is")) TH_LOG("%s", lbr_why);
+
+	/* drain() on a pipe: records, then EAGAIN; a torn one; a bad fd. */
+	ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+	len = craft(buf, 5, 0);
+	ASSERT_EQ(len, write(p[1], buf, len));
+	EXPECT_EQ(5, drain(p[0], recs, 64)) TH_LOG("%s", lbr_why);
+	EXPECT_FALSE(lbr_drain_full);
+	len = craft(buf, 1, 1);
+	ASSERT_EQ(len - 3, write(p[1], buf, len - 3));
+	EXPECT_EQ(-1, drain(p[0], recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "read 1 of")) TH_LOG("%s", lbr_why);
+	EXPECT_NE(NULL, strstr(lbr_why, "size")) TH_LOG("%s", lbr_why);
+	EXPECT_EQ(-1, drain(p[1], recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "errno 9")) TH_LOG("%s", lbr_why);
+
+	/*
+	 * A producer as fast as the reader: drain() stops once its array
+	 * cannot take a full read() more, keeping every record it read.
+	 */
+	len = craft(buf, 40, 0);
+	ASSERT_EQ(len, write(p[1], buf, len));
+	n = drain(p[0], recs, 60);
+	EXPECT_FALSE(lbr_drain_full);
+	EXPECT_EQ(40, n) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(len, write(p[1], buf, len));
+	n = drain(p[0], recs, 30);
+	EXPECT_TRUE(lbr_drain_full);
+	EXPECT_LT(0, n);
+	EXPECT_GE(30, n);
+	EXPECT_NE(NULL, strstr(lbr_why, "drain stopped")) TH_LOG("%s", lbr_why);
+	EXPECT_EQ(40 - n, drain(p[0], recs, 64)) TH_LOG("%s", lbr_why);
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_HARNESS_MAIN
