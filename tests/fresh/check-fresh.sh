@@ -79,7 +79,7 @@ step "git clone of HEAD $(git -C "$root/root/lbr_snap" rev-parse --short HEAD)" 
 # mount namespace, so they go away with it whatever happens.
 in_root() {
 	unshare --mount --propagation private /bin/sh -c '
-		r=$0; shift
+		r=$0
 		mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
 		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' "$root" \
 		/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
