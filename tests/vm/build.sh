@@ -39,6 +39,9 @@ if [ -n "$host" ]; then
 	build_module . "$out/mod" "Kbuild src include"
 	build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
 	cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
+	# Every build, the debug kernel's (KASAN instrumentation) included.
+	"$LBR_TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" >&2 ||
+		die "$kver: the freeze is not first (tests/freeze-first/check.py)"
 else
 	# A kernel from tests/vm/kernel.sh: build in its release's chroot.
 	m=$(dirname "$kroot")

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""LBR must be frozen before any control transfer of ours.
+
+Disassembles a built lbr_snap.ko (objdump -dr) and fails unless
+- in the kretprobe return handler (lbr_ret_handler), nothing before its
+  first WRMSR transfers control, and
+- in each fexit trampoline that freezes (lbr_fexit_lbr_N), the first CALL
+  is to lbr_fexit_call_rest (what the traced function returns past) and
+  nothing between that CALL and the next WRMSR transfers control,
+and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
+load from a field the module stores the control MSR numbers into
+(DEBUGCTL 0x1d9, ARCH_LBR_CTL 0x14ce, AMD DBG_EXTN_CFG 0xc000010f; found
+by the immediate stores in the object itself) or from lbr_fexit_ctl_msr
+(fexit_hook.c copies lbr_hw.ctl_msr there), with nothing writing ECX
+after it.
+
+"Control transfer" is every instruction that can change RIP other than to
+the next instruction, from the instruction set rather than from what a
+compiler emits today (Intel SDM vol. 1, 7.3.8 "Control Transfer
+Instructions", 7.3.8.3 software interrupts, 5.8/5.20 SYSCALL/SYSENTER,
+16 TSX XBEGIN/XABORT, VMX/SVM/SGX/TDX/FRED calls and returns, UD0-UD2),
+with any prefix (notrack, bnd, rep/repz, segment overrides, data16...).
+An instruction objdump cannot decode ("(bad)") counts as one too.
+
+Usage: check-freeze-first.py OBJECT     (prints ok/not ok lines, exit 1 on
+                                         a failure)
+"""
+import re
+import subprocess
+import sys
+
+CTL_MSRS = {0x1d9, 0x14ce, 0xc000010f}
+ECX_COPIES = {("lbr_fexit_ctl_msr", 0)}
+
+PREFIXES = {"notrack", "bnd", "rep", "repz", "repe", "repnz", "repne", "lock",
+            "cs", "ds", "ss", "es", "fs", "gs", "data16", "data32", "addr16",
+            "addr32", "xacquire", "xrelease", "{disp32}", "{disp8}", "{vex}",
+            "{evex}", "{rex}", "{load}", "{store}"}
+
+TRANSFER = re.compile(r"""^(
+    j[a-z]*                      # JMP, Jcc, JCXZ/JECXZ/JRCXZ
+  | l?call[a-z]* | l?ret[a-z]* | ljmp[a-z]*
+  | loop[a-z]*
+  | iret[a-z]* | uiret | erets | eretu
+  | int[0-9]* | into | icebp | int1 | int3 | bound[a-z]*
+  | syscall | sysret[a-z]* | sysenter | sysexit[a-z]*
+  | xbegin | xabort
+  | ud[0-2]? | \(bad\)
+  | vmcall | vmmcall | vmlaunch | vmresume | vmrun | vmfunc | vmgexit
+  | enclu | encls | enclv | tdcall | seamcall | seamret | seamops
+)$""", re.X)
+
+# Instructions that write ECX/RCX without naming it as their destination.
+ECX_IMPLICIT = re.compile(r"^(cpuid|rdtscp|rdpid|xgetbv|rdpkru|rep[a-z]*|"
+                          r"loop[a-z]*|movs[bwlq]?|stos[bwlq]?|cmps[bwlq]?|"
+                          r"scas[bwlq]?|lods[bwlq]?|ins[bwl]?|outs[bwl]?|"
+                          r"syscall|sysret[a-z]*|cmpxchg16b|cmpxchg8b|"
+                          r"pcmpistri|pcmpestri|vpcmpistri|vpcmpestri)$")
+ECX_NAMES = ("%ecx", "%rcx", "%cx", "%cl", "%ch")
+
+INSN = re.compile(r"^\s*([0-9a-f]+):\t(.*)$")
+RELOC = re.compile(r"^\s*([0-9a-f]+): (R_X86_64_\w+)\t(\S+)$")
+FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+
+
+def split_sym(s):
+    m = re.match(r"^(.*?)([+-]0x[0-9a-f]+)?$", s)
+    return m.group(1), int(m.group(2), 16) if m.group(2) else 0
+
+
+class Insn:
+    def __init__(self, addr, text):
+        self.addr, self.text = addr, text.strip()
+        self.reloc = None          # (symbol, addend, location)
+        self.next = None           # address of the next instruction
+        words = self.text.split()
+        while words and words[0] in PREFIXES:
+            words = words[1:]
+        self.mnem = words[0] if words else ""
+        self.ops = " ".join(words[1:]).split("#")[0].strip()
+
+    def target(self):
+        """symbol and offset a RIP-relative operand refers to"""
+        if not self.reloc or self.next is None:
+            return None
+        sym, addend, loc = self.reloc
+        return sym, addend + (self.next - loc)
+
+    def transfers(self):
+        return bool(TRANSFER.match(self.mnem))
+
+    def writes_ecx(self):
+        if ECX_IMPLICIT.match(self.mnem):
+            return True
+        if re.match(r"^(xchg|xadd|cmpxchg)", self.mnem):   # both operands
+            return any(r in self.ops for r in ECX_NAMES)
+        dest = self.ops.rsplit(",", 1)[-1].strip() if self.ops else ""
+        return dest in ECX_NAMES
+
+
+def disassemble(obj):
+    out = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", obj],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    funcs, cur = {}, None
+    for line in out.splitlines():
+        m = FUNC.match(line)
+        if m:
+            cur = funcs.setdefault(m.group(1), [])
+            continue
+        if cur is None:
+            continue
+        m = RELOC.match(line)
+        if m and cur:
+            sym, addend = split_sym(m.group(3))
+            cur[-1].reloc = (sym, addend, int(m.group(1), 16))
+            continue
+        m = INSN.match(line)
+        if m:
+            i = Insn(int(m.group(1), 16), m.group(2))
+            if cur:
+                cur[-1].next = i.addr
+            cur.append(i)
+    return funcs
+
+
+def ctl_fields(funcs):
+    """(symbol, offset) of every field an immediate control MSR is stored to"""
+    fields = set(ECX_COPIES)
+    for body in funcs.values():
+        for i in body:
+            m = re.match(r"^\$(0x[0-9a-f]+),", i.ops)
+            if i.mnem.startswith("mov") and m and int(m.group(1), 16) in CTL_MSRS \
+                    and "(%rip)" in i.ops and i.target():
+                fields.add(i.target())
+    return fields
+
+
+def check(name, insns, fields):
+    """insns: from where no transfer may come; returns (ok, message)"""
+    for n, i in enumerate(insns):
+        if i.mnem == "wrmsr":
+            break
+        if i.transfers():
+            return False, f"{name}: '{i.text}' at {i.addr:#x} transfers control before the freeze"
+    else:
+        return False, f"{name}: no WRMSR"
+    src = None
+    for j in reversed(insns[:n]):
+        if j.writes_ecx():
+            src = j
+            break
+    if src is None:
+        return False, f"{name}: ECX is not set before the WRMSR at {i.addr:#x}"
+    m = re.match(r"^\$(0x[0-9a-f]+),%ecx$", src.ops)
+    if src.mnem.startswith("mov") and m and int(m.group(1), 16) in CTL_MSRS:
+        what = f"control MSR {m.group(1)}"
+    elif src.mnem.startswith("mov") and "(%rip)" in src.ops and src.target() in fields:
+        sym, off = src.target()
+        what = f"{sym}+{off:#x}"
+    else:
+        tgt = src.target()
+        return False, (f"{name}: the WRMSR at {i.addr:#x} does not write the LBR "
+                       f"control MSR: ECX last set by '{src.text}'"
+                       + (f" ({tgt[0]}+{tgt[1]:#x})" if tgt else ""))
+    return True, f"{name}: {n} instructions, none a control transfer, before the WRMSR of {what}"
+
+
+def main(obj):
+    funcs = disassemble(obj)
+    fields = ctl_fields(funcs)
+    status = 0
+
+    body = funcs.get("lbr_ret_handler")
+    if not body:
+        print(f"not ok - lbr_ret_handler: not found in {obj}")
+        status = 1
+    else:
+        ok, msg = check("lbr_ret_handler", body, fields)
+        print(("ok - " if ok else "not ok - ") + msg)
+        status |= not ok
+
+    tramps = sorted((f for f in funcs if re.match(r"^lbr_fexit_lbr_\d+$", f)),
+                    key=lambda f: int(f.rsplit("_", 1)[1]))
+    bad = 0
+    for t in tramps:
+        body = funcs[t]
+        calls = [k for k, i in enumerate(body) if re.match(r"^l?call", i.mnem)]
+        first = body[calls[0]] if calls else None
+        # (In an unlinked object the call is a relocation to the symbol.)
+        if not first or ("<lbr_fexit_call_rest>" not in first.text and
+                         (not first.reloc or first.reloc[0] != "lbr_fexit_call_rest")):
+            print(f"not ok - {t}: its first call is not to lbr_fexit_call_rest: "
+                  f"{first.text if first else 'none'}")
+            bad += 1
+            continue
+        # Whatever precedes that CALL: any transfer there would be a second
+        # way into the rest of the function.
+        for i in body[:calls[0]]:
+            if i.transfers():
+                print(f"not ok - {t}: '{i.text}' before the call of the function's rest")
+                bad += 1
+                break
+        else:
+            ok, msg = check(t, body[calls[0] + 1:], fields)
+            if not ok:
+                print("not ok - " + msg)
+                bad += 1
+    if not tramps:
+        print(f"not ok - no fexit trampolines (lbr_fexit_lbr_N) in {obj}")
+        status = 1
+    elif bad:
+        status = 1
+    else:
+        print(f"ok - fexit trampolines: all {len(tramps)} freeze with the control "
+              "MSR before any control transfer after the traced function returns")
+    return status
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1]))

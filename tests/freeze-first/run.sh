@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The freeze-first suite of make check: the check on the module just built,
+# then on crafted objects, one per forbidden form, each of which must make
+# it fail (and one correct object, which must pass).
+# Usage: tests/freeze-first/run.sh lbr_snap.ko     (TAP, "# Totals:" last)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ko=${1:?usage: $0 lbr_snap.ko}
+pass=0 fail=0
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+notok() { echo "not ok - $*"; fail=$((fail + 1)); }
+
+out=$(python3 "$here/check.py" "$ko")
+rc=$?
+printf '%s\n' "$out" | sed 's/^/# /'
+if [ "$rc" = 0 ]; then
+	ok "$(basename "$ko"): $(printf '%s\n' "$out" | grep -c '^ok') checks of the freeze"
+else
+	notok "$(basename "$ko"): the freeze check failed (above)"
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# A handler and a trampoline shaped like the module's; @H@ goes before the
+# handler's WRMSR, @T@ before the trampoline's, @ECX@ sets the MSR number.
+cat >"$tmp/tmpl.S" <<'ASM'
+	.text
+	.globl lbr_ret_handler, lbr_fexit_call_rest, lbr_fexit_lbr_0, lbr_detect
+lbr_ret_handler:
+	@ECX@
+	rdmsr
+	and $0xfffffffe, %eax
+	@H@
+	wrmsr
+1:	ret
+lbr_fexit_call_rest:
+	ret
+lbr_fexit_lbr_0:
+	push %rbp
+	@PRE@
+	call lbr_fexit_call_rest
+	mov lbr_fexit_ctl_msr(%rip), %ecx
+	rdmsr
+	@T@
+	wrmsr
+1:	pop %rbp
+	ret
+lbr_detect:
+	movl $0x1d9, lbr_hw+0x10(%rip)
+	movl $0x14ce, lbr_hw+0x10(%rip)
+	ret
+	.data
+	.globl lbr_hw, lbr_fexit_ctl_msr
+lbr_hw:	.zero 64
+lbr_fexit_ctl_msr:	.long 0
+ASM
+
+# $1 name, $2 handler line, $3 trampoline line, $4 ECX line, $5 before the
+# trampoline's call; $6 = pass|fail
+crafted() {
+	local o=$tmp/$1.o got
+	sed -e "s|@H@|$2|" -e "s|@T@|$3|" -e "s|@ECX@|$4|" -e "s|@PRE@|$5|" \
+		"$tmp/tmpl.S" >"$tmp/$1.S"
+	if ! as --64 -o "$o" "$tmp/$1.S" 2>"$tmp/$1.as"; then
+		notok "$1: the assembler refuses it: $(head -n1 "$tmp/$1.as")"
+		return
+	fi
+	got=$(python3 "$here/check.py" "$o")
+	rc=$?
+	if [ "$6" = pass ] && [ "$rc" = 0 ]; then
+		ok "$1: passes"
+	elif [ "$6" = fail ] && [ "$rc" != 0 ]; then
+		ok "$1: refused: $(grep -m1 '^not ok' <<<"$got" | sed 's/^not ok - //')"
+	else
+		notok "$1: check exit $rc, want $6"
+		sed 's/^/#   /' <<<"$got"
+	fi
+}
+
+ecx='mov lbr_hw+0x10(%rip), %ecx'
+crafted correct nop nop "$ecx" nop pass
+crafted ecx-immediate nop nop 'mov $0x1d9, %ecx' nop pass
+# Every control transfer, before the handler's WRMSR and, separately,
+# between the trampoline's call and its WRMSR.
+forms=(
+	'ret' 'ret $8' 'repz ret' 'bnd ret' 'lret' 'lretq' 'iretq' 'iret' 'uiret'
+	'jmp 1f' 'jmp *%rax' 'notrack jmp *%rax' 'bnd jmp *%rax' 'ds jmp *%rax'
+	'ljmp *(%rax)' 'jne 1f' 'jg 1f' 'jrcxz 1f' 'jecxz 1f' 'loop 1f'
+	'loope 1f' 'loopne 1f' 'call 1f' 'call *%rax' 'notrack call *%rax'
+	'call *(%rax)' 'lcall *(%rax)' 'syscall' 'sysenter' 'sysretq' 'sysexit'
+	'int3' 'int $0x80' 'int1' 'ud2' 'ud1 %eax, %eax' 'ud0 %eax, %eax'
+	'xbegin 1f' 'xabort $1' 'vmcall' 'vmmcall' 'vmlaunch' 'vmresume' 'vmrun'
+	'vmfunc' 'enclu' 'encls' 'tdcall' 'seamcall' '.byte 0x06'
+)
+for f in "${forms[@]}"; do
+	crafted "handler: $f" "$f" nop "$ecx" nop fail
+	crafted "trampoline: $f" nop "$f" "$ecx" nop fail
+done
+crafted "trampoline: jmp before the call" nop nop "$ecx" 'jmp 1f' fail
+# The WRMSR must write the LBR control MSR.
+crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
+crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail
+crafted "ECX set, then CPUID" 'cpuid' nop "$ecx" nop fail
+crafted "ECX set, then changed" 'inc %ecx' nop "$ecx" nop fail
+crafted "ECX set, then exchanged" 'xchg %eax, %ecx' nop "$ecx" nop fail
+crafted "ECX never set" nop nop nop nop fail
+sed -i 's/^\twrmsr$/\tnop/' "$tmp/tmpl.S"
+crafted "no WRMSR in either" nop nop "$ecx" nop fail
+
+echo "# Totals: pass:$pass fail:$fail skip:0"
+[ "$fail" = 0 ]
