@@ -21,35 +21,41 @@ finish() {
 	exit
 }
 
-if [ "$(uname -r)" = "$kver" ]; then
-	notok "the guest kernel $kver is the running one: a DKMS install would touch it"
-	finish
-fi
 if dkms status -m lbr_snap | grep -q .; then
 	notok "lbr_snap is in DKMS already; make dkms-uninstall first"
 	finish
 fi
 # DKMS builds against /lib/modules/KVER/build.  The guest kernel is not
 # installed on this host (its headers are unpacked in the cache): for the
-# test, /lib/modules/KVER holds only that link, and DKMS's install; all of
-# it goes away afterwards.  Nothing in /boot is touched.
-made_moddir=
+# test, /lib/modules/KVER holds only that link (and a marker saying so),
+# and DKMS's install; all of it goes away afterwards, with the signing key
+# DKMS makes on its first build if there was none.  A /lib/modules/KVER of
+# the host's own is never touched.  Nothing in /boot is.
+moddir=/lib/modules/$kver
+marker=$moddir/.lbr_snap-roundtrip
+mok=$(ls /var/lib/dkms/mok.key /var/lib/dkms/mok.pub 2>/dev/null)
 cleanup() {
+	local f
 	make -s -C "$LBR_TOP" dkms-uninstall >/dev/null 2>&1
-	[ -z "$made_moddir" ] || rm -rf "/lib/modules/$kver"
+	[ ! -f "$marker" ] || rm -rf "$moddir"
+	for f in /var/lib/dkms/mok.key /var/lib/dkms/mok.pub; do
+		grep -qxF "$f" <<<"$mok" || rm -f "$f"
+	done
 	[ -z "${bin:-}" ] || rm -rf "$bin"
 }
 trap cleanup EXIT
-if [ ! -e "/lib/modules/$kver" ]; then
-	kroot=$(lbr_kernel_root "$kver")
-	read -r _ kdir inchroot _ <"$(dirname "$kroot")/ready" ||
-		{ notok "no headers for $kver in the cache"; finish; }
-	[ "$inchroot" = 0 ] ||
-		{ notok "$kver's headers need a chroot: not a host DKMS build"; finish; }
-	made_moddir=1
-	mkdir -p "/lib/modules/$kver"
-	ln -s "$kdir" "/lib/modules/$kver/build"
+if [ -e "$moddir" ] && [ ! -f "$marker" ]; then
+	notok "$moddir is the host's own (an installed $kver): not touching it"
+	finish
 fi
+kroot=$(lbr_kernel_root "$kver")
+[ "$kroot" != / ] && read -r _ kdir inchroot _ <"$(dirname "$kroot")/ready" ||
+	{ notok "no headers for $kver in the cache"; finish; }
+[ "$inchroot" = 0 ] ||
+	{ notok "$kver's headers need a chroot: not a host DKMS build"; finish; }
+mkdir -p "$moddir"
+touch "$marker"
+ln -sfn "$kdir" "$moddir/build"
 
 if make -s -C "$LBR_TOP" dkms-install KVER="$kver" >&2; then
 	ok "make dkms-install KVER=$kver"
@@ -68,7 +74,9 @@ fi
 # The guest gets the DKMS-built module instead of the one make check built.
 bin=$(mktemp -d)
 mkdir -p "$bin/$kver"
-cp -r "$("$LBR_TOP/tests/vm/build.sh" "$kver")/." "$bin/$kver/"
+out=$("$LBR_TOP/tests/vm/build.sh" "$kver") && [ -d "$out" ] ||
+	{ notok "building the test binaries for $kver"; finish; }
+cp -r "$out/." "$bin/$kver/"
 case $ko in
 *.xz) xz -dc "$ko" >"$bin/$kver/lbr_snap.ko" ;;
 *.zst) zstd -qdc "$ko" >"$bin/$kver/lbr_snap.ko" ;;
@@ -99,7 +107,11 @@ else
 fi
 cleanup
 trap - EXIT
-if [ -n "$made_moddir" ] && [ -e "/lib/modules/$kver" ]; then
-	notok "/lib/modules/$kver is left on the host"
+if [ -e "$moddir" ]; then
+	notok "$moddir is left on the host"
+elif [ "$(ls /var/lib/dkms/mok.key /var/lib/dkms/mok.pub 2>/dev/null)" != "$mok" ]; then
+	notok "DKMS's signing key is left on the host"
+else
+	ok "nothing of the test is left in /lib/modules or /var/lib/dkms"
 fi
 finish

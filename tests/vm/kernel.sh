@@ -23,7 +23,9 @@ exec 8>"$CACHE/$rel/.lock"
 flock 8
 info=$(prepare "$rel") || die "$rel: cannot prepare the headers (matrix.sh)"
 read -r kver _ _ root <<<"$info"
-if [ ! -f "$root/boot/vmlinuz-$kver" ]; then
+# The stamp is written last: an interrupted unpack is done again.
+stamp=$root/.lbr-kernel-$kver
+if [ ! -f "$stamp" ]; then
 	d=$CACHE/$rel
 	[ -d "$d/apt/lists" ] || papt_init "$rel" || die "apt-get update for $rel failed"
 	mkdir -p "$d/img" && rm -f "$d/img/"*.deb
@@ -44,6 +46,10 @@ if [ ! -f "$root/boot/vmlinuz-$kver" ]; then
 	[ -f "$root/boot/vmlinuz-$kver" ] || [ ! -f "$root/usr/lib/modules/$kver/vmlinuz" ] ||
 		ln -s "../usr/lib/modules/$kver/vmlinuz" "$root/boot/vmlinuz-$kver"
 	[ -f "$root/boot/vmlinuz-$kver" ] || die "no /boot/vmlinuz-$kver in linux-image-$kver"
+	[ -f "$root/lib/modules/$kver/modules.order" ] ||
+		[ -f "$root/usr/lib/modules/$kver/modules.order" ] ||
+		die "no modules of $kver in $pkgs"
 	rm -rf "$d/img"
+	touch "$stamp"
 fi
 echo "$kver"

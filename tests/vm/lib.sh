@@ -23,16 +23,19 @@ lbr_guest_kver() {
 		die "cannot fetch Debian bookworm's kernel (tests/vm/kernel.sh)"
 }
 
-# Where KVER's kernel (boot/vmlinuz-KVER, lib/modules/KVER) is: / when
-# installed, else a Debian release's root unpacked by tests/vm/kernel.sh,
-# or the debug kernel's of tests/vm/debug-kernel.sh.
+# Where KVER's kernel (boot/vmlinuz-KVER, lib/modules/KVER) is: a Debian
+# release's root unpacked by tests/vm/kernel.sh, or the debug kernel's of
+# tests/vm/debug-kernel.sh, else / when installed (KVER=).  The cache comes
+# first: the host may run the very kernel the cache holds, without headers.
 lbr_kernel_root() {
 	local r
-	if [ -f "/boot/vmlinuz-$1" ]; then echo /; return; fi
 	for r in "$LBR_CACHE"/matrix/*/root "$LBR_CACHE"/debug-kernel/*/root; do
+		[ -f "$r/.lbr-kernel-$1" ] || [ -f "$r/lib/modules/$1/build/Makefile" ] ||
+			continue
 		[ -f "$r/boot/vmlinuz-$1" ] && { echo "$r"; return; }
 	done
-	die "no kernel $1 in /boot nor in $LBR_CACHE (see tests/vm/kernel.sh, debug-kernel.sh)"
+	if [ -f "/boot/vmlinuz-$1" ]; then echo /; return; fi
+	die "no kernel $1 in $LBR_CACHE nor in /boot (see tests/vm/kernel.sh, debug-kernel.sh)"
 }
 
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source.
