@@ -24,51 +24,79 @@ files_of() {	# $1 = tree
 }
 
 # Words after the first match of $2 on a line, up to a shell operator or
-# a comment; quotes dropped.
+# a comment; quotes dropped, the argument of -o/-t/-c skipped, a trailing
+# ; & | ) ends the command.  (Called with globbing off.)
 words_after() {	# $1 = line, $2 = bash regex of the command word
-	local w
+	local w end skip=
 	[[ $1 =~ $2(.*)$ ]] || return 0
 	for w in ${BASH_REMATCH[${#BASH_REMATCH[@]} - 1]}; do
-		case $w in '||'*|'&&'*|';'*|'|'*|'>'*|'<'*|')'*|'#'*|*'>&'*|'\') break ;; esac
+		case $w in '||'*|'&&'*|';'*|'|'*|'>'*|'<'*|')'*|'#'*|*'>&'*|[0-9]'>'*|'\') break ;; esac
 		w=${w//\"/}
 		w=${w//\'/}
-		echo "${w%)}"
-		[ "${w%)}" = "$w" ] || break
+		if [ -n "$skip" ]; then skip=; continue; fi
+		case $w in -o|-t|-c) skip=1; continue ;; esac
+		end=$w
+		w=${w%%[;&|)]*}
+		[ -z "$w" ] || echo "$w"
+		[ "$end" = "$w" ] || break
 	done
 }
 
+# Is the match $2 of line $1 outside a double-quoted string?  (Its first
+# character may be the opening quote.)
+unquoted() {
+	local pre="${1%%"$2"*}${2:0:1}"
+	pre=${pre//[^\"]/}
+	[ $((${#pre} % 2)) = 0 ]
+}
+
 violations() {	# $1 = tree; prints one line a violation
-	local tree=$1 f n line w groups pre
+	local - tree=$1 f n start line more w groups cmd
+	set -f
 	groups=$(awk '!/^#/ && NF { print $1 }' "$tree/tests/deps/packages")
 	while read -r f; do
 		# The installer itself, and this file's crafted examples.
 		case $f in tests/deps/install.sh|tests/deps/check.sh) continue ;; esac
 		n=0
 		while IFS= read -r line; do
-			n=$((n + 1))
+			n=$((n + 1)) start=$n
+			# A command continued over lines is one line.
+			while [[ $line == *\\ ]] && IFS= read -r more; do
+				n=$((n + 1))
+				line="${line%\\} $more"
+			done
 			[[ $line =~ ^[[:space:]]*# ]] && continue
-			# (Not a message that names the command: in a string.)
-			pre=${line%%apt*}
-			pre=${pre//[^\"]/}
-			if [[ $line =~ (^|[^a-z-])apt(-get)?([[:space:]].*)?[[:space:]]install([[:space:]]|$) ]] &&
-			   [ $((${#pre} % 2)) = 0 ]; then
-				for w in $(words_after "$line" '[[:space:]]install([[:space:]]|$)'); do
-					case $w in -*|\$*|*=*) ;; *)
-						echo "$f:$n: installs '$w' by name (add it to tests/deps/packages)" ;;
+			if [[ $f == *.py ]]; then
+				if [[ $line =~ apt(-get)?[^a-z].*install|dpkg[^a-z].*(-i|--install) ]]; then
+					echo "$f:$start: installs packages from Python (use tests/deps/install.sh)"
+				fi
+				continue
+			fi
+			# Each command of a list on its own.
+			while IFS= read -r cmd; do
+				[[ $cmd =~ (^|[^a-z-])apt(-get)?([[:space:]].*)?[[:space:]]install([[:space:]]|$) ]] &&
+					unquoted "$cmd" "${BASH_REMATCH[0]}" || continue
+				for w in $(words_after "$cmd" '[[:space:]]install([[:space:]]|$)'); do
+					case $w in -*|\$*) ;; *)
+						echo "$f:$start: installs '${w%%=*}' by name (add it to tests/deps/packages)" ;;
 					esac
 				done
+			done < <(sed 's/;\|&&\|||/\n/g' <<<"$line")
+			if [[ $line =~ (^|[^a-z-])dpkg[[:space:]]+(.*[[:space:]])?(-i|--install)([[:space:]]|$) ]] &&
+			   unquoted "$line" "${BASH_REMATCH[0]}"; then
+				echo "$f:$start: installs a .deb with dpkg (use tests/deps/install.sh)"
 			fi
-			if [[ $line =~ --include=([^[:space:]]+) ]]; then
+			if [[ $line =~ --include[=[:space:]]+([^[:space:]]+) ]]; then
 				w=$(tr -d "\"'" <<<"${BASH_REMATCH[1]}")
 				[[ $w == \$* ]] ||
-					echo "$f:$n: debootstrap --include=$w by name (use the list)"
+					echo "$f:$start: debootstrap --include=$w by name (use the list)"
 			fi
 			if [[ $line =~ (deps/install\.sh[\"]?|lbr_install_deps)[[:space:]] ]] &&
 			   [[ ! $line =~ ^[[:space:]]*lbr_install_deps\(\) ]]; then
 				for w in $(words_after "$line" '(deps/install\.sh["]?|lbr_install_deps)[[:space:]]'); do
 					case $w in -*|\$*|*/*) continue ;; esac
 					grep -qxF -- "$w" <<<"$groups" ||
-						echo "$f:$n: no group '$w' in tests/deps/packages"
+						echo "$f:$start: no group '$w' in tests/deps/packages"
 				done
 			fi
 		done <"$tree/$f"
@@ -122,6 +150,30 @@ printf '\t\trun apt-get install -y -q dkms kmod >&2 ||\n' >tests/x/b.sh
 EOF
 crafted literal-debootstrap "debootstrap --include=make,gcc" <<'EOF'
 printf 'debootstrap --variant=minbase --include=make,gcc sid root\n' >tests/x/c.sh
+EOF
+crafted continued-line "installs 'grub-pc' by name" <<'EOF'
+printf 'apt-get install -y \\\n\tlinux-image-amd64 grub-pc >&2\n' >tests/x/f.sh
+EOF
+crafted pinned-version "installs 'linux-image-6.1.0-18-amd64' by name" <<'EOF'
+printf 'apt-get install -y linux-image-6.1.0-18-amd64=6.1.76-1\n' >tests/x/g.sh
+EOF
+crafted quoted-word-first "installs 'grub-pc' by name" <<'EOF'
+printf 'cd "$aptdir" && apt-get install -y grub-pc\n' >tests/x/h.sh
+EOF
+crafted two-commands "installs 'y' by name" <<'EOF'
+printf 'apt-get -y install $p; apt-get install y\n' >tests/x/i.sh
+EOF
+crafted dpkg-i "installs a .deb with dpkg" <<'EOF'
+printf 'dpkg -i linux-image.deb\n' >tests/x/j.sh
+EOF
+crafted include-space "debootstrap --include=make,gcc" <<'EOF'
+printf 'debootstrap --include make,gcc sid root\n' >tests/x/k.sh
+EOF
+crafted python "installs packages from Python" <<'EOF'
+printf 'subprocess.run(["apt-get", "install", "-y", "dkms"])\n' >tests/x/l.py
+EOF
+crafted glob-safe "installs '*' by name" <<'EOF'
+printf 'apt-get install *\n' >tests/x/m.sh
 EOF
 crafted unknown-group "no group 'labbuild'" <<'EOF'
 printf '"$repo/tests/deps/install.sh" labbuild lab-run || die x\n' >tests/x/d.sh
