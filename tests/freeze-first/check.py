@@ -20,7 +20,7 @@ the next instruction, from the instruction set rather than from what a
 compiler emits today (Intel SDM vol. 1, 7.3.8 "Control Transfer
 Instructions", 7.3.8.3 software interrupts, 5.8/5.20 SYSCALL/SYSENTER,
 16 TSX XBEGIN/XABORT, VMX/SVM/SGX/TDX/FRED calls and returns, UD0-UD2),
-with any prefix (notrack, bnd, rep/repz, segment overrides, data16...).
+with any prefix (notrack, bnd, rep/repz, segment overrides, data16, REX...).
 An instruction objdump cannot decode ("(bad)") counts as one too.
 
 Usage: check-freeze-first.py OBJECT     (prints ok/not ok lines, exit 1 on
@@ -37,6 +37,8 @@ PREFIXES = {"notrack", "bnd", "rep", "repz", "repe", "repnz", "repne", "lock",
             "cs", "ds", "ss", "es", "fs", "gs", "data16", "data32", "addr16",
             "addr32", "xacquire", "xrelease", "{disp32}", "{disp8}", "{vex}",
             "{evex}", "{rex}", "{load}", "{store}"}
+
+REX = re.compile(r"^(rex(\.[WRXB]+)?|rex64)$")
 
 TRANSFER = re.compile(r"""^(
     j[a-z]*                      # JMP, Jcc, JCXZ/JECXZ/JRCXZ
@@ -75,7 +77,7 @@ class Insn:
         self.reloc = None          # (symbol, addend, location)
         self.next = None           # address of the next instruction
         words = self.text.split()
-        while words and words[0] in PREFIXES:
+        while words and (words[0] in PREFIXES or REX.match(words[0])):
             words = words[1:]
         self.mnem = words[0] if words else ""
         self.ops = " ".join(words[1:]).split("#")[0].strip()

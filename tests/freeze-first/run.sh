@@ -92,6 +92,7 @@ forms=(
 	'int3' 'int $0x80' 'int1' 'ud2' 'ud1 %eax, %eax' 'ud0 %eax, %eax'
 	'xbegin 1f' 'xabort $1' 'vmcall' 'vmmcall' 'vmlaunch' 'vmresume' 'vmrun'
 	'vmfunc' 'enclu' 'encls' 'tdcall' 'seamcall' '.byte 0x06'
+	'.byte 0x48, 0xc3' '.byte 0x2e, 0x48, 0xff, 0xe0' '.byte 0xf3, 0x48, 0xc3'
 )
 for f in "${forms[@]}"; do
 	crafted "handler: $f" "$f" nop "$ecx" nop fail
