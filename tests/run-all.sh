@@ -15,7 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 ran=0
 log=$LBR_BUILD/check-logs
 mkdir -p "$log"
 
@@ -41,6 +41,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 		f=1
 	fi
 	echo "== $1: $p passed, $f failed, $s skipped ($(($(date +%s) - start))s)"
+	ran=$((ran + 1))
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 }
 
@@ -50,12 +51,13 @@ ALL_SUITES="deps build style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
 	guest-lbr-arch tool-guest"
-for s in ${SUITES:-}; do
+SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
+for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
 		{ echo "make check: no suite '$s' (SUITES=); the suites: $(echo $ALL_SUITES)"
 		  echo "0 passed, 1 failed, 0 skipped"; exit 2; }
 done
-want() { [ -z "${SUITES:-}" ] || [[ " $SUITES " == *" $1 "* ]]; }
+want() { [ -z "$SUITES" ] || [[ " $SUITES " == *" $1 "* ]]; }
 
 suite() {	# $1 = name, then the command
 	local name=$1 rc
@@ -71,8 +73,12 @@ suite() {	# $1 = name, then the command
 
 t_check=$(date +%s)
 # Everything make check needs, in one apt-get run (tests/deps/packages).
-lbr_install_deps build kernel guest debug-kernel dkms lab-build lab-run
-kver=$(lbr_guest_kver)
+"$LBR_TOP/tests/deps/install.sh" build kernel guest debug-kernel dkms lab-build lab-run ||
+	{ echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+kver=$("$LBR_TOP/tests/vm/kernel.sh" bookworm) ||
+	{ echo "not ok - fetching the guest kernel (tests/vm/kernel.sh bookworm)"
+	  echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+[ -z "${KVER:-}" ] || kver=$KVER
 ks=$(lbr_kernel_source_files)
 
 build() {
@@ -201,6 +207,10 @@ else
 	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
 fi
 
+if [ "$ran" = 0 ]; then
+	echo "not ok - no suite ran"
+	fail=$((fail + 1))
+fi
 echo "# make check took $(($(date +%s) - t_check)) s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

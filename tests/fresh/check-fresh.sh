@@ -18,8 +18,9 @@
 # debootstrap: run it whenever a dependency or an install step changes.
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${LBR_SNAP_CACHE:-$TOP/.cache}/fresh
-WORK=${LBR_FRESH_DIR:-${LBR_SNAP_BUILD:-$TOP/build}/fresh}
+CACHE=$(realpath -m "${LBR_SNAP_CACHE:-$TOP/.cache}/fresh")
+WORK=$(realpath -m "${LBR_FRESH_DIR:-${LBR_SNAP_BUILD:-$TOP/build}/fresh}")
+git() { command git -c safe.directory='*' "$@"; }
 MIRROR=${LBR_FRESH_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 root=$WORK/root
@@ -37,12 +38,22 @@ if [ -n "$(git -C "$TOP" status --porcelain --untracked-files=no)" ]; then
 	say "note: uncommitted changes are not tested; the clone is of HEAD $(git -C "$TOP" rev-parse --short HEAD)"
 fi
 
-# A run that died may have left its root: never while mounted.
-if [ -d "$WORK" ]; then
-	grep -q " $root/" /proc/self/mounts && die "$root has mounts; unmount them first"
-	rm -rf "$WORK"
-fi
-mkdir -p "$CACHE" "$WORK"
+# One run at a time; a run that died may have left its root, which is
+# removed only if it is ours (the marker) and nothing is mounted in it.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock -n 9 || die "another make check-fresh is running"
+remove_work() {
+	[ -d "$WORK" ] || return 0
+	[ -f "$WORK/.lbr_snap-fresh" ] ||
+		die "$WORK exists and is not a check-fresh directory: not removing it"
+	findmnt -rn -o TARGET | grep -q "^$WORK" &&
+		die "something is mounted under $WORK; unmount it first"
+	rm -rf --one-file-system "$WORK"
+}
+remove_work
+mkdir -p "$WORK"
+touch "$WORK/.lbr_snap-fresh"
 
 t=$(date +%s)
 tarball=$CACHE/$SUITE-minbase.tgz
@@ -57,16 +68,15 @@ fi
 debootstrap --variant=minbase --unpack-tarball="$tarball" "$SUITE" "$root" \
 	"$MIRROR" >>"$WORK/debootstrap.log" 2>&1 ||
 	{ tail -n 20 "$WORK/debootstrap.log"; die "debootstrap failed"; }
-# What a new machine here has of apt: the Debian archive (with its
-# updates and security suites) and the same apt settings; nothing else.
-rm -f "$root/etc/apt/sources.list"
-mkdir -p "$root/etc/apt/sources.list.d" "$root/etc/apt/apt.conf.d"
-for f in /etc/apt/sources.list /etc/apt/sources.list.d/*; do
-	[ -f "$f" ] && grep -q 'deb\.debian\.org\|/debian' "$f" &&
-		case $f in *.list|*.sources) cp "$f" "$root$f" ;; esac
-done
-[ -n "$(ls "$root/etc/apt/sources.list.d")$(ls "$root/etc/apt/sources.list" 2>/dev/null)" ] ||
-	echo "deb $MIRROR $SUITE main" >"$root/etc/apt/sources.list"
+# What a new Debian 12 machine has of apt: bookworm with its updates and
+# security suites, and this machine's apt settings (its archive may be a
+# snapshot whose Release files are past Valid-Until); nothing else.
+cat >"$root/etc/apt/sources.list" <<EOF
+deb $MIRROR $SUITE main
+deb $MIRROR $SUITE-updates main
+deb ${LBR_FRESH_SECURITY_MIRROR:-http://deb.debian.org/debian-security} $SUITE-security main
+EOF
+mkdir -p "$root/etc/apt/apt.conf.d"
 cp /etc/apt/apt.conf.d/* "$root/etc/apt/apt.conf.d/" 2>/dev/null
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 step "a minimal Debian 12 root (debootstrap --variant=minbase)" "$t"
@@ -76,10 +86,13 @@ git clone -q --no-hardlinks "$TOP" "$root/root/lbr_snap" || die "git clone faile
 step "git clone of HEAD $(git -C "$root/root/lbr_snap" rev-parse --short HEAD)" "$t"
 
 # Run a command in the root: /proc, /sys and /dev mounted in a private
-# mount namespace, so they go away with it whatever happens.
+# mount namespace, so they go away with it whatever happens.  The root is
+# a mount point of its own, as / is on a machine (unshare --propagation,
+# which make matrix uses, needs that).
 in_root() {
 	unshare --mount --propagation private /bin/sh -c '
 		r=$0
+		mount --bind "$r" "$r" &&
 		mount -t proc proc "$r/proc" && mount --rbind /sys "$r/sys" &&
 		mount --rbind /dev "$r/dev" && exec chroot "$r" "$@"' "$root" \
 		/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
@@ -113,7 +126,7 @@ t=$(date +%s)
 in_root 'make check' 2>&1 | tee "$WORK/check.log"
 check_rc=${PIPESTATUS[0]}
 step "make check after make demo" "$t"
-last=$(tail -n 1 "$WORK/check.log")
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$WORK/check.log" | tail -n 1)
 if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
 	p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
 else
@@ -128,7 +141,7 @@ echo "$demo"
 grep -h '^== .*passed' "$WORK/check.log" | sed 's/^/  /'
 step "total" "$t_all"
 if [ $((f + df)) = 0 ] && [ -z "${LBR_FRESH_KEEP:-}" ]; then
-	rm -rf "$WORK"
+	remove_work
 else
 	say "the root and its logs are kept in $WORK"
 fi

@@ -679,8 +679,9 @@ static void *consume(void *p)
 					snprintf(r->why, sizeof(r->why),
 						 "record retval %lld ret_type %u",
 						 recs[i].h.retval, recs[i].h.ret_type);
-			} else
+			} else {
 				r->hits[v]++;
+			}
 		}
 		*r->total += n;
 		done = *r->total >= r->want || now_ns() > deadline;

@@ -154,7 +154,7 @@ static inline int parse(const char *buf, ssize_t len, struct rec *out, int max)
 			return lbr_fail("record %d at offset %zd: size %u != %u + %u * %u",
 					n, off, h->size, h->hdr_size,
 					h->nr_entries, h->entry_size);
-		if (n == max)
+		if (n >= max)
 			return lbr_fail("record %d at offset %zd: no room, the caller has %d",
 					n, off, max);
 		memcpy(&out[n++], h, h->size);
@@ -197,8 +197,11 @@ static inline int drain(int fd, struct rec *out, int max)
 			return n;
 		}
 		len = read(fd, buf, want);
-		if (len < 0 && errno == EAGAIN)
+		if (len < 0 && errno == EAGAIN) {
+			snprintf(lbr_why, sizeof(lbr_why),
+				 "drain: %d records in %d reads, then EAGAIN", n, reads);
 			return n;
+		}
 		if (len < 0)
 			return lbr_fail("read %d (%zu bytes) after %d records: %s (errno %d)",
 					reads + 1, want, n, strerror(errno), errno);
