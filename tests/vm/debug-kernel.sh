@@ -20,6 +20,11 @@ hash=$( { echo "$pkg $ver $(gcc -dumpfullversion)"; cat "$frag"; } |
 	sha256sum | cut -c1-12)
 top=$LBR_CACHE/debug-kernel/$hash
 root=$top/root
+# One build at a time: a second make check (or make bench) on the same
+# cache waits for it instead of removing the tree under it.
+mkdir -p "$LBR_CACHE/debug-kernel"
+exec 8>"$LBR_CACHE/debug-kernel/.lock"
+flock 8
 
 if [ ! -f "$top/kver" ]; then
 	start=$(date +%s)
