@@ -46,8 +46,8 @@ if [ ! -f "$stamp" ]; then
 	[ -f "$root/boot/vmlinuz-$kver" ] || [ ! -f "$root/usr/lib/modules/$kver/vmlinuz" ] ||
 		ln -s "../usr/lib/modules/$kver/vmlinuz" "$root/boot/vmlinuz-$kver"
 	[ -f "$root/boot/vmlinuz-$kver" ] || die "no /boot/vmlinuz-$kver in linux-image-$kver"
-	[ -f "$root/lib/modules/$kver/modules.order" ] ||
-		[ -f "$root/usr/lib/modules/$kver/modules.order" ] ||
+	[ -d "$root/lib/modules/$kver/kernel" ] ||
+		[ -d "$root/usr/lib/modules/$kver/kernel" ] ||
 		die "no modules of $kver in $pkgs"
 	rm -rf "$d/img"
 	touch "$stamp"
