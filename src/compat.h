@@ -68,6 +68,16 @@
  * feature: where native_wrmsrq is a macro it is the raw primitive; before it
  * (5.10.223, 6.1.192, 6.12.117 checked) __wrmsr() is.
  */
+/*
+ * KCOV's per-function opt-out, __no_sanitize_coverage, came with commit
+ * "kcov: add __no_sanitize_coverage to fix noinstr for all architectures"
+ * (in 6.1.192's include/linux/compiler-gcc.h).  Keyed on what the tree
+ * declares: where it is absent there is no such opt-out, and it is empty.
+ */
+#ifndef __no_sanitize_coverage
+#define __no_sanitize_coverage
+#endif
+
 static __always_inline u64 lbr_rdmsr(u32 msr)
 {
 	return __rdmsr(msr);

@@ -21,9 +21,13 @@ static unsigned long lbr_ret_site __read_mostly;
  * The return handler when LBR is on.  The freeze is the first thing it
  * executes: notrace keeps __fentry__ out, and lbr_hw_freeze() is inline
  * RDMSR/AND/WRMSR, so no branch the user wants is overwritten by ours.
+ * No sanitizer either: on a KASAN kernel the load of lbr_hw.ctl_msr got
+ * an inline shadow check, a test and a conditional jump, before the WRMSR
+ * (found by tests/freeze-first on the debug kernel); KCSAN and KCOV would
+ * add calls.
  */
-static int notrace lbr_ret_handler(struct kretprobe_instance *ri,
-				   struct pt_regs *regs)
+static int notrace __no_sanitize_address __no_kcsan __no_sanitize_coverage
+lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	u64 ctl = lbr_hw_freeze();
 
