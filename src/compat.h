@@ -55,6 +55,22 @@
 #include <asm/msr.h>
 
 /*
+ * Per-function sanitizer opt-outs for the code before the freeze.
+ * __no_sanitize_coverage came in 5.13 (commit "kcov: add
+ * __no_sanitize_coverage to fix noinstr for all architectures") and
+ * __no_sanitize_memory with KMSAN in 6.1; Debian's 5.10.262 headers have
+ * both as backports (checked 5.10.262, 6.1.192, 6.12.118, 7.2.13).  Keyed
+ * on what the tree declares: where one is absent, so is its sanitizer's
+ * per-function opt-out, and it is empty.
+ */
+#ifndef __no_sanitize_coverage
+#define __no_sanitize_coverage
+#endif
+#ifndef __no_sanitize_memory
+#define __no_sanitize_memory
+#endif
+
+/*
  * Raw MSR access for the capture path: always inline, no tracepoint and no
  * paravirt call, so no branch precedes the freeze.  A fault is fixed up by
  * the exception table (EX_TYPE_RDMSR / EX_TYPE_WRMSR) and warns once.
@@ -68,16 +84,6 @@
  * feature: where native_wrmsrq is a macro it is the raw primitive; before it
  * (5.10.223, 6.1.192, 6.12.117 checked) __wrmsr() is.
  */
-/*
- * KCOV's per-function opt-out, __no_sanitize_coverage, came with commit
- * "kcov: add __no_sanitize_coverage to fix noinstr for all architectures"
- * (in 6.1.192's include/linux/compiler-gcc.h).  Keyed on what the tree
- * declares: where it is absent there is no such opt-out, and it is empty.
- */
-#ifndef __no_sanitize_coverage
-#define __no_sanitize_coverage
-#endif
-
 static __always_inline u64 lbr_rdmsr(u32 msr)
 {
 	return __rdmsr(msr);

@@ -23,10 +23,12 @@ static unsigned long lbr_ret_site __read_mostly;
  * RDMSR/AND/WRMSR, so no branch the user wants is overwritten by ours.
  * No sanitizer either: on a KASAN kernel the load of lbr_hw.ctl_msr got
  * an inline shadow check, a test and a conditional jump, before the WRMSR
- * (found by tests/freeze-first on the debug kernel); KCSAN and KCOV would
- * add calls.
+ * (found by tests/freeze-first on the debug kernel); KMSAN, KCSAN and KCOV
+ * would add calls.  (KCOV with compilers that lack the attribute is
+ * turned off for this file in Kbuild.)
  */
-static int notrace __no_sanitize_address __no_kcsan __no_sanitize_coverage
+static int notrace __no_sanitize_address __no_sanitize_memory __no_kcsan
+__no_sanitize_coverage
 lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	u64 ctl = lbr_hw_freeze();
