@@ -165,16 +165,20 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 #endif
 
 /*
- * ftrace direct calls (fexit_hook.c).  Until 6.5 register_ftrace_direct()
- * takes the fentry address and the trampoline; 6.6 (commit "ftrace: Remove
- * the legacy _ftrace_direct API") makes it take an ftrace_ops whose filter
- * names the function, freed by unregister_ftrace_direct(..., true).
- * Checked: 5.10.223 and 6.1.192 have (ip, addr); 6.12.117, 7.2.13 and 7.3.4
- * have (ops, addr).  Kernels without CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
- * have no fexit hook at all.
+ * ftrace direct calls (fexit_hook.c).  The old register_ftrace_direct()
+ * takes the fentry address and the trampoline; commits "ftrace: Remove the
+ * legacy _ftrace_direct API" and "ftrace: Rename _ftrace_direct_multi APIs
+ * to _ftrace_direct APIs" (one series, in 6.5, not 6.6 as a version check
+ * here once assumed) make it take an ftrace_ops whose filter names the
+ * function, freed by unregister_ftrace_direct(..., true).  Which one the
+ * target tree has is probed in Kbuild from its include/linux/ftrace.h
+ * (LBR_DIRECT_OPS), not guessed from its version.  Checked: 5.10.262 and
+ * 6.1.192 have (ip, addr); 6.12.118 and 7.2.13 have (ops, addr); make
+ * matrix prints which one each build used.  Kernels without
+ * CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS have no fexit hook at all.
  */
 struct lbr_direct {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#ifdef LBR_DIRECT_OPS
 	struct ftrace_ops ops;
 #endif
 	unsigned long ip;
@@ -183,7 +187,7 @@ struct lbr_direct {
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#ifdef LBR_DIRECT_OPS
 static inline int lbr_direct_attach(struct lbr_direct *d)
 {
 	int ret;

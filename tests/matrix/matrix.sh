@@ -224,7 +224,7 @@ for rel in $RELEASES; do
 	rm -rf "$rp$src" "$out" && mkdir -p "$rp$src/target" "$out"
 	(cd "$TOP" && cp -r Kbuild src include "$rp$src/")
 	(cd "$TOP/tests/target" && cp Kbuild ./*.c ./*.h "$rp$src/target/")
-	res=ok warn=0 freeze=-
+	res=ok warn=0 freeze=- api=-
 	if w=$(build_one "$rel" "$kdir" "$inchroot" "$root" "$src" "$out/lbr_snap.log"); then
 		warn=$w
 	else
@@ -237,6 +237,11 @@ for rel in $RELEASES; do
 	fi
 	if [ "$res" = ok ]; then
 		cp "$rp$src/lbr_snap.ko" "$rp$src/target/lbr_snap_test_target.ko" "$out/"
+		# The ftrace direct-call API the Kbuild probe chose (compat.h).
+		api=$(nm -u "$out/lbr_snap.ko" | awk '
+			/ ftrace_set_filter_ip$/ { ops = 1 }
+			/ register_ftrace_direct$/ { d = 1 }
+			END { print d ? (ops ? "ops" : "ip") : "none" }')
 		if "$TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" >"$out/freeze.log" 2>&1; then
 			freeze=ok
 		else
@@ -246,17 +251,17 @@ for rel in $RELEASES; do
 	[ "$warn" = 0 ] || grep -hi 'warning:' "$out/lbr_snap.log" "$out/target.log" | sed "s/^/$rel: /" >&2
 	[ "$res" = ok ] || { fail=1; grep -h -B2 -A3 'error' "$out"/*.log | head -n 40 | sed "s/^/$rel: /" >&2; }
 	gcc_used=$( [ "$inchroot" = 1 ] && echo "gcc-$(kernel_gcc "$hk") (chroot)" || echo "host gcc-$HOST_GCC")
-	rows+=("$rel|$kver|$res|$warn|$freeze|$gcc_used|$(($(date +%s) - t0))s")
+	rows+=("$rel|$kver|$res|$warn|$freeze|$api|$gcc_used|$(($(date +%s) - t0))s")
 	rm -rf "$rp$src"
 	exec 8>&-
 done
 
-printf '\n%-16s | %-26s | %-6s | %-8s | %-12s | %-19s | %s\n' \
-	release kernel result warnings freeze-first compiler time
-printf -- '-----------------+----------------------------+--------+----------+--------------+---------------------+------\n'
+printf '\n%-16s | %-26s | %-6s | %-8s | %-12s | %-10s | %-19s | %s\n' \
+	release kernel result warnings freeze-first direct-api compiler time
+printf -- '-----------------+----------------------------+--------+----------+--------------+------------+---------------------+------\n'
 for r in "${rows[@]}"; do
-	IFS='|' read -r a b c d e f g <<<"$r"
-	printf '%-16s | %-26s | %-6s | %-8s | %-12s | %-19s | %s\n' "$a" "$b" "$c" "$d" "$e" "$f" "$g"
+	IFS='|' read -r a b c d e f g h <<<"$r"
+	printf '%-16s | %-26s | %-6s | %-8s | %-12s | %-10s | %-19s | %s\n' "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h"
 done
 echo "total $(($(date +%s) - t_all))s; logs and .ko files in $CACHE/RELEASE/out"
 exit $fail
