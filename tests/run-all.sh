@@ -47,7 +47,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
-ALL_SUITES="deps build style freeze-first helpers tool-unit decode-unit
+ALL_SUITES="deps log-gate build style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
 	guest-lbr-arch tool-guest"
@@ -105,6 +105,7 @@ style() {
 }
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
+suite log-gate "$LBR_TOP/tests/vm/test-log-gate.sh"
 suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build

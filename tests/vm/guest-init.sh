@@ -34,12 +34,14 @@ if [ -w $kml ]; then
 	fi
 fi
 
-# Any kernel complaint fails the run, whatever the script said.
-# (Boot-time notes like "RETBleed: WARNING: ..." are not WARN splats.)
-bad=$(dmesg | grep -E 'WARNING: (CPU:|at |possible|inconsistent|suspicious)|BUG:|Oops|general protection|sleeping function called from invalid context|possible circular locking|possible recursive locking|inconsistent lock state|INFO: lockdep|suspicious RCU usage|kmemleak:.*new suspected|KASAN:|UBSAN:|Kernel panic')
-if [ -n "$bad" ]; then
+# Any kernel complaint fails the run, whatever the script said
+# (/bin/kernel-log-gate: tests/vm/kernel-log-gate.sh).
+if ! bad=$(dmesg | kernel-log-gate); then
 	echo "lbr_snap guest: the kernel log reports problems:"
-	dmesg | sed -n '/WARNING: \(CPU:\|at \|possible\|inconsistent\|suspicious\)\|BUG:\|Oops\|general protection\|sleeping function\|lockdep\|RCU usage\|KASAN\|UBSAN/,$p' | head -n 150
+	echo "$bad" | head -n 20
+	first=$(echo "$bad" | head -n1 | sed 's/^\[[^]]*\] //')
+	echo "lbr_snap guest: the log from the first report on:"
+	dmesg | grep -F -A 150 -- "$first" | head -n 150
 	[ "$rc" = 0 ] && rc=99
 fi
 echo "LBR_SNAP_VM_EXIT=$rc"

@@ -17,6 +17,7 @@ mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/sbin} \
 cp /bin/busybox "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$LBR_TOP/tests/vm/guest-init.sh" "$root/init"
+install -m 755 "$LBR_TOP/tests/vm/kernel-log-gate.sh" "$root/bin/kernel-log-gate"
 cp "$script" "$root/script.sh"
 chmod 755 "$root/init"
 
