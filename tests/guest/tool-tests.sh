@@ -261,11 +261,14 @@ emit_json record report-records records.jsonl
 
 # The test target's .ko has debug info: its addresses get file:line (the
 # host side, tool-vm.sh, checks the line numbers against the source).
+# Three calls, not one: an interrupt between the return and the freeze
+# can fill a record's 32 entries with the probe path (README, known
+# limits); seen once in a CI run, where that one record had no body.
 modprobe -r lbr_snap
 ls /lib/modules/*/extra/lbr_snap_test_target.ko >/dev/null 2>&1 ||
 	echo "# no lbr_snap_test_target.ko under /lib/modules/*/extra/"
-lbr-snap trace -e lbr_test_int -- sh -c "echo 'int -22 1' >$DEV" >lines.txt 2>lines.err
-lbr-snap trace -e lbr_test_int --json -- sh -c "echo 'int -22 1' >$DEV" >lines.jsonl 2>>lines.err
+lbr-snap trace -e lbr_test_int -- sh -c "echo 'int -22 3' >$DEV" >lines.txt 2>lines.err
+lbr-snap trace -e lbr_test_int --json -- sh -c "echo 'int -22 3' >$DEV" >lines.jsonl 2>>lines.err
 show lines.txt
 if ! lbr-snap --help | grep -q '^Source lines: built in'; then
 	skip "source lines of the test target's branches" "lbr-snap built without libdw"
