@@ -70,6 +70,11 @@ struct lbr_snap_branch {
 						 * among the entries; all of
 						 * them count as probe_entries
 						 */
+#define LBR_SNAP_REC_WAS_OFF	(1u << 2)	/* the freeze found LBR off
+						 * already (another owner, or
+						 * a freeze never undone): the
+						 * entries may be old
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -159,6 +164,11 @@ struct lbr_snap_target_stats {
 	/* Only when lbr_snap_stats.entry_size covers them: */
 	__u32 hook;		/* enum lbr_snap_hook */
 	__s32 nr_args;		/* register arguments (sym/N), -1 unknown */
+	__u64 recursion;	/* returns inside lbr_snap's own capture
+				 * (the target is on its path): counted,
+				 * not recorded
+				 */
+	__s64 inflight;		/* fexit: calls inside the function now */
 };
 
 /* The size of struct lbr_snap_target_stats before hook and nr_args. */

@@ -36,6 +36,15 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
 	}
 }
 
+/*
+ * Nesting of lbr_capture() on this CPU.  A target that lbr_snap's own
+ * capture path reaches (a clocksource read, the ring buffer, irq_work) and
+ * that the denylist of targets.c missed would enter the capture again from
+ * inside it: the nested return is counted and not recorded.  Interrupts
+ * are off in the capture, so only such a call, or an NMI, can nest.
+ */
+static DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
+
 /**
  * lbr_capture - record one return of a target
  * @t: the target
@@ -63,6 +72,10 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
+	if (this_cpu_inc_return(lbr_capture_nesting) > 1) {
+		c->recursion++;
+		goto out_nested;
+	}
 	c->hits++;
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
 		c->filtered++;
@@ -100,6 +113,8 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	rec->backend = lbr_hw.backend;
 	rec->lbr_format = lbr_hw.fmt.format;
 	rec->hook = t->hook;
+	if (frozen && !(ctl & lbr_hw.enable_mask))
+		rec->flags |= LBR_SNAP_REC_WAS_OFF;
 	if (frozen) {
 		rec->probe_entries = lbr_probe_entries(br, nr, ret_site,
 						       &found);
@@ -113,13 +128,22 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 
 	lbr_rb_unlock_commit(lbr_rb, ev);
 	c->captured++;
-	local_irq_restore(flags);
+	/* Still inside the guard: the wakeup is on the capture path too. */
 	lbr_records_committed();
+	this_cpu_dec(lbr_capture_nesting);
+	local_irq_restore(flags);
 	return;
 
 out_unfreeze:
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
+	this_cpu_dec(lbr_capture_nesting);
+	local_irq_restore(flags);
+	return;
+
+out_nested:
+	/* The outer capture unfreezes: this @ctl is its frozen value. */
+	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
 }
 NOKPROBE_SYMBOL(lbr_capture);

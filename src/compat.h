@@ -202,9 +202,9 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 	return ret;
 }
 
-static inline void lbr_direct_detach(struct lbr_direct *d)
+static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	unregister_ftrace_direct(&d->ops, d->tramp, true);
+	return unregister_ftrace_direct(&d->ops, d->tramp, true);
 }
 #else
 static inline int lbr_direct_attach(struct lbr_direct *d)
@@ -212,9 +212,9 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 	return register_ftrace_direct(d->ip, d->tramp);
 }
 
-static inline void lbr_direct_detach(struct lbr_direct *d)
+static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	unregister_ftrace_direct(d->ip, d->tramp);
+	return unregister_ftrace_direct(d->ip, d->tramp);
 }
 #endif
 #else
@@ -224,9 +224,38 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 	return -EOPNOTSUPP;
 }
 
-static inline void lbr_direct_detach(struct lbr_direct *d)
+static inline int lbr_direct_detach(struct lbr_direct *d)
 {
+	return -EOPNOTSUPP;
 }
+#endif
+
+/*
+ * RCU Tasks Rude: waits for every CPU to schedule, which covers code that
+ * runs where RCU is not watching and the idle tasks that RCU Tasks skips.
+ * ftrace pairs it with synchronize_rcu_tasks() when it frees a trampoline
+ * (ftrace_shutdown() in kernel/trace/ftrace.c).  It exists where
+ * CONFIG_TASKS_RUDE_RCU is set (5.10.262, 6.1.192, 6.12.118, 7.2.13 all
+ * declare it in <linux/rcupdate.h> under that option).  Without it, a
+ * plain RCU grace period is the most the kernel offers.
+ */
+#include <linux/rcupdate.h>
+#ifdef CONFIG_TASKS_RUDE_RCU
+#define lbr_synchronize_rcu_tasks_rude()	synchronize_rcu_tasks_rude()
+#else
+#define lbr_synchronize_rcu_tasks_rude()	synchronize_rcu()
+#endif
+
+/*
+ * A probe of the sched_process_exit tracepoint (fexit_slots.c) takes the
+ * tracepoint's arguments: (task) in 5.10.262, 6.1.192 and 6.12.118, (task,
+ * group_dead) in 7.2.13.  Probed in Kbuild from include/trace/events/sched.h
+ * (LBR_TP_EXIT_GROUP_DEAD).
+ */
+#ifdef LBR_TP_EXIT_GROUP_DEAD
+#define LBR_TP_EXIT_ARGS	struct task_struct *p, bool group_dead
+#else
+#define LBR_TP_EXIT_ARGS	struct task_struct *p
 #endif
 
 #endif /* !__ASSEMBLY__ */

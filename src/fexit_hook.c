@@ -10,85 +10,108 @@
  * Compare samples/ftrace/ftrace-direct.c (the API) and the x86 BPF
  * trampoline (calling the original function, then skipping its frame).
  */
-#include <linux/bitmap.h>
-#include <linux/kprobes.h>
-#include <linux/rcupdate.h>
-#include <linux/sched.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/string.h>
 
 #include "lbr_snap.h"
-#include "fexit_tramp.h"
+#include "fexit_slots.h"
 
 /* Arguments beyond six travel on the stack, which the trampoline moves. */
 #define LBR_FEXIT_MAX_ARGS	6
 
-struct lbr_fexit_slot {
-	struct lbr_direct direct;
-	struct lbr_target *target;
-	unsigned long ret_site;		/* where the function's RET lands */
+static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
+
+/*
+ * Functions that never return: a call would stay in flight for good and
+ * keep lbr_snap_fexit loaded.  The ones the BPF verifier refuses fexit on
+ * (noreturn_deny in kernel/bpf/verifier.c), and the other noreturn
+ * functions a task can exit through (tools/objtool/noreturns.h).
+ */
+static const char *const lbr_fexit_noreturn[] = {
+	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",
+	"__ia32_sys_exit_group", "do_exit", "do_group_exit", "do_task_dead",
+	"make_task_dead", "rewind_stack_and_make_dead", "kthread_exit",
+	"kthread_complete_and_exit", "__module_put_and_kthread_exit",
+	"panic", "vpanic", "nmi_panic_self_stop", "panic_smp_self_stop",
+	"__stack_chk_fail", "__fortify_panic", "usercopy_abort",
+	"machine_real_restart", "stop_this_cpu", "arch_cpu_idle_dead",
+	"hlt_play_dead", "cpu_startup_entry", "cpu_bringup_and_idle",
 };
 
 /*
- * A slot is used from attach until its drain (below) is over.  Slot state
- * changes under lbr_fexit_lock; the drain work never takes the targets'
- * lock, so attach may wait for it while holding that.
+ * Targets whose slots were given back and may still have calls in flight:
+ * freed by ->released() when the last one returns, or by lbr_fexit_stop().
  */
-static DEFINE_MUTEX(lbr_fexit_lock);
-static struct lbr_fexit_slot lbr_fexit_slots[LBR_FEXIT_SLOTS];
-static DECLARE_BITMAP(lbr_fexit_used, LBR_FEXIT_SLOTS);
-static DECLARE_BITMAP(lbr_fexit_draining, LBR_FEXIT_SLOTS);
+static LIST_HEAD(lbr_fexit_pending);
+static DEFINE_MUTEX(lbr_fexit_pending_lock);
 
-static void lbr_fexit_drain(struct work_struct *work);
-static DECLARE_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
-
-atomic_long_t lbr_fexit_inflight[LBR_FEXIT_SLOTS];
-u32 lbr_fexit_ctl_msr __read_mostly;
-u64 lbr_fexit_keep __read_mostly;
-
-static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
-static_assert(sizeof(atomic_long_t) == 8);	/* the trampolines' lock inc */
-
-/* Called by a "lbr" trampoline with LBR frozen; @ctl as before the freeze. */
-void notrace lbr_fexit_capture_lbr(unsigned int slot, unsigned long ax,
-				   unsigned long caller, u64 ctl)
+/* lbr_snap_fexit's ->capture(): interrupts off, LBR frozen if it can be. */
+static void notrace lbr_fexit_capture(void *data, unsigned long ax,
+				      unsigned long caller, u64 ctl,
+				      unsigned long ret_site)
 {
-	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
-
-	lbr_capture(s->target, ax, caller, true, ctl, s->ret_site);
+	lbr_capture(data, ax, caller,
+		    lbr_hw.backend != LBR_SNAP_BACKEND_NONE, ctl, ret_site);
 }
-NOKPROBE_SYMBOL(lbr_fexit_capture_lbr);
+NOKPROBE_SYMBOL(lbr_fexit_capture);
 
-/* Called by a "nolbr" trampoline: the "none" backend. */
-void notrace lbr_fexit_capture_nolbr(unsigned int slot, unsigned long ax,
-				     unsigned long caller)
+static void lbr_fexit_released(void *data)
 {
-	lbr_capture(lbr_fexit_slots[slot].target, ax, caller, false, 0, 0);
-}
-NOKPROBE_SYMBOL(lbr_fexit_capture_nolbr);
+	struct lbr_target *t = data;
 
-/* A free slot, after waiting for detached ones to drain if need be. */
-static int lbr_fexit_get_slot(void)
-{
-	unsigned int slot;
-	bool draining;
-
-	mutex_lock(&lbr_fexit_lock);
-	slot = find_first_zero_bit(lbr_fexit_used, LBR_FEXIT_SLOTS);
-	draining = !bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS);
-	if (slot < LBR_FEXIT_SLOTS)
-		__set_bit(slot, lbr_fexit_used);
-	mutex_unlock(&lbr_fexit_lock);
-	if (slot < LBR_FEXIT_SLOTS || !draining)
-		return slot < LBR_FEXIT_SLOTS ? slot : -ENOSPC;
-	flush_work(&lbr_fexit_drain_work);
-	return lbr_fexit_get_slot();
+	mutex_lock(&lbr_fexit_pending_lock);
+	list_del(&t->pending);
+	mutex_unlock(&lbr_fexit_pending_lock);
+	lbr_target_free(t);
 }
 
-static void lbr_fexit_put_slot(unsigned int slot)
+static struct lbr_fexit_client lbr_fexit_client = {
+	.capture = lbr_fexit_capture,
+	.released = lbr_fexit_released,
+};
+
+/**
+ * lbr_fexit_start - become lbr_snap_fexit's client
+ *
+ * After lbr_hw_start(): the trampolines freeze with what it chose.
+ */
+int lbr_fexit_start(void)
 {
-	mutex_lock(&lbr_fexit_lock);
-	lbr_fexit_slots[slot].target = NULL;
-	__clear_bit(slot, lbr_fexit_used);
-	mutex_unlock(&lbr_fexit_lock);
+	lbr_fexit_client.ctl_msr = lbr_hw.ctl_msr;
+	lbr_fexit_client.keep = ~lbr_hw.enable_mask;
+	lbr_fexit_client.freeze = lbr_hw.backend != LBR_SNAP_BACKEND_NONE;
+	return lbr_fexit_register(&lbr_fexit_client);
+}
+
+/**
+ * lbr_fexit_stop - stop being called by the trampolines
+ *
+ * After every fexit target is detached.  Calls still inside their
+ * functions record nothing when they return; their targets are freed now.
+ * Waits for a grace period, never for a traced function.
+ */
+void lbr_fexit_stop(void)
+{
+	struct lbr_target *t, *tmp;
+
+	lbr_fexit_unregister();
+	mutex_lock(&lbr_fexit_pending_lock);
+	list_for_each_entry_safe(t, tmp, &lbr_fexit_pending, pending) {
+		list_del(&t->pending);
+		lbr_target_free(t);
+	}
+	mutex_unlock(&lbr_fexit_pending_lock);
+}
+
+static bool lbr_fexit_never_returns(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lbr_fexit_noreturn); i++)
+		if (!strcmp(name, lbr_fexit_noreturn[i]))
+			return true;
+	return false;
 }
 
 /**
@@ -101,14 +124,17 @@ static void lbr_fexit_put_slot(unsigned int slot)
  */
 int lbr_fexit_attach(struct lbr_target *t)
 {
-	unsigned int slot, kind = lbr_hw.backend == LBR_SNAP_BACKEND_NONE;
-	struct lbr_fexit_slot *s;
 	int ret;
 
 	if (!LBR_HAVE_DIRECT_CALLS) {
 		pr_err("target '%s': fexit: this kernel has no ftrace direct calls\n",
 		       t->name);
 		return -EOPNOTSUPP;
+	}
+	if (lbr_fexit_never_returns(t->name)) {
+		pr_err("target '%s': fexit: the function never returns, a call would stay inside for good\n",
+		       t->name);
+		return -EINVAL;
 	}
 	if (t->nargs < 0) {
 		pr_err("target '%s': fexit needs the argument count: %s/N, or add it with lbr-snap, which reads BTF\n",
@@ -120,125 +146,43 @@ int lbr_fexit_attach(struct lbr_target *t)
 		       t->name, t->nargs);
 		return -EOPNOTSUPP;
 	}
-	ret = lbr_fexit_get_slot();
-	if (ret < 0)
-		return ret;
-	slot = ret;
-
-	/* The same values every time: the backend is chosen at load. */
-	lbr_fexit_ctl_msr = lbr_hw.ctl_msr;
-	lbr_fexit_keep = ~lbr_hw.enable_mask;
-	s = &lbr_fexit_slots[slot];
-	s->target = t;
-	s->direct.ip = t->start;	/* ftrace maps sym+0 to its fentry */
-	s->direct.tramp = lbr_fexit_tramps[kind][slot];
-	s->ret_site = s->direct.tramp + lbr_fexit_ret_offs[kind][slot];
-	ret = lbr_direct_attach(&s->direct);
-	if (ret) {
-		pr_err("target '%s': fexit: ftrace refuses a direct call (%d%s)\n",
-		       t->name, ret, ret == -EBUSY ?
-		       ", another direct caller such as a BPF trampoline has it" :
-		       "");
-		lbr_fexit_put_slot(slot);
+	/* ftrace maps sym+0 to its fentry site. */
+	ret = lbr_fexit_slot_get(t->start, t);
+	if (ret == -EBUSY) {
+		pr_err("target '%s': fexit: busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)\n",
+		       t->name, ret);
 		return ret;
 	}
-	t->slot = slot;
+	if (ret < 0) {
+		pr_err("target '%s': fexit: no trampoline (%d)\n", t->name, ret);
+		return ret;
+	}
+	t->slot = ret;
 	return 0;
 }
 
-static long lbr_fexit_inflight_sum(const unsigned long *slots)
-{
-	unsigned int slot;
-	long sum = 0;
-
-	for_each_set_bit(slot, slots, LBR_FEXIT_SLOTS)
-		sum += atomic_long_read(&lbr_fexit_inflight[slot]);
-	return sum;
-}
-
-/*
- * Free the slots detached so far, once no task can be running in their
- * trampolines.  A task may sleep inside a traced function and then return
- * into the trampoline, so the slot, its target and the module's text must
- * outlive every call in flight:
- * 1. (done by lbr_fexit_detach()) unregister the direct call: no new call
- *    enters the trampoline;
- * 2. an RCU Tasks grace period: every task that was between the fentry
- *    call and the in-flight increment has passed it (a preempted task does
- *    not end the grace period, a voluntary switch does);
- * 3. wait for the counts to drop to zero, however long that takes;
- * 4. another RCU Tasks grace period for the instructions after the
- *    decrement.
- * One pass serves every slot detached before it started, so detaching
- * many targets, or one many times, costs a few grace periods, not two each.
- */
-static void lbr_fexit_drain(struct work_struct *work)
-{
-	DECLARE_BITMAP(batch, LBR_FEXIT_SLOTS);
-	unsigned long waited = 0;
-	unsigned int slot;
-	long left;
-
-	mutex_lock(&lbr_fexit_lock);
-	bitmap_copy(batch, lbr_fexit_draining, LBR_FEXIT_SLOTS);
-	mutex_unlock(&lbr_fexit_lock);
-	if (bitmap_empty(batch, LBR_FEXIT_SLOTS))
-		return;
-
-	synchronize_rcu_tasks();
-	while ((left = lbr_fexit_inflight_sum(batch)) > 0) {
-		if (waited && waited % 10000 == 0)
-			pr_info("waiting for %ld fexit call(s) still inside traced functions\n",
-				left);
-		schedule_timeout_idle(msecs_to_jiffies(20));
-		waited += 20;
-	}
-	synchronize_rcu_tasks();
-
-	for_each_set_bit(slot, batch, LBR_FEXIT_SLOTS) {
-		lbr_target_free(lbr_fexit_slots[slot].target);
-		mutex_lock(&lbr_fexit_lock);
-		__clear_bit(slot, lbr_fexit_draining);
-		mutex_unlock(&lbr_fexit_lock);
-		lbr_fexit_put_slot(slot);
-	}
-	mutex_lock(&lbr_fexit_lock);
-	if (!bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS))
-		queue_work(system_long_wq, &lbr_fexit_drain_work);
-	mutex_unlock(&lbr_fexit_lock);
-}
-
 /**
- * lbr_fexit_detach - unhook @n fexit targets and free them once drained
+ * lbr_fexit_detach - unhook @n fexit targets; free each once drained
  * @ts: the targets, no longer on the targets' list
  * @n: how many
  *
- * Returns at once: the targets are freed by the drain work, after the
- * last call through their trampolines (lbr_fexit_drain()).
+ * Returns at once: a target is freed after the last call through its
+ * trampoline (lbr_fexit_released()), or by lbr_fexit_stop().
  */
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		lbr_direct_detach(&lbr_fexit_slots[ts[i]->slot].direct);
-		mutex_lock(&lbr_fexit_lock);
-		__set_bit(ts[i]->slot, lbr_fexit_draining);
-		mutex_unlock(&lbr_fexit_lock);
+		mutex_lock(&lbr_fexit_pending_lock);
+		list_add(&ts[i]->pending, &lbr_fexit_pending);
+		mutex_unlock(&lbr_fexit_pending_lock);
+		lbr_fexit_slot_put(ts[i]->slot);
 	}
-	if (n)
-		queue_work(system_long_wq, &lbr_fexit_drain_work);
 }
 
-/* Wait until every detached target is drained and freed (module exit). */
-void lbr_fexit_flush(void)
+/* Calls inside @t's function right now. */
+long lbr_fexit_inflight(const struct lbr_target *t)
 {
-	bool busy;
-
-	do {
-		flush_work(&lbr_fexit_drain_work);
-		mutex_lock(&lbr_fexit_lock);
-		busy = !bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS);
-		mutex_unlock(&lbr_fexit_lock);
-	} while (busy);
+	return t->slot < 0 ? 0 : lbr_fexit_slot_inflight(t->slot);
 }

@@ -3,24 +3,26 @@
  * fexit trampolines: what an ftrace direct call on a target's fentry site
  * jumps to.  Modelled on the x86 BPF trampoline with BPF_TRAMP_F_CALL_ORIG
  * and BPF_TRAMP_F_SKIP_FRAME (arch/x86/net/bpf_jit_comp.c), fixed in the
- * module instead of generated: one per target slot, so the slot number is
- * an immediate and the trampoline needs no lookup.
+ * module instead of generated: one per slot, so the slot number is an
+ * immediate and the trampoline needs no lookup.
  *
  * On entry the stack holds the address after the fentry call (the rest of
  * the traced function) and, above it, the traced function's return address
- * into its caller.  The trampoline calls the rest of the function with the
- * argument registers untouched, so only functions whose arguments all
- * travel in registers may be attached (fexit_hook.c checks).  The
- * instruction the function returns to freezes LBR with RDMSR/AND/WRMSR: the
- * function's RET (or its JMP to the return thunk and the thunk's RET) is
- * the last branch recorded.  Then the capture code runs in C, and the
- * trampoline returns straight to the caller with the function's return
- * value, skipping the frame of the fentry call.
+ * into its caller.  The trampoline counts the call in (lbr_fexit_enter(),
+ * the argument registers saved around it, as the BPF trampoline does
+ * around __bpf_tramp_enter()), then calls the rest of the function with
+ * the argument registers as they came, so only functions whose arguments
+ * all travel in registers may be attached (fexit_hook.c checks).
  *
- * lbr_fexit_inflight[slot] counts calls between the entry and the return
- * to the caller, so detaching can wait for tasks sleeping inside the
- * function (fexit_hook.c); RCU Tasks covers the few instructions outside
- * the count.
+ * The instruction the function returns to turns interrupts off and then
+ * freezes LBR with RDMSR/AND/WRMSR, with no branch in between: the
+ * function's RET (or its JMP to the return thunk and the thunk's RET) is
+ * the last branch recorded, and nothing can move the task to another CPU
+ * or run an interrupt handler between the freeze and the read.  Then the
+ * capture code runs in C (lbr_fexit_exit_*(), which counts the call out),
+ * interrupts are restored and the trampoline returns straight to the
+ * caller with the function's return value, skipping the frame of the
+ * fentry call.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -29,29 +31,51 @@
 #include <asm/nospec-branch.h>
 
 #include "compat.h"
-#include "fexit_tramp.h"
+#include "fexit_slots.h"
 
-/* kind: lbr (freezes LBR) or nolbr (the "none" backend); n: the slot */
 .macro LBR_FEXIT_TRAMP kind, n
 /*
  * SYM_FUNC_START_LOCAL() adds the ENDBR up to 6.12 and no longer in 7.2:
  * SYM_START() and an explicit ENDBR give one in every kernel with IBT.
+ * The call from the fentry site is ftrace's, not a call the kernel gave a
+ * call-depth thunk: account it here, once.  The calls below are direct
+ * calls of this module, which get their thunk when it loads, as in
+ * samples/ftrace/ftrace-direct.c.
  */
 SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	ENDBR
 	CALL_DEPTH_ACCOUNT
 	pushq	%rbp
 	movq	%rsp, %rbp
-	lock incq lbr_fexit_inflight + 8 * \n(%rip)
+	/* Count the call in, keeping the traced function's arguments. */
+	pushq	%rdi
+	pushq	%rsi
+	pushq	%rdx
+	pushq	%rcx
+	pushq	%r8
+	pushq	%r9
+	pushq	%rax		/* vector registers used, for varargs */
+	movl	$\n, %edi
+	call	lbr_fexit_enter
+	popq	%rax
+	popq	%r9
+	popq	%r8
+	popq	%rcx
+	popq	%rdx
+	popq	%rsi
+	popq	%rdi
 
-	CALL_DEPTH_ACCOUNT
 	call	lbr_fexit_call_rest
 .Lret_\kind\()_\n:
-	/* Back from the traced function: %rax and %rdx hold its value. */
+	/*
+	 * Back from the traced function: %rax and %rdx hold its value.
+	 * Interrupts off, then the freeze: no branch before the WRMSR.
+	 */
+	pushfq
+	cli
 	movq	%rax, %r10
 	movq	%rdx, %r11
 .ifc \kind, lbr
-	/* The freeze: no branch, no call before the WRMSR. */
 	movl	lbr_fexit_ctl_msr(%rip), %ecx
 1:	rdmsr
 2:	movl	%eax, %r8d
@@ -71,10 +95,10 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	movl	$\n, %edi
 	movq	%r10, %rsi
 	movq	16(%rbp), %rdx		/* the traced function's caller */
-	call	lbr_fexit_capture_\kind
+	call	lbr_fexit_exit_\kind
 	popq	%rdx
 	popq	%rax
-	lock decq lbr_fexit_inflight + 8 * \n(%rip)
+	popfq
 	leave
 	/* Drop the return into the traced function: back to its caller. */
 	addq	$8, %rsp

@@ -74,6 +74,7 @@ struct lbr_counters {
 	u64 captured;
 	u64 filtered;
 	u64 dropped;
+	u64 recursion;
 };
 
 /* The hook a target asks for: @hook in its spec, else hook=. */
@@ -87,6 +88,7 @@ enum lbr_hook_want {
 struct lbr_target {
 	struct kretprobe rp;	/* the kretprobe hook */
 	int slot;		/* the fexit hook's trampoline, or -1 */
+	struct list_head pending; /* fexit: detached, calls maybe in flight */
 	unsigned long start;	/* function entry */
 	unsigned long size;
 	u32 id;
@@ -120,9 +122,11 @@ void lbr_kretprobe_detach(struct lbr_target **ts, unsigned int n);
 unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
 
 /* fexit_hook.c */
+int lbr_fexit_start(void);
+void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
-void lbr_fexit_flush(void);
+long lbr_fexit_inflight(const struct lbr_target *t);
 
 /* --- device and buffers (lbr_snap_main.c) --- */
 

@@ -332,6 +332,11 @@ static int __init lbr_snap_init(void)
 	ret = lbr_hw_start(mode, lbr_filter);
 	if (ret)
 		goto err_rb;
+	ret = lbr_fexit_start();
+	if (ret) {
+		pr_err("lbr_snap_fexit has another client (%d)\n", ret);
+		goto err_hw;
+	}
 	ret = lbr_targets_register(targets);
 	/*
 	 * Init must not fail with -EEXIST: modprobe reads it as "already
@@ -342,7 +347,7 @@ static int __init lbr_snap_init(void)
 	if (ret == -EEXIST)
 		ret = -EINVAL;
 	if (ret)
-		goto err_hw;
+		goto err_fexit;
 	ret = misc_register(&lbr_miscdev);
 	if (ret)
 		goto err_targets;
@@ -353,6 +358,8 @@ static int __init lbr_snap_init(void)
 
 err_targets:
 	lbr_targets_unregister();
+err_fexit:
+	lbr_fexit_stop();
 	irq_work_sync(&lbr_wake_work);
 err_hw:
 	lbr_hw_stop();
@@ -365,6 +372,7 @@ static void __exit lbr_snap_exit(void)
 {
 	misc_deregister(&lbr_miscdev);
 	lbr_targets_unregister();
+	lbr_fexit_stop();
 	lbr_hw_stop();
 	irq_work_sync(&lbr_wake_work);
 	ring_buffer_free(lbr_rb);

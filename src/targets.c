@@ -441,7 +441,8 @@ int lbr_target_del(const char *name)
 		lbr_kretprobe_missed(t));
 	/*
 	 * Waits for running kretprobe handlers; fexit calls still inside the
-	 * function finish on their own and free the target after.
+	 * function finish on their own and free the target after (or find
+	 * lbr_snap gone and record nothing).
 	 */
 	lbr_targets_detach(&t, 1);
 	mutex_unlock(&lbr_targets_lock);
@@ -458,8 +459,6 @@ void lbr_targets_unregister(void)
 		lbr_targets[i] = NULL;
 	lbr_nr_targets = 0;
 	mutex_unlock(&lbr_targets_lock);
-	/* Calls sleeping inside fexit targets: wait, however long. */
-	lbr_fexit_flush();
 }
 
 unsigned int lbr_targets_count(void)
@@ -486,8 +485,10 @@ static void lbr_target_stats(const struct lbr_target *t,
 		st->captured += READ_ONCE(c->captured);
 		st->filtered += READ_ONCE(c->filtered);
 		st->dropped += READ_ONCE(c->dropped);
+		st->recursion += READ_ONCE(c->recursion);
 	}
 	st->missed = lbr_kretprobe_missed(t);
+	st->inflight = t->hook == LBR_SNAP_HOOK_FEXIT ? lbr_fexit_inflight(t) : 0;
 }
 
 /**

@@ -3,5 +3,5 @@
 # LBR is frozen before any control transfer of ours, by a WRMSR of the LBR
 # control MSR: tests/freeze-first/check.py on a built module (make check,
 # make matrix and tests/vm/build.sh run it on every build).
-# Usage: tests/check-freeze-first.sh lbr_snap.ko
+# Usage: tests/check-freeze-first.sh lbr_snap.ko lbr_snap_fexit.ko
 exec python3 "$(dirname "$0")/freeze-first/check.py" "$@"

@@ -24,11 +24,13 @@ bin=$(KVER=$kver "$top/tests/vm/build.sh" "$kver")
 cleanup() {
 	rmmod lbr_snap 2>/dev/null || true
 	rmmod lbr_snap_test_target 2>/dev/null || true
-	rm -f "$extra/lbr_snap.ko" "$extra/lbr_snap_test_target.ko"
+	rm -f "$extra/lbr_snap.ko" "$extra/lbr_snap_fexit.ko" \
+		"$extra/lbr_snap_test_target.ko"
 	depmod -a "$kver"
 }
 trap cleanup EXIT
 install -D -m 644 "$bin/lbr_snap.ko" "$extra/lbr_snap.ko"
+install -D -m 644 "$bin/lbr_snap_fexit.ko" "$extra/lbr_snap_fexit.ko"
 install -D -m 644 "$bin/lbr_snap_test_target.ko" "$extra/lbr_snap_test_target.ko"
 depmod -a "$kver"
 modprobe lbr_snap_test_target

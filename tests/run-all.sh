@@ -110,7 +110,8 @@ suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build
 suite style style
-suite freeze-first "$LBR_TOP/tests/freeze-first/run.sh" "$bin/lbr_snap.ko"
+suite freeze-first "$LBR_TOP/tests/freeze-first/run.sh" "$bin/lbr_snap.ko" \
+	"$bin/lbr_snap_fexit.ko"
 suite helpers "$bin/lbr_snap_helpers_test"
 suite tool-unit "$LBR_TOP/tests/unit/run.sh"
 suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"

@@ -295,8 +295,9 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	printf("%3u %-*.*s 0x%016llx %-4s %-9s", t->id, w, (int)sizeof(t->name),
 	       t->name, t->func_addr, ret_type_name(t->ret_type),
 	       hook_name(t->hook));
-	printf(" %10llu %10llu %10llu %10llu %10llu\n", t->hits, t->captured,
-	       t->filtered, t->dropped, t->missed);
+	printf(" %10llu %10llu %10llu %10llu %10llu %10llu %8lld\n", t->hits,
+	       t->captured, t->filtered, t->dropped, t->missed, t->recursion,
+	       t->inflight);
 }
 
 static void print_stats_text(const struct lbr_snap_stats *st,
@@ -306,9 +307,9 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	int w = name_width(ts, nr);
 	unsigned int i;
 
-	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s\n", "id", w,
-	       "name", "addr", "type", "hook", "hits", "captured", "filtered",
-	       "dropped", "missed");
+	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s %10s %8s\n",
+	       "id", w, "name", "addr", "type", "hook", "hits", "captured",
+	       "filtered", "dropped", "missed", "recursion", "inflight");
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
@@ -324,8 +325,10 @@ static void print_target_json(const struct lbr_snap_target_stats *t)
 	       ret_type_name(t->ret_type), t->hits, t->captured);
 	printf(",\"filtered\":%llu,\"dropped\":%llu,\"missed\":%llu",
 	       t->filtered, t->dropped, t->missed);
-	printf(",\"hook\":\"%s\",\"nr_args\":%d}", hook_name(t->hook),
+	printf(",\"hook\":\"%s\",\"nr_args\":%d", hook_name(t->hook),
 	       t->nr_args);
+	printf(",\"recursion\":%llu,\"inflight\":%lld}", t->recursion,
+	       t->inflight);
 }
 
 static void print_stats_json(const struct lbr_snap_stats *st,

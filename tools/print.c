@@ -147,6 +147,8 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 	if (h->flags & LBR_SNAP_REC_NO_LBR)
 		fprintf(f, "  (no LBR on this machine: backend %s)\n",
 			backend_name(h->backend));
+	if (h->flags & LBR_SNAP_REC_WAS_OFF)
+		fprintf(f, "  (LBR was already off when this return froze it: the branches may be older)\n");
 }
 
 /* "key":"sym+0xoff", or "key":null for an address without a symbol. */

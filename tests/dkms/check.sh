@@ -23,24 +23,39 @@ fail=0
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; fail=1; }
 
-# Checks on a module DKMS built ($1, maybe compressed), for kernel $2.
-check_ko() {
-	local ko=$1 kver=$2 tmp v vm
-	tmp=$(mktemp --suffix=.ko)
-	case $ko in
-	*.xz) xz -dc "$ko" >"$tmp" ;;
-	*.zst) zstd -qdc "$ko" >"$tmp" ;;
-	*.gz) gzip -dc "$ko" >"$tmp" ;;
-	*) cp "$ko" "$tmp" ;;
+# A module DKMS built ($1, maybe compressed), uncompressed into $2.
+unpack_ko() {
+	case $1 in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*.gz) gzip -dc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
 	esac
-	v=$(modinfo -F version "$tmp")
-	vm=$(modinfo -F vermagic "$tmp")
-	[ "$v" = "$VER" ] && ok "module version $v" ||
-		notok "module version '$v', want $VER"
-	[ "${vm%% *}" = "$kver" ] && ok "vermagic $kver" ||
-		notok "vermagic '$vm', want $kver"
-	if "$TOP/tests/check-freeze-first.sh" "$tmp"; then :; else fail=1; fi
-	rm -f "$tmp"
+}
+
+# Checks on the modules DKMS built ($1: lbr_snap.ko, maybe compressed, with
+# lbr_snap_fexit.ko beside it), for kernel $2.
+check_ko() {
+	local ko=$1 kver=$2 tmp v vm m fx
+	tmp=$(mktemp -d)
+	fx=$(ls "$(dirname "$ko")"/lbr_snap_fexit.ko* 2>/dev/null | head -n1)
+	unpack_ko "$ko" "$tmp/lbr_snap.ko"
+	if [ -n "$fx" ]; then
+		unpack_ko "$fx" "$tmp/lbr_snap_fexit.ko"
+	else
+		notok "no lbr_snap_fexit.ko beside $ko"
+	fi
+	for m in lbr_snap lbr_snap_fexit; do
+		[ -f "$tmp/$m.ko" ] || continue
+		v=$(modinfo -F version "$tmp/$m.ko")
+		vm=$(modinfo -F vermagic "$tmp/$m.ko")
+		[ "$v" = "$VER" ] && ok "$m: module version $v" ||
+			notok "$m: module version '$v', want $VER"
+		[ "${vm%% *}" = "$kver" ] && ok "$m: vermagic $kver" ||
+			notok "$m: vermagic '$vm', want $kver"
+	done
+	if "$TOP/tests/check-freeze-first.sh" "$tmp"/*.ko; then :; else fail=1; fi
+	rm -rf "$tmp"
 }
 
 host() {

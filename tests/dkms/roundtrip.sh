@@ -64,10 +64,11 @@ else
 	finish
 fi
 ko=$(ls /lib/modules/"$kver"/updates/dkms/lbr_snap.ko* 2>/dev/null | head -n1)
-if [ -n "$ko" ] && dkms status -m lbr_snap -v "$ver" -k "$kver" | grep -q ': installed'; then
+if [ -n "$ko" ] && ls /lib/modules/"$kver"/updates/dkms/lbr_snap_fexit.ko* >/dev/null 2>&1 &&
+   dkms status -m lbr_snap -v "$ver" -k "$kver" | grep -q ': installed'; then
 	ok "installed as $ko"
 else
-	notok "no lbr_snap.ko in /lib/modules/$kver/updates/dkms"
+	notok "no lbr_snap.ko and lbr_snap_fexit.ko in /lib/modules/$kver/updates/dkms"
 	finish
 fi
 
@@ -77,11 +78,14 @@ mkdir -p "$bin/$kver"
 out=$("$LBR_TOP/tests/vm/build.sh" "$kver") && [ -d "$out" ] ||
 	{ notok "building the test binaries for $kver"; finish; }
 cp -r "$out/." "$bin/$kver/"
-case $ko in
-*.xz) xz -dc "$ko" >"$bin/$kver/lbr_snap.ko" ;;
-*.zst) zstd -qdc "$ko" >"$bin/$kver/lbr_snap.ko" ;;
-*) cp "$ko" "$bin/$kver/lbr_snap.ko" ;;
-esac
+for k in "$ko" "$(ls /lib/modules/"$kver"/updates/dkms/lbr_snap_fexit.ko* | head -n1)"; do
+	m=$(basename "$k"); m=${m%%.ko*}
+	case $k in
+	*.xz) xz -dc "$k" >"$bin/$kver/$m.ko" ;;
+	*.zst) zstd -qdc "$k" >"$bin/$kver/$m.ko" ;;
+	*) cp "$k" "$bin/$kver/$m.ko" ;;
+	esac
+done
 cat >"$bin/smoke.sh" <<'SMOKE'
 modprobe lbr_snap_test_target || exit 1
 modprobe lbr_snap targets=lbr_test_int || exit 1
@@ -99,7 +103,7 @@ else
 fi
 
 if make -s -C "$LBR_TOP" dkms-uninstall >&2 &&
-   ! ls /lib/modules/"$kver"/updates/dkms/lbr_snap.ko* >/dev/null 2>&1 &&
+   ! ls /lib/modules/"$kver"/updates/dkms/lbr_snap*.ko* >/dev/null 2>&1 &&
    [ ! -e "/usr/src/lbr_snap-$ver" ] && ! dkms status -m lbr_snap | grep -q .; then
 	ok "make dkms-uninstall leaves nothing behind"
 else

@@ -2,18 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 """LBR must be frozen before any control transfer of ours.
 
-Disassembles a built lbr_snap.ko (objdump -dr) and fails unless
+Disassembles the built modules (objdump -dr: lbr_snap.ko, which has the
+kretprobe handler, and lbr_snap_fexit.ko, which has the fexit trampolines)
+and fails unless
 - in the kretprobe return handler (lbr_ret_handler), nothing before its
   first WRMSR transfers control, and
-- in each fexit trampoline that freezes (lbr_fexit_lbr_N), the first CALL
-  is to lbr_fexit_call_rest (what the traced function returns past) and
-  nothing between that CALL and the next WRMSR transfers control,
+- in each fexit trampoline that freezes (lbr_fexit_lbr_N), there is one
+  CALL of lbr_fexit_call_rest (what the traced function returns past),
+  before it no transfer but CALLs of lbr_fexit_enter (the count in), and
+  between it and the next WRMSR no transfer, and a CLI with no STI or POPF
+  after it: interrupts are off when LBR freezes and stay off,
 and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
 load from a field the module stores the control MSR numbers into
 (DEBUGCTL 0x1d9, ARCH_LBR_CTL 0x14ce, AMD DBG_EXTN_CFG 0xc000010f; found
-by the immediate stores in the object itself) or from lbr_fexit_ctl_msr
-(fexit_hook.c copies lbr_hw.ctl_msr there), with nothing writing ECX
-after it.
+by the immediate stores in the objects) or from lbr_fexit_ctl_msr
+(fexit_slots.c copies the client's control MSR there), with nothing
+writing ECX after it.
 
 "Control transfer" is every instruction that can change RIP other than to
 the next instruction, from the instruction set rather than from what a
@@ -23,8 +27,7 @@ Instructions", 7.3.8.3 software interrupts, 5.8/5.20 SYSCALL/SYSENTER,
 with any prefix (notrack, bnd, rep/repz, segment overrides, data16, REX...).
 An instruction objdump cannot decode ("(bad)") counts as one too.
 
-Usage: check-freeze-first.py OBJECT     (prints ok/not ok lines, exit 1 on
-                                         a failure)
+Usage: check.py OBJECT...     (prints ok/not ok lines, exit 1 on a failure)
 """
 import re
 import subprocess
@@ -168,9 +171,33 @@ def check(name, insns, fields):
     return True, f"{name}: {n} instructions, none a control transfer, before the WRMSR of {what}"
 
 
-def main(obj):
-    funcs = disassemble(obj)
+def is_call_to(i, name):
+    """(In an unlinked object the call is a relocation to the symbol.)"""
+    return re.match(r"^l?call", i.mnem) and (
+        f"<{name}>" in i.text or (i.reloc is not None and i.reloc[0] == name))
+
+
+def irqs_off(name, insns):
+    """insns: from the return site to the WRMSR; returns (ok, message)"""
+    off = None
+    for i in insns:
+        if i.mnem == "wrmsr":
+            break
+        if i.mnem == "cli":
+            off = i
+        elif i.mnem in ("sti", "popf", "popfq", "popfw") and off:
+            return False, f"{name}: '{i.text}' at {i.addr:#x} turns interrupts back on before the freeze"
+    if off is None:
+        return False, f"{name}: no CLI before the freeze: an interrupt, or preemption to another CPU, can come between the freeze and the read"
+    return True, ""
+
+
+def main(objs):
+    funcs = {}
+    for obj in objs:
+        funcs.update(disassemble(obj))
     fields = ctl_fields(funcs)
+    obj = " ".join(objs)
     status = 0
 
     body = funcs.get("lbr_ret_handler")
@@ -187,24 +214,22 @@ def main(obj):
     bad = 0
     for t in tramps:
         body = funcs[t]
-        calls = [k for k, i in enumerate(body) if re.match(r"^l?call", i.mnem)]
-        first = body[calls[0]] if calls else None
-        # (In an unlinked object the call is a relocation to the symbol.)
-        if not first or ("<lbr_fexit_call_rest>" not in first.text and
-                         (not first.reloc or first.reloc[0] != "lbr_fexit_call_rest")):
-            print(f"not ok - {t}: its first call is not to lbr_fexit_call_rest: "
-                  f"{first.text if first else 'none'}")
+        rest = [k for k, i in enumerate(body) if is_call_to(i, "lbr_fexit_call_rest")]
+        if len(rest) != 1:
+            print(f"not ok - {t}: {len(rest)} calls of lbr_fexit_call_rest, not one")
             bad += 1
             continue
-        # Whatever precedes that CALL: any transfer there would be a second
-        # way into the rest of the function.
-        for i in body[:calls[0]]:
-            if i.transfers():
+        # Whatever precedes that CALL but the count in: any transfer there
+        # would be a second way into the rest of the function.
+        for i in body[:rest[0]]:
+            if i.transfers() and not is_call_to(i, "lbr_fexit_enter"):
                 print(f"not ok - {t}: '{i.text}' before the call of the function's rest")
                 bad += 1
                 break
         else:
-            ok, msg = check(t, body[calls[0] + 1:], fields)
+            ok, msg = check(t, body[rest[0] + 1:], fields)
+            if ok:
+                ok, msg = irqs_off(t, body[rest[0] + 1:])
             if not ok:
                 print("not ok - " + msg)
                 bad += 1
@@ -215,11 +240,12 @@ def main(obj):
         status = 1
     else:
         print(f"ok - fexit trampolines: all {len(tramps)} freeze with the control "
-              "MSR before any control transfer after the traced function returns")
+              "MSR before any control transfer after the traced function returns, "
+              "interrupts off")
     return status
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

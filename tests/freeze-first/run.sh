@@ -3,21 +3,23 @@
 # The freeze-first suite of make check: the check on the module just built,
 # then on crafted objects, one per forbidden form, each of which must make
 # it fail (and one correct object, which must pass).
-# Usage: tests/freeze-first/run.sh lbr_snap.ko     (TAP, "# Totals:" last)
+# Usage: tests/freeze-first/run.sh lbr_snap.ko lbr_snap_fexit.ko
+#                                          (TAP, "# Totals:" last)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-ko=${1:?usage: $0 lbr_snap.ko}
+[ $# -ge 1 ] || { echo "usage: $0 lbr_snap.ko lbr_snap_fexit.ko" >&2; exit 2; }
 pass=0 fail=0
 ok() { echo "ok - $*"; pass=$((pass + 1)); }
 notok() { echo "not ok - $*"; fail=$((fail + 1)); }
 
-out=$(python3 "$here/check.py" "$ko")
+out=$(python3 "$here/check.py" "$@")
 rc=$?
+names=$(for k in "$@"; do basename "$k"; done | paste -sd' ')
 printf '%s\n' "$out" | sed 's/^/# /'
 if [ "$rc" = 0 ]; then
-	ok "$(basename "$ko"): $(printf '%s\n' "$out" | grep -c '^ok') checks of the freeze"
+	ok "$names: $(printf '%s\n' "$out" | grep -c '^ok') checks of the freeze"
 else
-	notok "$(basename "$ko"): the freeze check failed (above)"
+	notok "$names: the freeze check failed (above)"
 fi
 
 tmp=$(mktemp -d)
@@ -27,6 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/tmpl.S" <<'ASM'
 	.text
 	.globl lbr_ret_handler, lbr_fexit_call_rest, lbr_fexit_lbr_0, lbr_detect
+	.globl lbr_fexit_enter
 lbr_ret_handler:
 	@ECX@
 	rdmsr
@@ -36,15 +39,25 @@ lbr_ret_handler:
 1:	ret
 lbr_fexit_call_rest:
 	ret
+lbr_fexit_enter:
+	ret
 lbr_fexit_lbr_0:
 	push %rbp
+	push %rdi
+	call lbr_fexit_enter
+	pop %rdi
 	@PRE@
 	call lbr_fexit_call_rest
+	pushfq
+	@CLI@
 	mov lbr_fexit_ctl_msr(%rip), %ecx
 	rdmsr
 	@T@
 	wrmsr
-1:	pop %rbp
+	@POST@
+	call lbr_fexit_enter
+1:	popfq
+	pop %rbp
 	ret
 lbr_detect:
 	movl $0x1d9, lbr_hw+0x10(%rip)
@@ -57,10 +70,12 @@ lbr_fexit_ctl_msr:	.long 0
 ASM
 
 # $1 name, $2 handler line, $3 trampoline line, $4 ECX line, $5 before the
-# trampoline's call; $6 = pass|fail
+# trampoline's call; $6 = pass|fail; $7 the trampoline's CLI (default cli),
+# $8 what follows its WRMSR (default nop)
 crafted() {
 	local o=$tmp/$1.o got
 	sed -e "s|@H@|$2|" -e "s|@T@|$3|" -e "s|@ECX@|$4|" -e "s|@PRE@|$5|" \
+		-e "s|@CLI@|${7-cli}|" -e "s|@POST@|${8-nop}|" \
 		"$tmp/tmpl.S" >"$tmp/$1.S"
 	if ! as --64 -o "$o" "$tmp/$1.S" 2>"$tmp/$1.as"; then
 		notok "$1: the assembler refuses it: $(head -n1 "$tmp/$1.as")"
@@ -99,6 +114,15 @@ for f in "${forms[@]}"; do
 	crafted "trampoline: $f" nop "$f" "$ecx" nop fail
 done
 crafted "trampoline: jmp before the call" nop nop "$ecx" 'jmp 1f' fail
+crafted "trampoline: a call of another function before the call" nop nop "$ecx" \
+	'call lbr_detect' fail
+crafted "trampoline: lbr_fexit_call_rest called twice" nop nop "$ecx" \
+	'call lbr_fexit_call_rest' fail
+# Interrupts off before the freeze, and kept off.
+crafted "trampoline: no CLI" nop nop "$ecx" nop fail nop
+crafted "trampoline: STI after the CLI" nop sti "$ecx" nop fail
+crafted "trampoline: POPF after the CLI" nop 'pushfq; popfq' "$ecx" nop fail
+crafted "trampoline: CLI after the freeze" nop nop "$ecx" nop fail nop cli
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail

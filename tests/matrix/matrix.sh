@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build lbr_snap.ko and the test target module with W=1 against Debian's
+# Build lbr_snap.ko, lbr_snap_fexit.ko and the test target module with W=1 against Debian's
 # kernel headers of several releases, check freeze-first on each build and
 # print a table: kernel | result | warnings.
 #
@@ -236,13 +236,15 @@ for rel in $RELEASES; do
 		res="FAIL"; warn=$((warn + w))
 	fi
 	if [ "$res" = ok ]; then
-		cp "$rp$src/lbr_snap.ko" "$rp$src/target/lbr_snap_test_target.ko" "$out/"
+		cp "$rp$src/lbr_snap.ko" "$rp$src/lbr_snap_fexit.ko" \
+			"$rp$src/target/lbr_snap_test_target.ko" "$out/"
 		# The ftrace direct-call API the Kbuild probe chose (compat.h).
-		api=$(nm -u "$out/lbr_snap.ko" | awk '
+		api=$(nm -u "$out/lbr_snap_fexit.ko" | awk '
 			/ ftrace_set_filter_ip$/ { ops = 1 }
 			/ register_ftrace_direct$/ { d = 1 }
 			END { print d ? (ops ? "ops" : "ip") : "none" }')
-		if "$TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" >"$out/freeze.log" 2>&1; then
+		if "$TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" \
+			"$out/lbr_snap_fexit.ko" >"$out/freeze.log" 2>&1; then
 			freeze=ok
 		else
 			freeze=FAIL res=FAIL

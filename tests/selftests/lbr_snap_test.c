@@ -1289,15 +1289,23 @@ TEST_F(fexit, same_record_as_kretprobe)
 	if ((kr.h.flags | fr.h.flags) & LBR_SNAP_REC_NO_RETURN)
 		SKIP(return, "an interrupt pushed a return out of the LBR");
 
-	/* The function's own branches, return included, are the same. */
+	/*
+	 * The function's own branches, return included, are the same; the
+	 * return goes where each hook put its return site: the kretprobe
+	 * trampoline, or the fexit trampoline's.
+	 */
 	nk = body_branches(&kr, fn, fail, kb);
 	nf = body_branches(&fr, fn, fail, fb);
 	ASSERT_LE(3, nk);
 	ASSERT_EQ(nk, nf);
 	for (i = 0; i < nk; i++) {
 		EXPECT_EQ(kb[i].from, fb[i].from) TH_LOG("branch %d", i);
-		EXPECT_EQ(kb[i].to, fb[i].to) TH_LOG("branch %d", i);
+		if (i < nk - 1)
+			EXPECT_EQ(kb[i].to, fb[i].to) TH_LOG("branch %d", i);
 	}
+	EXPECT_TRUE(ksym_is(fb[nk - 1].to, "lbr_fexit_lbr_"))
+		TH_LOG("the return went to %llx", fb[nk - 1].to);
+	EXPECT_FALSE(ksym_is(kb[nk - 1].to, "lbr_fexit_"));
 	/* What follows the return is the hook's tail: fexit has none. */
 	EXPECT_GE(2, fr.h.probe_entries);
 	EXPECT_LT(fr.h.probe_entries, kr.h.probe_entries);
@@ -1338,27 +1346,165 @@ static bool stack_has(pid_t tid, const char *a, const char *b, const char *c)
 	return i == 3;
 }
 
-TEST_F_TIMEOUT(fexit, rmmod_waits_for_sleeping_call, 120)
+/* /sys/module/@name/refcnt, or -1 when @name is not loaded. */
+static int module_refcnt(const char *name)
 {
-	struct sleeper s = { .ret = -1 };
-	unsigned long long t0, t1;
-	pthread_t th;
+	char path[128];
+	int n = -1;
+	FILE *f;
 
-	ASSERT_EQ(0, load("targets=lbr_test_sleep%int/1@fexit capture=all"));
-	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper_thread, &s));
-	usleep(400 * 1000);
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+/* Wait up to @ms for module @name to be held by @want references. */
+static bool refcnt_becomes(const char *name, int want, int ms)
+{
+	for (; ms > 0; ms -= 20) {
+		if (module_refcnt(name) == want)
+			return true;
+		usleep(20000);
+	}
+	return module_refcnt(name) == want;
+}
+
+/* Wait up to @ms for the kernel stack of @tid to show @fn. */
+static bool stack_shows(pid_t tid, const char *fn, int ms)
+{
+	char path[64], line[256];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stack", tid);
+	for (; ms > 0 && !found; ms -= 50) {
+		f = fopen(path, "r");
+		if (!f)
+			return false;
+		while (!found && fgets(line, sizeof(line), f))
+			found = strstr(line, fn);
+		fclose(f);
+		if (!found)
+			usleep(50000);
+	}
+	return found;
+}
+
+static int rmmod_nonblock(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+/*
+ * rmmod never waits for a call inside a traced function: lbr_snap goes at
+ * once, lbr_snap_fexit (the trampolines) holds itself and says why, and
+ * goes too once the call is over: here, a task SIGKILLed while it sleeps
+ * inside the function.
+ */
+TEST_F_TIMEOUT(fexit, rmmod_with_a_call_inside, 120)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	unsigned long long t0, t1;
+	int k = kmsg_open(), status;
+	pid_t child;
+
+	ASSERT_LE(0, k);
+	ASSERT_EQ(0, load("targets=lbr_test_wait%int/1@fexit capture=all"));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		_exit(trigger("wait", 60000, 1) ? 1 : 0);
+	ASSERT_TRUE(stack_shows(child, "lbr_test_wait", 10000));
 	/* The stack unwinds through the trampoline to the real caller. */
-	EXPECT_TRUE(stack_has(s.tid, "lbr_test_sleep", "lbr_fexit_",
-			      "call_sleep"));
-	/* Unloading must wait for the call to return through our code. */
+	EXPECT_TRUE(stack_has(child, "lbr_test_wait", "lbr_fexit_",
+			      "call_wait"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(1, st[0].inflight);
+	close(self->fd);
+	self->fd = -1;
+
 	t0 = now_ns();
 	ASSERT_EQ(0, unload());
 	t1 = now_ns();
-	pthread_join(th, NULL);
-	EXPECT_EQ(0, s.ret);
-	EXPECT_LT(500ULL * 1000 * 1000, t1 - t0)
+	EXPECT_GT(2000ULL * 1000 * 1000, t1 - t0)
 		TH_LOG("unload took %llu ms", (t1 - t0) / 1000000);
-	EXPECT_FALSE(direct_listed("lbr_test_sleep"));
+	EXPECT_FALSE(direct_listed("lbr_test_wait"));
+	/* The trampoline stays, held, and the log says why. */
+	EXPECT_EQ(1, module_refcnt("lbr_snap_fexit"));
+	EXPECT_EQ(-EWOULDBLOCK, rmmod_nonblock("lbr_snap_fexit"));
+	usleep(1500 * 1000);
+	EXPECT_TRUE(kmsg_has(k, "1 call(s) still inside; lbr_snap_fexit stays loaded"));
+
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000));
+	EXPECT_TRUE(kmsg_has(k, "the last call has returned"));
+	EXPECT_EQ(0, rmmod_nonblock("lbr_snap_fexit"));
+	close(k);
+
+	/* Both load again and capture. */
+	ASSERT_EQ(0, load("targets=lbr_test_int/1@fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("int", -5, 2));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+}
+
+/*
+ * A kthread that exits inside a traced function never returns through
+ * the trampoline: its exit counts the call out, so nothing stays held.
+ */
+TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	int n;
+
+	ASSERT_EQ(0, load("targets=lbr_test_exit_inside%int/1@fexit capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("kexit", 1, 3));	/* exits inside, three times */
+	ASSERT_EQ(0, trigger("kexit", 0, 2));	/* returns */
+	n = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(2, n) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(0, st[0].inflight);
+	EXPECT_EQ(2, st[0].hits);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000))
+		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
+	EXPECT_EQ(0, rmmod_nonblock("lbr_snap_fexit"));
+}
+
+/* A function that never returns would hold its trampoline for good. */
+TEST_F(fexit, noreturn_refused)
+{
+	int k = kmsg_open();
+
+	ASSERT_LE(0, k);
+	EXPECT_EQ(-EINVAL, load("targets=do_group_exit/1@fexit"));
+	EXPECT_TRUE(kmsg_has(k, "target 'do_group_exit': fexit: the function never returns"));
+	close(k);
+	/* auto: a kretprobe, which the kernel's own trampoline returns through. */
+	ASSERT_EQ(0, load("targets=do_group_exit/1 hook=auto"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, unload());
 }
 
 TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)

@@ -63,12 +63,27 @@ static inline int unload(void)
 	return -errno;
 }
 
+/*
+ * lbr_snap depends on lbr_snap_fexit (the fexit trampolines), which
+ * modprobe would load first: finit_module() does not.  EEXIST is fine.
+ */
+static inline void load_fexit_module(void)
+{
+	int fd = open(module_file("lbr_snap_fexit"), O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		syscall(SYS_finit_module, fd, "", 0);
+		close(fd);
+	}
+}
+
 /* finit_module() with @params; 0 or -errno. */
 static inline int load(const char *params)
 {
 	int fd, ret;
 
 	unload();
+	load_fexit_module();
 	fd = open(module_file("lbr_snap"), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1000 - errno;
@@ -286,6 +301,26 @@ static inline unsigned long long ksym_end(unsigned long long addr)
 			end = a;
 	fclose(f);
 	return end;
+}
+
+/* Does the symbol @addr is in (the nearest at or below it) start with @prefix? */
+static inline bool ksym_is(unsigned long long addr, const char *prefix)
+{
+	char line[512], sym[256], best[256] = "";
+	unsigned long long a, at = 0;
+	char type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 &&
+		    a <= addr && a >= at) {
+			at = a;
+			strcpy(best, sym);
+		}
+	fclose(f);
+	return !strncmp(best, prefix, strlen(prefix));
 }
 
 /* Is @name among the kprobes the kernel has registered? */

@@ -12,16 +12,24 @@
  *                                 a valid pointer otherwise
  *   bool  lbr_test_bool(long)     VALUE != 0
  *   sleep lbr_test_sleep(long)    sleeps VALUE ms, returns -EINTR
+ *   wait  lbr_test_wait(long)     sleeps VALUE ms or until a signal comes:
+ *                                 -EINTR if one did, else 0
+ *   kexit lbr_test_exit_inside(long)  called by a new kthread, which exits
+ *                                 inside it when VALUE is not 0 (the write
+ *                                 returns once it has)
  * so a test knows exactly how many returns it caused and with what value.
  */
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 
 #include "lbr_snap_test_target.h"
 
@@ -73,6 +81,42 @@ noinline int lbr_test_sleep(long ms)
 	return -EINTR;
 }
 
+noinline int lbr_test_wait(long ms)
+{
+	OPTIMIZER_HIDE_VAR(ms);
+	if (msleep_interruptible(ms))
+		return -EINTR;
+	return 0;
+}
+
+/*
+ * kthread_complete_and_exit() replaced complete_and_exit() in 5.17
+ * (commit "exit: Rename complete_and_exit to kthread_complete_and_exit").
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 17, 0)
+#define lbr_test_complete_and_exit	kthread_complete_and_exit
+#else
+#define lbr_test_complete_and_exit	complete_and_exit
+#endif
+
+static DECLARE_COMPLETION(lbr_test_exited);
+
+/* The kthread exits in here, without returning, when @v is not 0. */
+noinline int lbr_test_exit_inside(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	if (v)
+		lbr_test_complete_and_exit(&lbr_test_exited, 0);
+	return 0;
+}
+
+static int lbr_test_kthread(void *data)
+{
+	lbr_test_exit_inside((long)data);
+	complete(&lbr_test_exited);
+	return 0;
+}
+
 /*
  * The results go to a sink: without a use, the compiler may find the
  * functions pure and drop the calls.
@@ -104,6 +148,25 @@ static void call_sleep(long v)
 	WRITE_ONCE(lbr_test_sink, lbr_test_sleep(v));
 }
 
+static void call_wait(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_wait(v));
+}
+
+/*
+ * The thread completes from kernel text on its way out, so this module's
+ * text is not needed once the wait is over.
+ */
+static void call_kexit(long v)
+{
+	struct task_struct *k;
+
+	reinit_completion(&lbr_test_exited);
+	k = kthread_run(lbr_test_kthread, (void *)v, "lbr_test_kexit");
+	if (!IS_ERR(k))
+		wait_for_completion(&lbr_test_exited);
+}
+
 static const struct {
 	const char *name;
 	void (*call)(long v);
@@ -113,6 +176,8 @@ static const struct {
 	{ "ptr", call_ptr },
 	{ "bool", call_bool },
 	{ "sleep", call_sleep },
+	{ "wait", call_wait },
+	{ "kexit", call_kexit },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,

@@ -14,5 +14,7 @@ long lbr_test_long(long v);
 void *lbr_test_ptr(long v);
 bool lbr_test_bool(long v);
 int lbr_test_sleep(long ms);
+int lbr_test_wait(long ms);
+int lbr_test_exit_inside(long v);
 
 #endif

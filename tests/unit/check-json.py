@@ -49,6 +49,8 @@ TARGET = {
     "id": INT, "name": STR, "func_addr": HEX,
     "ret_type": ("int", "long", "ptr", "bool", "unknown"), "hits": INT,
     "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
+    "hook": ("kretprobe", "fexit"), "nr_args": INT,
+    "recursion": INT, "inflight": INT,
 }
 
 

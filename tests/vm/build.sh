@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build everything the guest needs for kernel KVER into build/KVER/:
-# lbr_snap.ko, the test target module, lbr-snap and the static test binaries.
+# lbr_snap.ko, lbr_snap_fexit.ko, the test target module, lbr-snap and the static test binaries.
 # Usage: tests/vm/build.sh [KVER]      (prints the output directory)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -38,9 +38,11 @@ build_module() {	# $1 = source dir in the repo, $2 = copy dir
 if [ -n "$host" ]; then
 	build_module . "$out/mod" "Kbuild src include"
 	build_module tests/target "$out/target" "Kbuild lbr_snap_test_target.c lbr_snap_test_target.h"
-	cp "$out/mod/lbr_snap.ko" "$out/target/lbr_snap_test_target.ko" "$out/"
+	cp "$out/mod/lbr_snap.ko" "$out/mod/lbr_snap_fexit.ko" \
+		"$out/target/lbr_snap_test_target.ko" "$out/"
 	# Every build, the debug kernel's (KASAN instrumentation) included.
-	"$LBR_TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" >&2 ||
+	"$LBR_TOP/tests/check-freeze-first.sh" "$out/lbr_snap.ko" \
+		"$out/lbr_snap_fexit.ko" >&2 ||
 		die "$kver: the freeze is not first (tests/freeze-first/check.py)"
 else
 	# A kernel from tests/vm/kernel.sh: build in its release's chroot.
@@ -51,7 +53,8 @@ else
 	if grep -E 'warning:|error:' "$m/out/lbr_snap.log" "$m/out/target.log" >&2; then
 		die "module build for $kver has warnings"
 	fi
-	cp "$m/out/lbr_snap.ko" "$m/out/lbr_snap_test_target.ko" "$out/"
+	cp "$m/out/lbr_snap.ko" "$m/out/lbr_snap_fexit.ko" \
+		"$m/out/lbr_snap_test_target.ko" "$out/"
 fi
 
 make -s -C "$LBR_TOP/tools" >&2

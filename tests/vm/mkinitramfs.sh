@@ -23,7 +23,8 @@ chmod 755 "$root/init"
 
 mods=$root/lib/modules/$kver
 kmods=$(lbr_kernel_root "$kver")/lib/modules/$kver
-cp "$bin/lbr_snap.ko" "$bin/lbr_snap_test_target.ko" "$mods/extra/"
+cp "$bin/lbr_snap.ko" "$bin/lbr_snap_fexit.ko" "$bin/lbr_snap_test_target.ko" \
+	"$mods/extra/"
 # msr.ko lets tests and the lab proofs read MSRs from user space.
 # Staged uncompressed: busybox's modprobe may not read .ko.xz (7.x) or .zst.
 msr=$(find "$kmods/kernel/arch/x86/kernel" -name 'msr.ko*' | head -n1)
@@ -44,7 +45,8 @@ for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test; do
 done
 cp -r "$LBR_TOP/tests/guest/." "$root/usr/share/lbr_snap/" 2>/dev/null || true
 cp -r "$LBR_TOP/dist" "$root/usr/share/lbr_snap/dist"
-cp "$bin/lbr_snap_test_target.ko" "$bin/lbr_snap.ko" "$root/usr/share/lbr_snap/"
+cp "$bin/lbr_snap_test_target.ko" "$bin/lbr_snap.ko" "$bin/lbr_snap_fexit.ko" \
+	"$root/usr/share/lbr_snap/"
 
 cat >"$root/etc/passwd" <<'PW'
 root:x:0:0:root:/root:/bin/sh

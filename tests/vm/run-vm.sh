@@ -29,7 +29,8 @@ done
 
 lbr_install_deps
 kver=${kver:-$(lbr_guest_kver)}
-if [ -n "${LBR_PREBUILT:-}" ] && [ -f "$LBR_BUILD/$kver/lbr_snap.ko" ]; then
+if [ -n "${LBR_PREBUILT:-}" ] && [ -f "$LBR_BUILD/$kver/lbr_snap.ko" ] &&
+   [ -f "$LBR_BUILD/$kver/lbr_snap_fexit.ko" ]; then
 	bin=$LBR_BUILD/$kver
 else
 	bin=$("$LBR_TOP/tests/vm/build.sh" "$kver")

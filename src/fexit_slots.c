@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap_fexit: the fexit trampolines (fexit_tramp.S) and their slots.
+ *
+ * A module of its own because of what a trampoline's text must outlive.
+ * A task may sleep inside a traced function for as long as it likes (an
+ * open of a FIFO, a pipe read) and then return into the trampoline; until
+ * it has, the trampoline may not go away.  A module's exit cannot refuse to
+ * run and must not wait without bound, so lbr_snap, which holds everything
+ * else, keeps no trampoline: it can always unload at once.  This module
+ * takes a reference on itself while a slot given back still has calls in
+ * flight, so rmmod of it says "in use" until they return, and it never
+ * waits for them.  The same as a BPF trampoline image, which outlives its
+ * program until the last call through it returns (bpf_tramp_image_put() in
+ * kernel/bpf/trampoline.c).
+ *
+ * Calls in flight are counted per CPU and per slot (in at the trampoline's
+ * entry, out after the capture), summed only when a slot drains: no shared
+ * cache line on the way through.  A call may enter on one CPU and leave on
+ * another; only the sum means anything.
+ */
+#include <linux/bitmap.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+
+#include "compat.h"
+#include "fexit_slots.h"
+#include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
+
+#define pr_fmt_slot(fmt)	"slot %u (%ps): " fmt
+
+struct lbr_fexit_slot {
+	struct lbr_direct direct;
+	void *data;			/* the client's, for its callbacks */
+	unsigned long put_at;		/* jiffies when given back */
+	bool told;			/* said it is still draining */
+};
+
+struct lbr_fexit_calls {
+	long n[LBR_FEXIT_SLOTS];
+};
+
+/*
+ * Slot state changes under lbr_fexit_lock.  A slot is "used" from
+ * lbr_fexit_slot_get() until it has drained, or for good if ftrace would
+ * not remove its direct call ("lost").  An "orphan" is a slot whose client
+ * has gone: its late calls restore LBR and record nothing.
+ */
+static DEFINE_MUTEX(lbr_fexit_lock);
+static struct lbr_fexit_slot lbr_fexit_slots[LBR_FEXIT_SLOTS];
+static DECLARE_BITMAP(lbr_fexit_used, LBR_FEXIT_SLOTS);
+static DECLARE_BITMAP(lbr_fexit_draining, LBR_FEXIT_SLOTS);
+static DECLARE_BITMAP(lbr_fexit_synced, LBR_FEXIT_SLOTS);
+static DECLARE_BITMAP(lbr_fexit_lost, LBR_FEXIT_SLOTS);
+static DECLARE_BITMAP(lbr_fexit_orphan, LBR_FEXIT_SLOTS);
+static bool lbr_fexit_pinned;		/* our reference on ourselves */
+static const struct lbr_fexit_client *lbr_fexit_client;
+
+static DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+
+static void lbr_fexit_drain(struct work_struct *work);
+static DECLARE_DELAYED_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
+
+u32 lbr_fexit_ctl_msr __read_mostly;
+u64 lbr_fexit_keep __read_mostly = ~0ULL;
+
+static unsigned long lbr_fexit_ret_site(unsigned int kind, unsigned int slot)
+{
+	return lbr_fexit_tramps[kind][slot] + lbr_fexit_ret_offs[kind][slot];
+}
+
+/* Called by a trampoline before the traced function runs. */
+void notrace lbr_fexit_enter(unsigned int slot)
+{
+	this_cpu_inc(lbr_fexit_calls.n[slot]);
+}
+NOKPROBE_SYMBOL(lbr_fexit_enter);
+
+/*
+ * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl is
+ * the control MSR before the freeze.  Without a client the freeze is
+ * undone here.
+ */
+void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
+				unsigned long caller, u64 ctl)
+{
+	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
+
+	if (c && !test_bit(slot, lbr_fexit_orphan))
+		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
+			   lbr_fexit_ret_site(0, slot));
+	else
+		lbr_wrmsr(READ_ONCE(lbr_fexit_ctl_msr), ctl);
+	this_cpu_dec(lbr_fexit_calls.n[slot]);
+}
+NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
+
+/* Called by a "nolbr" trampoline (the "none" backend), interrupts off. */
+void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
+				  unsigned long caller)
+{
+	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
+
+	if (c && !test_bit(slot, lbr_fexit_orphan))
+		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0);
+	this_cpu_dec(lbr_fexit_calls.n[slot]);
+}
+NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);
+
+/**
+ * lbr_fexit_slot_inflight - calls inside @slot's function right now
+ * @slot: a slot
+ */
+long lbr_fexit_slot_inflight(unsigned int slot)
+{
+	long sum = 0;
+	int cpu;
+
+	if (slot >= LBR_FEXIT_SLOTS)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]);
+	return sum;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_inflight);
+
+/**
+ * lbr_fexit_register - become the client of the trampolines
+ * @client: its callbacks and the freeze; must stay valid until
+ *	lbr_fexit_unregister()
+ *
+ * Return: 0, or -EBUSY if another client has them.
+ */
+int lbr_fexit_register(const struct lbr_fexit_client *client)
+{
+	int ret = 0;
+
+	mutex_lock(&lbr_fexit_lock);
+	if (lbr_fexit_client) {
+		ret = -EBUSY;
+	} else {
+		WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
+		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0ULL);
+		WRITE_ONCE(lbr_fexit_client, client);
+	}
+	mutex_unlock(&lbr_fexit_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_register);
+
+/**
+ * lbr_fexit_unregister - stop calling the client
+ *
+ * The client has given back every slot it got.  When this returns, no
+ * callback of the client runs or will run: calls still inside functions
+ * of slots that are draining, or lost, find no client when they return,
+ * and their freeze keeps every bit.  Waits for a grace period, never for
+ * a traced function.
+ */
+void lbr_fexit_unregister(void)
+{
+	mutex_lock(&lbr_fexit_lock);
+	bitmap_or(lbr_fexit_orphan, lbr_fexit_orphan, lbr_fexit_used,
+		  LBR_FEXIT_SLOTS);
+	WRITE_ONCE(lbr_fexit_keep, ~0ULL);
+	WRITE_ONCE(lbr_fexit_client, NULL);
+	mutex_unlock(&lbr_fexit_lock);
+	/*
+	 * Every callback runs with interrupts off, from the freeze on: an RCU
+	 * grace period waits for those that began before; RCU Tasks Rude for
+	 * any that run where RCU is not watching.
+	 */
+	synchronize_rcu();
+	lbr_synchronize_rcu_tasks_rude();
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
+
+/**
+ * lbr_fexit_slot_get - hook the function at @ip with a trampoline
+ * @ip: the function's address (ftrace maps it to its fentry site)
+ * @data: given back to the client's callbacks for this slot
+ *
+ * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
+ * ones are still draining, or what ftrace said.
+ */
+int lbr_fexit_slot_get(unsigned long ip, void *data)
+{
+	struct lbr_fexit_slot *s;
+	unsigned int slot;
+	int ret;
+
+	if (!LBR_HAVE_DIRECT_CALLS)
+		return -EOPNOTSUPP;
+	mutex_lock(&lbr_fexit_lock);
+	if (!lbr_fexit_client) {
+		ret = -ENODEV;
+		goto out;
+	}
+	slot = find_first_zero_bit(lbr_fexit_used, LBR_FEXIT_SLOTS);
+	if (slot >= LBR_FEXIT_SLOTS) {
+		ret = bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS) ?
+		      -ENOSPC : -EBUSY;
+		goto out;
+	}
+	s = &lbr_fexit_slots[slot];
+	s->data = data;
+	s->direct.ip = ip;
+	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
+	ret = lbr_direct_attach(&s->direct);
+	if (ret)
+		goto out;
+	__set_bit(slot, lbr_fexit_used);
+	ret = slot;
+out:
+	mutex_unlock(&lbr_fexit_lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_get);
+
+/**
+ * lbr_fexit_slot_put - unhook @slot's function
+ * @slot: from lbr_fexit_slot_get()
+ *
+ * Returns at once.  The client's ->released() runs once the last call
+ * through the trampoline is over; until then this module holds itself.
+ * If ftrace will not remove the direct call, the slot is never reused and
+ * the module never unloads: its call site may still reach the trampoline.
+ */
+void lbr_fexit_slot_put(unsigned int slot)
+{
+	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+	int ret;
+
+	mutex_lock(&lbr_fexit_lock);
+	if (WARN_ON_ONCE(!test_bit(slot, lbr_fexit_used) ||
+			 test_bit(slot, lbr_fexit_draining) ||
+			 test_bit(slot, lbr_fexit_lost)))
+		goto out;
+	ret = lbr_direct_detach(&s->direct);
+	if (ret) {
+		pr_warn(pr_fmt_slot("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
+			slot, (void *)s->direct.ip, ret);
+		__set_bit(slot, lbr_fexit_lost);
+		__module_get(THIS_MODULE);
+		goto out;
+	}
+	__set_bit(slot, lbr_fexit_draining);
+	s->put_at = jiffies;
+	s->told = false;
+	if (!lbr_fexit_pinned) {
+		__module_get(THIS_MODULE);
+		lbr_fexit_pinned = true;
+	}
+	mod_delayed_work(system_long_wq, &lbr_fexit_drain_work, 0);
+out:
+	mutex_unlock(&lbr_fexit_lock);
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_put);
+
+/*
+ * Give back the slots that have drained.  A slot's trampoline, and the
+ * client's data for it, must outlive every call in flight:
+ * 1. (lbr_fexit_slot_put()) remove the direct call: no new call enters;
+ * 2. RCU Tasks: every task between the fentry call and the count in has
+ *    passed it (a preempted task does not end the grace period, a
+ *    voluntary switch does); RCU Tasks Rude for the idle tasks and code
+ *    where RCU is not watching, which RCU Tasks does not wait for;
+ * 3. the sum of the counts is zero: nobody is inside;
+ * 4. RCU Tasks (and Rude) again for the instructions after the count out.
+ * Step 3 is polled, never waited for: a call may never return.
+ */
+static void lbr_fexit_drain(struct work_struct *work)
+{
+	DECLARE_BITMAP(fresh, LBR_FEXIT_SLOTS);
+	DECLARE_BITMAP(done, LBR_FEXIT_SLOTS);
+	const struct lbr_fexit_client *c;
+	unsigned int slot;
+	long left;
+
+	mutex_lock(&lbr_fexit_lock);
+	bitmap_andnot(fresh, lbr_fexit_draining, lbr_fexit_synced,
+		      LBR_FEXIT_SLOTS);
+	mutex_unlock(&lbr_fexit_lock);
+	if (!bitmap_empty(fresh, LBR_FEXIT_SLOTS)) {
+		synchronize_rcu_tasks();
+		lbr_synchronize_rcu_tasks_rude();
+		mutex_lock(&lbr_fexit_lock);
+		bitmap_or(lbr_fexit_synced, lbr_fexit_synced, fresh,
+			  LBR_FEXIT_SLOTS);
+		mutex_unlock(&lbr_fexit_lock);
+	}
+
+	bitmap_zero(done, LBR_FEXIT_SLOTS);
+	mutex_lock(&lbr_fexit_lock);
+	for_each_set_bit(slot, lbr_fexit_synced, LBR_FEXIT_SLOTS) {
+		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+
+		left = lbr_fexit_slot_inflight(slot);
+		if (!left) {
+			__set_bit(slot, done);
+		} else if (!s->told && time_after(jiffies, s->put_at + HZ)) {
+			pr_info(pr_fmt_slot("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
+				slot, (void *)s->direct.ip, left);
+			s->told = true;
+		}
+	}
+	mutex_unlock(&lbr_fexit_lock);
+
+	if (!bitmap_empty(done, LBR_FEXIT_SLOTS)) {
+		synchronize_rcu_tasks();
+		lbr_synchronize_rcu_tasks_rude();
+	}
+
+	mutex_lock(&lbr_fexit_lock);
+	c = lbr_fexit_client;
+	for_each_set_bit(slot, done, LBR_FEXIT_SLOTS) {
+		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+
+		if (s->told)
+			pr_info(pr_fmt_slot("the last call has returned\n"),
+				slot, (void *)s->direct.ip);
+		if (c && !test_bit(slot, lbr_fexit_orphan) && c->released)
+			c->released(s->data);
+		s->data = NULL;
+		__clear_bit(slot, lbr_fexit_synced);
+		__clear_bit(slot, lbr_fexit_draining);
+		__clear_bit(slot, lbr_fexit_orphan);
+		__clear_bit(slot, lbr_fexit_used);
+	}
+	if (!bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS)) {
+		queue_delayed_work(system_long_wq, &lbr_fexit_drain_work,
+				   msecs_to_jiffies(100));
+	} else if (lbr_fexit_pinned) {
+		lbr_fexit_pinned = false;
+		module_put(THIS_MODULE);
+	}
+	mutex_unlock(&lbr_fexit_lock);
+}
+
+/*
+ * A task that exits inside a traced function (a kthread calling
+ * kthread_exit(), anything calling do_exit()) never comes back through the
+ * trampoline to count its call out, and the slot would never drain.  When
+ * a task exits, count out every call its stack shows inside a traced
+ * function: a frame returning to a trampoline's return site.  The stack is
+ * the task's own and still whole, so the unwinder sees every such frame,
+ * and only calls still inside have one.  (An oops inside a traced function
+ * rewinds the stack before do_exit(): that call stays counted, and this
+ * module stays loaded.)
+ */
+#define LBR_FEXIT_EXIT_DEPTH	64
+
+static unsigned long lbr_fexit_text_lo, lbr_fexit_text_hi;
+static struct tracepoint *lbr_fexit_tp_exit;
+
+static int lbr_fexit_slot_of(unsigned long ret)
+{
+	unsigned int kind, slot;
+
+	if (ret < lbr_fexit_text_lo || ret > lbr_fexit_text_hi)
+		return -1;
+	for (kind = 0; kind < 2; kind++)
+		for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++)
+			if (ret == lbr_fexit_ret_site(kind, slot))
+				return slot;
+	return -1;
+}
+
+static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
+{
+	unsigned long entries[LBR_FEXIT_EXIT_DEPTH];
+	unsigned int n, i;
+	int slot;
+
+	if (p != current || bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
+		return;
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		slot = lbr_fexit_slot_of(entries[i]);
+		if (slot >= 0)
+			this_cpu_dec(lbr_fexit_calls.n[slot]);
+	}
+}
+
+static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		lbr_fexit_tp_exit = tp;
+}
+
+static int __init lbr_fexit_init(void)
+{
+	unsigned int kind, slot;
+	int ret;
+
+	lbr_fexit_text_lo = ULONG_MAX;
+	for (kind = 0; kind < 2; kind++) {
+		for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
+			unsigned long r = lbr_fexit_ret_site(kind, slot);
+
+			lbr_fexit_text_lo = min(lbr_fexit_text_lo, r);
+			lbr_fexit_text_hi = max(lbr_fexit_text_hi, r);
+		}
+	}
+	for_each_kernel_tracepoint(lbr_fexit_find_tp, NULL);
+	if (!lbr_fexit_tp_exit) {
+		pr_err("no sched_process_exit tracepoint: a task exiting inside a traced function could not be counted out\n");
+		return -ENOENT;
+	}
+	ret = tracepoint_probe_register(lbr_fexit_tp_exit, lbr_fexit_task_exit,
+					NULL);
+	if (ret)
+		pr_err("sched_process_exit: cannot probe it (%d)\n", ret);
+	return ret;
+}
+
+/*
+ * Runs only when nothing holds the module: no client (lbr_snap depends on
+ * us) and no slot draining or lost (we hold ourselves then).
+ */
+static void __exit lbr_fexit_exit(void)
+{
+	tracepoint_probe_unregister(lbr_fexit_tp_exit, lbr_fexit_task_exit,
+				    NULL);
+	tracepoint_synchronize_unregister();
+	cancel_delayed_work_sync(&lbr_fexit_drain_work);
+}
+
+module_init(lbr_fexit_init);
+module_exit(lbr_fexit_exit);
+
+MODULE_AUTHOR("lbr_snap developers");
+MODULE_DESCRIPTION("lbr_snap's fexit trampolines, kept while a call is inside a traced function");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(LBR_SNAP_VERSION);

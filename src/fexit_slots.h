@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lbr_snap_fexit: the fexit trampolines and their slots, a module of their
+ * own (fexit_slots.c says why), and what lbr_snap uses of it.
+ */
+#ifndef LBR_SNAP_FEXIT_SLOTS_H
+#define LBR_SNAP_FEXIT_SLOTS_H
+
+/*
+ * One trampoline per slot: as many as targets= accepts.  fexit_tramp.S
+ * lists the slot numbers and checks it made this many.
+ */
+#define LBR_FEXIT_SLOTS		64
+
+#ifndef __ASSEMBLY__
+#include <linux/types.h>
+
+/**
+ * struct lbr_fexit_client - what lbr_snap gives lbr_snap_fexit
+ * @capture: the traced function of the slot got with @data returned @ax
+ *	to @caller.  Called with interrupts off; with LBR frozen if @freeze,
+ *	@ctl being the control MSR before the freeze, which @capture writes
+ *	back.  @ret_site is the instruction the function returned to.
+ * @released: the slot got with @data, given back with lbr_fexit_slot_put(),
+ *	has no call in flight any more and will not call @capture again.
+ *	Process context, under lbr_snap_fexit's lock: may not call it.
+ * @ctl_msr: the LBR control MSR the trampolines freeze
+ * @keep: the bits of @ctl_msr the freeze keeps
+ * @freeze: false for the "none" backend: trampolines that do not freeze
+ */
+struct lbr_fexit_client {
+	void (*capture)(void *data, unsigned long ax, unsigned long caller,
+			u64 ctl, unsigned long ret_site);
+	void (*released)(void *data);
+	u32 ctl_msr;
+	u64 keep;
+	bool freeze;
+};
+
+int lbr_fexit_register(const struct lbr_fexit_client *client);
+void lbr_fexit_unregister(void);
+int lbr_fexit_slot_get(unsigned long ip, void *data);
+void lbr_fexit_slot_put(unsigned int slot);
+long lbr_fexit_slot_inflight(unsigned int slot);
+
+/* fexit_tramp.S: [0] freezes LBR, [1] does not. */
+extern const unsigned long lbr_fexit_tramps[2][LBR_FEXIT_SLOTS];
+/* Offset from a trampoline to the instruction the traced function returns to. */
+extern const u32 lbr_fexit_ret_offs[2][LBR_FEXIT_SLOTS];
+
+/* The freeze the trampolines do: clear ~@lbr_fexit_keep bits of @lbr_fexit_ctl_msr. */
+extern u32 lbr_fexit_ctl_msr;
+extern u64 lbr_fexit_keep;
+
+/* Called by the trampolines (fexit_tramp.S). */
+void lbr_fexit_enter(unsigned int slot);
+void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
+			unsigned long caller, u64 ctl);
+void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
+			  unsigned long caller);
+#endif
+
+#endif /* LBR_SNAP_FEXIT_SLOTS_H */
