@@ -17,9 +17,6 @@
 #include "lbr_snap.h"
 #include "fexit_slots.h"
 
-/* Arguments beyond six travel on the stack, which the trampoline moves. */
-#define LBR_FEXIT_MAX_ARGS	6
-
 static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
 
 /*
@@ -116,11 +113,11 @@ static bool lbr_fexit_never_returns(const char *name)
 
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
- * @t: a resolved target; t->nargs says how many arguments it takes
+ * @t: a resolved target
  *
- * The trampoline calls the function with the registers it was called with,
- * so it must know that no argument is on the stack: the count comes from
- * the user ("sym/N") or from BTF through lbr-snap.
+ * The trampoline passes the function its arguments as they came, stack
+ * ones too (fexit_tramp.S), so the count the user gave ("sym/N") is not
+ * needed, and not trusted.
  */
 int lbr_fexit_attach(struct lbr_target *t)
 {
@@ -135,16 +132,6 @@ int lbr_fexit_attach(struct lbr_target *t)
 		pr_err("target '%s': fexit: the function never returns, a call would stay inside for good\n",
 		       t->name);
 		return -EINVAL;
-	}
-	if (t->nargs < 0) {
-		pr_err("target '%s': fexit needs the argument count: %s/N, or add it with lbr-snap, which reads BTF\n",
-		       t->name, t->name);
-		return -EINVAL;
-	}
-	if (t->nargs > LBR_FEXIT_MAX_ARGS) {
-		pr_err("target '%s': fexit: %d arguments, some on the stack\n",
-		       t->name, t->nargs);
-		return -EOPNOTSUPP;
 	}
 	/* ftrace maps sym+0 to its fentry site. */
 	ret = lbr_fexit_slot_get(t->start, t);

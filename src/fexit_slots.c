@@ -29,6 +29,7 @@
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
@@ -77,9 +78,45 @@ static unsigned long lbr_fexit_ret_site(unsigned int kind, unsigned int slot)
 	return lbr_fexit_tramps[kind][slot] + lbr_fexit_ret_offs[kind][slot];
 }
 
-/* Called by a trampoline before the traced function runs. */
-void notrace lbr_fexit_enter(unsigned int slot)
+/*
+ * How many of the LBR_FEXIT_STACK_WORDS words from @args can be read: on
+ * the task's stack, up to its top; on another (an interrupt's), as far as
+ * it is mapped.  The traced function reads no further than its caller
+ * wrote, so what cannot be read is not its arguments.
+ */
+static unsigned int notrace lbr_fexit_args_room(const unsigned long *args)
 {
+	unsigned long a = (unsigned long)args;
+	unsigned long stack = (unsigned long)task_stack_page(current);
+	unsigned long word;
+
+	if (a >= stack && a < stack + THREAD_SIZE)
+		return min_t(unsigned long, LBR_FEXIT_STACK_WORDS,
+			     (stack + THREAD_SIZE - a) / sizeof(long));
+	if (!copy_from_kernel_nofault(&word, args + LBR_FEXIT_STACK_WORDS - 1,
+				      sizeof(word)))
+		return LBR_FEXIT_STACK_WORDS;
+	/* The window crosses into an unmapped page: stop at its start. */
+	return min_t(unsigned long, LBR_FEXIT_STACK_WORDS,
+		     (PAGE_ALIGN(a + 1) - a) / sizeof(long));
+}
+
+/*
+ * Called by a trampoline before the traced function runs: count the call
+ * in and copy the caller's stack arguments from @args to @copy.  The
+ * words above the caller's return address are the caller's frame beyond
+ * the arguments too, redzones on a KASAN kernel: READ_ONCE_NOCHECK().
+ */
+void notrace __no_sanitize_address
+lbr_fexit_enter(unsigned int slot, const unsigned long *args,
+		unsigned long *copy)
+{
+	unsigned int i, n = lbr_fexit_args_room(args);
+
+	for (i = 0; i < n; i++)
+		copy[i] = READ_ONCE_NOCHECK(args[i]);
+	for (; i < LBR_FEXIT_STACK_WORDS; i++)
+		copy[i] = 0;
 	this_cpu_inc(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_enter);

@@ -12,6 +12,14 @@
  */
 #define LBR_FEXIT_SLOTS		64
 
+/*
+ * The words of the caller's stack the trampoline passes on to the traced
+ * function: its stack arguments, whatever the function is, up to this
+ * many (fexit_tramp.S).  128 bytes: seven 8-byte arguments past the six
+ * in registers and a 72-byte struct by value, say.
+ */
+#define LBR_FEXIT_STACK_WORDS	16
+
 #ifndef __ASSEMBLY__
 #include <linux/types.h>
 
@@ -53,7 +61,8 @@ extern u32 lbr_fexit_ctl_msr;
 extern u64 lbr_fexit_keep;
 
 /* Called by the trampolines (fexit_tramp.S). */
-void lbr_fexit_enter(unsigned int slot);
+void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
+		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 			unsigned long caller, u64 ctl);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,

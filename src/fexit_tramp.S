@@ -11,8 +11,12 @@
  * into its caller.  The trampoline counts the call in (lbr_fexit_enter(),
  * the argument registers saved around it, as the BPF trampoline does
  * around __bpf_tramp_enter()), then calls the rest of the function with
- * the argument registers as they came, so only functions whose arguments
- * all travel in registers may be attached (fexit_hook.c checks).
+ * the argument registers as they came and, above its return address, a
+ * copy of the words the caller left above its own: the function finds
+ * its stack arguments (beyond six, or structs by value) where it would
+ * without the trampoline, whatever it is and whatever the user said of
+ * its arguments.  The BPF trampoline copies them the same way, knowing
+ * their size from BTF; this one copies LBR_FEXIT_STACK_WORDS.
  *
  * The instruction the function returns to turns interrupts off and then
  * freezes LBR with RDMSR/AND/WRMSR, with no branch in between: the
@@ -47,7 +51,9 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	CALL_DEPTH_ACCOUNT
 	pushq	%rbp
 	movq	%rsp, %rbp
-	/* Count the call in, keeping the traced function's arguments. */
+	/* Room for the caller's stack arguments, just above .Lret's slot. */
+	subq	$8 * LBR_FEXIT_STACK_WORDS, %rsp
+	/* Count the call in and copy them, keeping the register arguments. */
 	pushq	%rdi
 	pushq	%rsi
 	pushq	%rdx
@@ -56,6 +62,8 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	pushq	%r9
 	pushq	%rax		/* vector registers used, for varargs */
 	movl	$\n, %edi
+	leaq	24(%rbp), %rsi		/* above the caller's return address */
+	leaq	-8 * LBR_FEXIT_STACK_WORDS(%rbp), %rdx
 	call	lbr_fexit_enter
 	popq	%rax
 	popq	%r9
@@ -68,8 +76,9 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	call	lbr_fexit_call_rest
 .Lret_\kind\()_\n:
 	/*
-	 * Back from the traced function: %rax and %rdx hold its value.
-	 * Interrupts off, then the freeze: no branch before the WRMSR.
+	 * Back from the traced function: %rax and %rdx hold its value, and
+	 * %rsp points at the copy.  Interrupts off, then the freeze: no
+	 * branch before the WRMSR.
 	 */
 	pushfq
 	cli
@@ -99,7 +108,7 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	popq	%rdx
 	popq	%rax
 	popfq
-	leave
+	leave				/* the copy goes too */
 	/* Drop the return into the traced function: back to its caller. */
 	addq	$8, %rsp
 	UNWIND_HINT_FUNC

@@ -17,6 +17,15 @@
  *   kexit lbr_test_exit_inside(long)  called by a new kthread, which exits
  *                                 inside it when VALUE is not 0 (the write
  *                                 returns once it has)
+ *   notrace lbr_test_notrace(long)  returns VALUE; no fentry, so ftrace
+ *                                 (and fexit) cannot hook it, kprobes can
+ *   args8 lbr_test_args8(8 longs) two arguments on the stack; returns a sum
+ *                                 weighted by position, VALUE + i for the
+ *                                 i-th argument
+ *   big   lbr_test_struct(long, struct lbr_test_big, long)  a 40-byte
+ *                                 struct by value, on the stack; the same
+ * The write fails with EIO when args8 or big did not get their arguments
+ * as passed, or returned something else than it should.
  * so a test knows exactly how many returns it caused and with what value.
  */
 #include <linux/completion.h>
@@ -89,6 +98,29 @@ noinline int lbr_test_wait(long ms)
 	return 0;
 }
 
+noinline notrace long lbr_test_notrace(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return v;
+}
+
+noinline long lbr_test_args8(long a1, long a2, long a3, long a4, long a5,
+			    long a6, long a7, long a8)
+{
+	return a1 + 2 * a2 + 3 * a3 + 4 * a4 + 5 * a5 + 6 * a6 + 7 * a7 +
+	       8 * a8;
+}
+
+noinline long lbr_test_struct(long x, struct lbr_test_big b, long y)
+{
+	long sum = x + 7 * y;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		sum += (i + 2) * b.a[i];
+	return sum;
+}
+
 /*
  * kthread_complete_and_exit() replaced complete_and_exit() in 5.17
  * (commit "exit: Rename complete_and_exit to kthread_complete_and_exit").
@@ -148,6 +180,45 @@ static void call_sleep(long v)
 	WRITE_ONCE(lbr_test_sink, lbr_test_sleep(v));
 }
 
+/* A call that did not get what was passed: the write fails with EIO. */
+static bool lbr_test_wrong;
+
+/* The weighted sum of v + 1, ..., v + n: what both functions return. */
+static long lbr_test_expect(long v, int n)
+{
+	long sum = 0;
+	int i;
+
+	for (i = 1; i <= n; i++)
+		sum += i * (v + i);
+	return sum;
+}
+
+static void call_args8(long v)
+{
+	long r = lbr_test_args8(v + 1, v + 2, v + 3, v + 4, v + 5, v + 6,
+				v + 7, v + 8);
+
+	WRITE_ONCE(lbr_test_sink, r);
+	if (r != lbr_test_expect(v, 8))
+		lbr_test_wrong = true;
+}
+
+static void call_big(long v)
+{
+	struct lbr_test_big b = { { v + 2, v + 3, v + 4, v + 5, v + 6 } };
+	long r = lbr_test_struct(v + 1, b, v + 7);
+
+	WRITE_ONCE(lbr_test_sink, r);
+	if (r != lbr_test_expect(v, 7))
+		lbr_test_wrong = true;
+}
+
+static void call_notrace(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_notrace(v));
+}
+
 static void call_wait(long v)
 {
 	WRITE_ONCE(lbr_test_sink, lbr_test_wait(v));
@@ -178,6 +249,9 @@ static const struct {
 	{ "sleep", call_sleep },
 	{ "wait", call_wait },
 	{ "kexit", call_kexit },
+	{ "notrace", call_notrace },
+	{ "args8", call_args8 },
+	{ "big", call_big },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
@@ -202,11 +276,12 @@ static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
 	if (f == ARRAY_SIZE(lbr_test_fns))
 		return -EINVAL;
 
+	lbr_test_wrong = false;
 	for (i = 0; i < count; i++) {
 		lbr_test_fns[f].call(v);
 		cond_resched();
 	}
-	return len;
+	return lbr_test_wrong ? -EIO : len;
 }
 
 static const struct file_operations lbr_test_fops = {

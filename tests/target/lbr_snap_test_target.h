@@ -17,4 +17,14 @@ int lbr_test_sleep(long ms);
 int lbr_test_wait(long ms);
 int lbr_test_exit_inside(long v);
 
+/* 40 bytes: passed by value on the stack. */
+struct lbr_test_big {
+	long a[5];
+};
+
+long lbr_test_notrace(long v);
+long lbr_test_args8(long a1, long a2, long a3, long a4, long a5, long a6,
+		    long a7, long a8);
+long lbr_test_struct(long x, struct lbr_test_big b, long y);
+
 #endif
