@@ -159,14 +159,15 @@ struct lbr_snap_target_stats {
 	__u64 hits;		/* returns seen by the handler */
 	__u64 captured;		/* records written to the ring buffer */
 	__u64 filtered;		/* returns the capture mode did not want */
-	__u64 dropped;		/* wanted but lost: buffer full or nested */
+	__u64 dropped;		/* wanted but lost: the buffer was full */
 	__u64 missed;		/* returns kretprobes could not probe */
 	/* Only when lbr_snap_stats.entry_size covers them: */
 	__u32 hook;		/* enum lbr_snap_hook */
 	__s32 nr_args;		/* register arguments (sym/N), -1 unknown */
 	__u64 recursion;	/* returns inside lbr_snap's own capture
-				 * (the target is on its path): counted,
-				 * not recorded
+				 * (the target is on its path, or returned
+				 * in an NMI that came during one):
+				 * counted, not recorded
 				 */
 	__s64 inflight;		/* fexit: calls inside the function now */
 };

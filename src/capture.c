@@ -41,7 +41,8 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  * capture path reaches (a clocksource read, the ring buffer, irq_work) and
  * that the denylist of targets.c missed would enter the capture again from
  * inside it: the nested return is counted and not recorded.  Interrupts
- * are off in the capture, so only such a call, or an NMI, can nest.
+ * are off in the capture, so only such a call, or a target returning in
+ * an NMI, can nest.
  */
 static DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
 
@@ -142,7 +143,13 @@ out_unfreeze:
 	return;
 
 out_nested:
-	/* The outer capture unfreezes: this @ctl is its frozen value. */
+	/*
+	 * Before the outer capture unfroze LBR, @ctl is its frozen value and
+	 * writing it changes nothing; after, this return froze LBR again and
+	 * must undo it.
+	 */
+	if (frozen)
+		lbr_hw_unfreeze(ctl);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
 }

@@ -168,8 +168,8 @@ void lbr_fexit_detach(struct lbr_target **ts, unsigned int n)
 	}
 }
 
-/* Calls inside @t's function right now. */
+/* Calls inside @t's function right now (a racy sum: never below 0). */
 long lbr_fexit_inflight(const struct lbr_target *t)
 {
-	return t->slot < 0 ? 0 : lbr_fexit_slot_inflight(t->slot);
+	return t->slot < 0 ? 0 : max(0L, lbr_fexit_slot_inflight(t->slot));
 }

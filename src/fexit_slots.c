@@ -21,6 +21,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/jiffies.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -36,7 +37,7 @@
 #include "fexit_slots.h"
 #include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
 
-#define pr_fmt_slot(fmt)	"slot %u (%ps): " fmt
+#define LBR_SLOT_FMT(fmt)	"slot %u (%ps): " fmt
 
 struct lbr_fexit_slot {
 	struct lbr_direct direct;
@@ -69,6 +70,12 @@ static DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
 
 static void lbr_fexit_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
+static void lbr_fexit_detach_locked(unsigned int slot);
+
+/* The drain polls slots with calls inside, less often the longer it waits. */
+#define LBR_FEXIT_POLL_MIN	msecs_to_jiffies(100)
+#define LBR_FEXIT_POLL_MAX	(5 * HZ)
+static unsigned long lbr_fexit_poll;
 
 u32 lbr_fexit_ctl_msr __read_mostly;
 u64 lbr_fexit_keep __read_mostly = ~0ULL;
@@ -170,6 +177,18 @@ long lbr_fexit_slot_inflight(unsigned int slot)
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_inflight);
 
 /**
+ * lbr_fexit_owns - is @addr in this module (its trampolines, its code)?
+ * @addr: an address
+ *
+ * The client refuses such targets: they are on its capture path.
+ */
+bool lbr_fexit_owns(unsigned long addr)
+{
+	return within_module(addr, THIS_MODULE);
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_owns);
+
+/**
  * lbr_fexit_register - become the client of the trampolines
  * @client: its callbacks and the freeze; must stay valid until
  *	lbr_fexit_unregister()
@@ -183,8 +202,18 @@ int lbr_fexit_register(const struct lbr_fexit_client *client)
 	mutex_lock(&lbr_fexit_lock);
 	if (lbr_fexit_client) {
 		ret = -EBUSY;
+	} else if (client->freeze && client->ctl_msr != lbr_fexit_ctl_msr &&
+		   !bitmap_empty(lbr_fexit_orphan, LBR_FEXIT_SLOTS)) {
+		/* Calls of the last client still freeze the MSR it used. */
+		ret = -EBUSY;
 	} else {
-		WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
+		/*
+		 * A client that does not freeze leaves the MSR as it is: the
+		 * "lbr" trampolines of an earlier one may still return, and
+		 * write it back as they read it (all bits kept).
+		 */
+		if (client->freeze)
+			WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
 		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0ULL);
 		WRITE_ONCE(lbr_fexit_client, client);
 	}
@@ -204,7 +233,19 @@ EXPORT_SYMBOL_GPL(lbr_fexit_register);
  */
 void lbr_fexit_unregister(void)
 {
+	DECLARE_BITMAP(left, LBR_FEXIT_SLOTS);
+	unsigned int slot;
+
 	mutex_lock(&lbr_fexit_lock);
+	/* A slot the client did not give back would call it after this. */
+	bitmap_andnot(left, lbr_fexit_used, lbr_fexit_draining, LBR_FEXIT_SLOTS);
+	bitmap_andnot(left, left, lbr_fexit_lost, LBR_FEXIT_SLOTS);
+	bitmap_andnot(left, left, lbr_fexit_orphan, LBR_FEXIT_SLOTS);
+	for_each_set_bit(slot, left, LBR_FEXIT_SLOTS) {
+		WARN_ONCE(1, "lbr_snap_fexit: a client left slot %u attached\n",
+			  slot);
+		lbr_fexit_detach_locked(slot);
+	}
 	bitmap_or(lbr_fexit_orphan, lbr_fexit_orphan, lbr_fexit_used,
 		  LBR_FEXIT_SLOTS);
 	WRITE_ONCE(lbr_fexit_keep, ~0ULL);
@@ -225,17 +266,22 @@ EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
  * @ip: the function's address (ftrace maps it to its fentry site)
  * @data: given back to the client's callbacks for this slot
  *
+ * When every slot is taken and some are draining, waits for one pass of
+ * the drain (its grace periods, never a traced call) and tries again.
+ *
  * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
- * ones are still draining, or what ftrace said.
+ * ones still have calls inside, or what ftrace said.
  */
 int lbr_fexit_slot_get(unsigned long ip, void *data)
 {
+	bool retried = false;
 	struct lbr_fexit_slot *s;
 	unsigned int slot;
 	int ret;
 
 	if (!LBR_HAVE_DIRECT_CALLS)
 		return -EOPNOTSUPP;
+again:
 	mutex_lock(&lbr_fexit_lock);
 	if (!lbr_fexit_client) {
 		ret = -ENODEV;
@@ -245,22 +291,63 @@ int lbr_fexit_slot_get(unsigned long ip, void *data)
 	if (slot >= LBR_FEXIT_SLOTS) {
 		ret = bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS) ?
 		      -ENOSPC : -EBUSY;
+		if (ret == -EBUSY && !retried) {
+			mutex_unlock(&lbr_fexit_lock);
+			flush_delayed_work(&lbr_fexit_drain_work);
+			retried = true;
+			goto again;
+		}
 		goto out;
 	}
 	s = &lbr_fexit_slots[slot];
 	s->data = data;
 	s->direct.ip = ip;
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
-	ret = lbr_direct_attach(&s->direct);
-	if (ret)
-		goto out;
+	/* Used before the first call can come: the exit probe looks at it. */
 	__set_bit(slot, lbr_fexit_used);
+	ret = lbr_direct_attach(&s->direct);
+	if (ret) {
+		__clear_bit(slot, lbr_fexit_used);
+		s->data = NULL;
+		goto out;
+	}
 	ret = slot;
 out:
 	mutex_unlock(&lbr_fexit_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_get);
+
+/*
+ * Remove @slot's direct call and start its drain; under lbr_fexit_lock.
+ * The module holds itself while a slot drains.  __module_get() is safe:
+ * the caller is lbr_snap, which holds this module through its dependency,
+ * or this module's own client-less path, which runs only while it does.
+ */
+static void lbr_fexit_detach_locked(unsigned int slot)
+{
+	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+	int ret;
+
+	lockdep_assert_held(&lbr_fexit_lock);
+	ret = lbr_direct_detach(&s->direct);
+	if (ret) {
+		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
+			slot, (void *)s->direct.ip, ret);
+		__set_bit(slot, lbr_fexit_lost);
+		__module_get(THIS_MODULE);
+		return;
+	}
+	__set_bit(slot, lbr_fexit_draining);
+	s->put_at = jiffies;
+	s->told = false;
+	if (!lbr_fexit_pinned) {
+		__module_get(THIS_MODULE);
+		lbr_fexit_pinned = true;
+	}
+	lbr_fexit_poll = LBR_FEXIT_POLL_MIN;
+	mod_delayed_work(system_long_wq, &lbr_fexit_drain_work, 0);
+}
 
 /**
  * lbr_fexit_slot_put - unhook @slot's function
@@ -273,31 +360,13 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_get);
  */
 void lbr_fexit_slot_put(unsigned int slot)
 {
-	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
-	int ret;
-
+	if (WARN_ON_ONCE(slot >= LBR_FEXIT_SLOTS))
+		return;
 	mutex_lock(&lbr_fexit_lock);
-	if (WARN_ON_ONCE(!test_bit(slot, lbr_fexit_used) ||
-			 test_bit(slot, lbr_fexit_draining) ||
-			 test_bit(slot, lbr_fexit_lost)))
-		goto out;
-	ret = lbr_direct_detach(&s->direct);
-	if (ret) {
-		pr_warn(pr_fmt_slot("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
-			slot, (void *)s->direct.ip, ret);
-		__set_bit(slot, lbr_fexit_lost);
-		__module_get(THIS_MODULE);
-		goto out;
-	}
-	__set_bit(slot, lbr_fexit_draining);
-	s->put_at = jiffies;
-	s->told = false;
-	if (!lbr_fexit_pinned) {
-		__module_get(THIS_MODULE);
-		lbr_fexit_pinned = true;
-	}
-	mod_delayed_work(system_long_wq, &lbr_fexit_drain_work, 0);
-out:
+	if (!WARN_ON_ONCE(!test_bit(slot, lbr_fexit_used) ||
+			  test_bit(slot, lbr_fexit_draining) ||
+			  test_bit(slot, lbr_fexit_lost)))
+		lbr_fexit_detach_locked(slot);
 	mutex_unlock(&lbr_fexit_lock);
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_put);
@@ -344,7 +413,7 @@ static void lbr_fexit_drain(struct work_struct *work)
 		if (!left) {
 			__set_bit(slot, done);
 		} else if (!s->told && time_after(jiffies, s->put_at + HZ)) {
-			pr_info(pr_fmt_slot("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
+			pr_info(LBR_SLOT_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
 				slot, (void *)s->direct.ip, left);
 			s->told = true;
 		}
@@ -362,7 +431,7 @@ static void lbr_fexit_drain(struct work_struct *work)
 		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
 
 		if (s->told)
-			pr_info(pr_fmt_slot("the last call has returned\n"),
+			pr_info(LBR_SLOT_FMT("the last call has returned\n"),
 				slot, (void *)s->direct.ip);
 		if (c && !test_bit(slot, lbr_fexit_orphan) && c->released)
 			c->released(s->data);
@@ -374,7 +443,8 @@ static void lbr_fexit_drain(struct work_struct *work)
 	}
 	if (!bitmap_empty(lbr_fexit_draining, LBR_FEXIT_SLOTS)) {
 		queue_delayed_work(system_long_wq, &lbr_fexit_drain_work,
-				   msecs_to_jiffies(100));
+				   lbr_fexit_poll);
+		lbr_fexit_poll = min(2 * lbr_fexit_poll, LBR_FEXIT_POLL_MAX);
 	} else if (lbr_fexit_pinned) {
 		lbr_fexit_pinned = false;
 		module_put(THIS_MODULE);
@@ -387,15 +457,21 @@ static void lbr_fexit_drain(struct work_struct *work)
  * kthread_exit(), anything calling do_exit()) never comes back through the
  * trampoline to count its call out, and the slot would never drain.  When
  * a task exits, count out every call its stack shows inside a traced
- * function: a frame returning to a trampoline's return site.  The stack is
- * the task's own and still whole, so the unwinder sees every such frame,
- * and only calls still inside have one.  (An oops inside a traced function
- * rewinds the stack before do_exit(): that call stays counted, and this
- * module stays loaded.)
+ * function: a frame returning to a trampoline's return site, among the
+ * callers of do_exit() only, since the frames above it (this probe's,
+ * the unwinder's) do return.  The stack is the task's own and still whole.
+ * (An oops inside a traced function rewinds the stack before do_exit():
+ * that call stays counted, and this module stays loaded.)
  */
-#define LBR_FEXIT_EXIT_DEPTH	64
+#define LBR_FEXIT_EXIT_DEPTH	256
 
+struct lbr_fexit_trace {
+	unsigned long entries[LBR_FEXIT_EXIT_DEPTH];
+};
+
+static DEFINE_PER_CPU(struct lbr_fexit_trace, lbr_fexit_trace);
 static unsigned long lbr_fexit_text_lo, lbr_fexit_text_hi;
+static unsigned long lbr_fexit_do_exit, lbr_fexit_do_exit_end;
 static struct tracepoint *lbr_fexit_tp_exit;
 
 static int lbr_fexit_slot_of(unsigned long ret)
@@ -413,18 +489,28 @@ static int lbr_fexit_slot_of(unsigned long ret)
 
 static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 {
-	unsigned long entries[LBR_FEXIT_EXIT_DEPTH];
+	struct lbr_fexit_trace *tr;
 	unsigned int n, i;
+	bool below = false;
 	int slot;
 
-	if (p != current || bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
+	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
 		return;
-	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	tr = get_cpu_ptr(&lbr_fexit_trace);
+	n = stack_trace_save(tr->entries, LBR_FEXIT_EXIT_DEPTH, 0);
 	for (i = 0; i < n; i++) {
-		slot = lbr_fexit_slot_of(entries[i]);
+		unsigned long ret = tr->entries[i];
+
+		if (!below) {
+			below = ret > lbr_fexit_do_exit &&
+				ret <= lbr_fexit_do_exit_end;
+			continue;
+		}
+		slot = lbr_fexit_slot_of(ret);
 		if (slot >= 0)
 			this_cpu_dec(lbr_fexit_calls.n[slot]);
 	}
+	put_cpu_ptr(&lbr_fexit_trace);
 }
 
 static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
@@ -433,10 +519,57 @@ static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
 		lbr_fexit_tp_exit = tp;
 }
 
+/* Where do_exit() is: found through kprobes, as targets.c finds targets. */
+static int lbr_fexit_find_do_exit(void)
+{
+	struct kprobe kp = {
+		.symbol_name = "do_exit",
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long addr, off, size;
+	char *p;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	sprint_symbol(buf, addr);
+	p = strrchr(buf, '+');
+	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr)
+		return -ENOENT;
+	lbr_fexit_do_exit = addr - off;
+	lbr_fexit_do_exit_end = lbr_fexit_do_exit + size;
+	return 0;
+}
+
+/* Count out the calls of exiting tasks; without it they stay counted. */
+static void lbr_fexit_watch_exits(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(lbr_fexit_find_tp, NULL);
+	ret = lbr_fexit_find_do_exit();
+	if (!lbr_fexit_tp_exit || ret) {
+		pr_warn("no sched_process_exit tracepoint or no do_exit (%d): a task exiting inside a traced function will keep this module loaded\n",
+			ret);
+		lbr_fexit_tp_exit = NULL;
+		return;
+	}
+	ret = tracepoint_probe_register(lbr_fexit_tp_exit, lbr_fexit_task_exit,
+					NULL);
+	if (ret) {
+		pr_warn("sched_process_exit: cannot probe it (%d): a task exiting inside a traced function will keep this module loaded\n",
+			ret);
+		lbr_fexit_tp_exit = NULL;
+	}
+}
+
 static int __init lbr_fexit_init(void)
 {
 	unsigned int kind, slot;
-	int ret;
 
 	lbr_fexit_text_lo = ULONG_MAX;
 	for (kind = 0; kind < 2; kind++) {
@@ -447,16 +580,8 @@ static int __init lbr_fexit_init(void)
 			lbr_fexit_text_hi = max(lbr_fexit_text_hi, r);
 		}
 	}
-	for_each_kernel_tracepoint(lbr_fexit_find_tp, NULL);
-	if (!lbr_fexit_tp_exit) {
-		pr_err("no sched_process_exit tracepoint: a task exiting inside a traced function could not be counted out\n");
-		return -ENOENT;
-	}
-	ret = tracepoint_probe_register(lbr_fexit_tp_exit, lbr_fexit_task_exit,
-					NULL);
-	if (ret)
-		pr_err("sched_process_exit: cannot probe it (%d)\n", ret);
-	return ret;
+	lbr_fexit_watch_exits();
+	return 0;
 }
 
 /*
@@ -465,9 +590,11 @@ static int __init lbr_fexit_init(void)
  */
 static void __exit lbr_fexit_exit(void)
 {
-	tracepoint_probe_unregister(lbr_fexit_tp_exit, lbr_fexit_task_exit,
-				    NULL);
-	tracepoint_synchronize_unregister();
+	if (lbr_fexit_tp_exit) {
+		tracepoint_probe_unregister(lbr_fexit_tp_exit,
+					    lbr_fexit_task_exit, NULL);
+		tracepoint_synchronize_unregister();
+	}
 	cancel_delayed_work_sync(&lbr_fexit_drain_work);
 }
 

@@ -50,6 +50,7 @@ void lbr_fexit_unregister(void);
 int lbr_fexit_slot_get(unsigned long ip, void *data);
 void lbr_fexit_slot_put(unsigned int slot);
 long lbr_fexit_slot_inflight(unsigned int slot);
+bool lbr_fexit_owns(unsigned long addr);
 
 /* fexit_tramp.S: [0] freezes LBR, [1] does not. */
 extern const unsigned long lbr_fexit_tramps[2][LBR_FEXIT_SLOTS];

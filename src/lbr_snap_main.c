@@ -33,12 +33,12 @@
 static char *targets;
 module_param(targets, charp, 0444);
 MODULE_PARM_DESC(targets,
-		 "Functions to probe: sym[%type][/N][@hook],... with type int (default), long, ptr or bool, N register arguments (fexit needs it), hook as hook=; at most 64");
+		 "Functions to probe: sym[%type][/N][@hook],... with type int (default), long, ptr or bool, N the argument count (optional; no hook needs it), hook as hook=; at most 64");
 
 static char *hook = "kretprobe";
 module_param(hook, charp, 0444);
 MODULE_PARM_DESC(hook,
-		 "Hook of targets without @hook: kretprobe (default), fexit (an ftrace direct call; needs sym/N) or auto (fexit where possible)");
+		 "Hook of targets without @hook: auto (default: fexit where the kernel and the function allow, else kretprobe), fexit (an ftrace direct call) or kretprobe");
 
 static char *capture = "errors";
 module_param(capture, charp, 0444);
@@ -189,11 +189,15 @@ static long lbr_ioc_stats(void __user *arg)
 
 	if (copy_from_user(&hdr, arg, sizeof(hdr)))
 		return -EFAULT;
-	/* Older callers know the entries without hook and nr_args. */
+	/*
+	 * Older callers know fewer fields (none of hook, nr_args, recursion,
+	 * inflight in the first ABI): each gets the entries cut to its size,
+	 * newer ones the rest zeroed.
+	 */
 	if (!hdr.entry_size)
 		hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V1;
-	if ((hdr.entry_size != LBR_SNAP_TARGET_STATS_SIZE_V1 &&
-	     hdr.entry_size < sizeof(*st)) || hdr.entry_size > PAGE_SIZE)
+	if (hdr.entry_size < LBR_SNAP_TARGET_STATS_SIZE_V1 ||
+	    hdr.entry_size > PAGE_SIZE)
 		return -EINVAL;
 	st = kcalloc(LBR_SNAP_MAX_TARGETS, sizeof(*st), GFP_KERNEL);
 	if (!st)

@@ -12,6 +12,7 @@
 #include <linux/string.h>
 
 #include "lbr_snap.h"
+#include "fexit_slots.h"
 
 /* The targets, in the order they were added; ids are never reused. */
 static DEFINE_MUTEX(lbr_targets_lock);
@@ -81,7 +82,7 @@ static bool lbr_on_own_path(const struct lbr_target *t)
 {
 	unsigned int i;
 
-	if (within_module(t->start, THIS_MODULE))
+	if (within_module(t->start, THIS_MODULE) || lbr_fexit_owns(t->start))
 		return true;
 	for (i = 0; i < ARRAY_SIZE(lbr_own_path_prefixes); i++)
 		if (!strncmp(t->name, lbr_own_path_prefixes[i],
