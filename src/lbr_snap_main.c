@@ -35,7 +35,7 @@ module_param(targets, charp, 0444);
 MODULE_PARM_DESC(targets,
 		 "Functions to probe: sym[%type][/N][@hook],... with type int (default), long, ptr or bool, N the argument count (optional; no hook needs it), hook as hook=; at most 64");
 
-static char *hook = "kretprobe";
+static char *hook = "auto";
 module_param(hook, charp, 0444);
 MODULE_PARM_DESC(hook,
 		 "Hook of targets without @hook: auto (default: fexit where the kernel and the function allow, else kretprobe), fexit (an ftrace direct call) or kretprobe");

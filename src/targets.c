@@ -21,7 +21,7 @@ static unsigned int lbr_nr_targets;
 static u32 lbr_next_id;
 
 /* The hook of targets without @hook: the hook= parameter. */
-static enum lbr_hook_want lbr_default_hook = LBR_WANT_KRETPROBE;
+static enum lbr_hook_want lbr_default_hook = LBR_WANT_AUTO;
 
 static const char * const lbr_ret_type_names[] = {
 	[LBR_SNAP_RET_INT] = "int",

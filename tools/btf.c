@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Target specs from BTF: the return type and, for the fexit hook, the
- * number of arguments, read with libbpf from /sys/kernel/btf/vmlinux and
+ * Target specs from BTF: the return type and the number of arguments
+ * (informative: no hook needs it any more), read with libbpf from /sys/kernel/btf/vmlinux and
  * the modules' /sys/kernel/btf/MODULE.  Built without libbpf, specs are
  * passed on as given.
  */

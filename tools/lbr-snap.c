@@ -84,7 +84,7 @@ static const char usage[] =
 "                       CMD's status.  Needs root (CAP_SYS_ADMIN)\n"
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
-"                       count /N the fexit hook needs), as targets= takes\n"
+"                       count /N, informative), as targets= takes\n"
 "                       it; trace does the same with its -e targets\n"
 "\n"
 "Options:\n"

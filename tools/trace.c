@@ -4,7 +4,8 @@
  * caused, detach, exit with the command's status.
  *
  * With /dev/lbr_snap missing, the module is loaded with
- * "modprobe lbr_snap targets=<the -e list>" and unloaded at the end;
+ * "modprobe lbr_snap targets=<the -e list>" and unloaded at the end (and
+ * lbr_snap_fexit with it, unless calls are still inside its functions);
  * otherwise each -e is attached with LBR_SNAP_IOC_ADD_TARGET and detached
  * with DEL_TARGET (a target that was already attached is used and left
  * alone).  --all switches the capture mode to all returns and puts back
@@ -140,12 +141,19 @@ static int load_module(struct tracer *tr)
 	return 0;
 }
 
+/*
+ * rmmod lbr_snap, then its dependency lbr_snap_fexit if it is idle: it
+ * stays loaded while a call is still inside a function it traced (the
+ * kernel log says which), which modprobe -r would take for a failure.
+ */
 static void unload_module(void)
 {
-	char *argv[] = { "modprobe", "-r", "lbr_snap", NULL };
-
-	if (run_wait(argv))
-		pr_err("modprobe -r lbr_snap failed");
+	if (syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK) &&
+	    errno != ENOENT) {
+		pr_err("rmmod lbr_snap failed: %s", strerror(errno));
+		return;
+	}
+	syscall(SYS_delete_module, "lbr_snap_fexit", O_NONBLOCK);
 }
 
 static int target_ctl(struct tracer *tr, unsigned long req, const char *spec)
@@ -479,10 +487,6 @@ int trace_run(const struct trace_opts *t)
 				t->specs[i]);
 			return -EXIT_USAGE;
 		}
-		/* Say it where it matters: fexit without an argument count. */
-		if (why[0] && strchr(tr.specs[i], '@') &&
-		    !strchr(tr.specs[i], '/'))
-			fprintf(stderr, "lbr-snap: %s: %s\n", tr.specs[i], why);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	setup_signals();
