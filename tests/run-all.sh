@@ -202,7 +202,8 @@ if [ ! -s "$log/lab-qemu.path" ]; then
 else
 	export LBR_LAB_QEMU=$(cat "$log/lab-qemu.path")
 	suite lab-proofs make -s -C "$LBR_TOP/tests/lbr-lab" check
-	suite guest-lbr-legacy vm --smp 2 --cpu lbr-legacy \
+	suite guest-lbr-legacy vm --smp 4 --cpu lbr-legacy \
+		--append "preempt=full LBR_PREEMPT_SECONDS=60" \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite guest-lbr-arch vm --smp 2 --cpu lbr-arch \
 		--script "$LBR_TOP/tests/guest/selftests.sh"

@@ -1731,6 +1731,112 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 	EXPECT_EQ(0, unload());
 }
 
+struct churn {
+	volatile int *stop;
+	bool call;		/* call the target; else spin in user space */
+};
+
+static void *churn_thread(void *p)
+{
+	struct churn *c = p;
+	volatile unsigned long spin = 0;
+
+	while (!*c->stop) {
+		if (c->call)
+			trigger("int", -5, 50);
+		else
+			spin++;
+	}
+	return NULL;
+}
+
+/* The preemption model, from debugfs (PREEMPT_DYNAMIC kernels). */
+static const char *preempt_model(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "r");
+
+	snprintf(buf, len, "unknown");
+	if (f) {
+		if (!fgets(buf, len, f))
+			snprintf(buf, len, "unknown");
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/*
+ * The freeze and the read on one CPU, with nothing in between: callers on
+ * every CPU and as many user-space spinners compete for LBR_PREEMPT_SECONDS
+ * (default 20; the lab guest suite boots with preempt=full and gives 60),
+ * mode=raw.  Every record must hold the target's own return (an interrupt
+ * or a move to another CPU between the freeze and the read would give a
+ * record of another CPU's running LBR) and none may find LBR off (a CPU
+ * left frozen); afterwards LBR is on on every CPU.
+ */
+TEST_F_TIMEOUT(fexit, preempted_storm_keeps_lbr_and_records_whole, 400)
+{
+	const char *env = getenv("LBR_PREEMPT_SECONDS");
+	int secs = env ? atoi(env) : 20, ncpu = nr_cpus(), n, i, c;
+	unsigned long long bit, val, t_end, recs = 0, bad_ret = 0, was_off = 0;
+	struct churn callers = { .call = true }, spinners = { .call = false };
+	struct lbr_snap_info info;
+	volatile int stop = 0;
+	pthread_t th[128];
+	unsigned int msr;
+	char model[128];
+	int nth = 0;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int@fexit capture=all mode=raw buffer_kb=1024"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	msr = ctl_msr_of(&info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", info.reason);
+	TH_LOG("%d s, %d CPUs, preemption: %s", secs, ncpu,
+	       preempt_model(model, sizeof(model)));
+	callers.stop = spinners.stop = &stop;
+	for (i = 0; i < ncpu && nth + 2 <= 128; i++) {
+		ASSERT_EQ(0, pthread_create(&th[nth++], NULL, churn_thread, &callers));
+		ASSERT_EQ(0, pthread_create(&th[nth++], NULL, churn_thread, &spinners));
+	}
+	t_end = now_ns() + secs * 1000000000ULL;
+	while (now_ns() < t_end) {
+		usleep(100 * 1000);
+		n = drain(self->fd, self->recs, MAX_RECS);
+		ASSERT_LE(0, n) TH_LOG("%s", lbr_why);
+		for (i = 0; i < n; i++) {
+			const struct lbr_snap_record *h = &self->recs[i].h;
+
+			/*
+			 * The newest entry lands on the trampoline's return
+			 * site (the function's return, or an interrupt's that
+			 * came just before the CLI and returned there): read
+			 * anywhere else, the newest would be that CPU's own.
+			 */
+			bad_ret += (h->flags & LBR_SNAP_REC_NO_RETURN) ||
+				   h->probe_entries;
+			was_off += !!(h->flags & LBR_SNAP_REC_WAS_OFF);
+		}
+		recs += n;
+	}
+	stop = 1;
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	TH_LOG("%llu records: %llu not ending at the return site, %llu found LBR off",
+	       recs, bad_ret, was_off);
+	EXPECT_LT(0ULL, recs);
+	EXPECT_EQ(0ULL, was_off);
+	EXPECT_EQ(0ULL, bad_ret);
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val))
+			TH_LOG("modprobe msr: /dev/cpu/%d/msr", c);
+		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: LBR left off (%#x = %#llx)",
+						 c, msr, val);
+	}
+}
+
 /*
  * A function that already has a direct caller (here a BPF fexit program's
  * trampoline) is ftrace's to refuse: EBUSY, and auto takes a kretprobe.
