@@ -12,6 +12,10 @@ and fails unless
   before it no transfer but CALLs of lbr_fexit_enter (the count in), and
   between it and the next WRMSR no transfer, and a CLI with no STI or POPF
   after it: interrupts are off when LBR freezes and stay off,
+- the trampolines and what they call on every call (lbr_fexit_enter,
+  lbr_fexit_exit_*) hold no atomic read-modify-write (a LOCK prefix, or
+  XCHG with memory, locked without one): the counts of calls in flight are
+  per CPU, no cache line is shared between CPUs on the way through,
 and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
 load from a field the module stores the control MSR numbers into
 (DEBUGCTL 0x1d9, ARCH_LBR_CTL 0x14ce, AMD DBG_EXTN_CFG 0xc000010f; found
@@ -192,6 +196,13 @@ def irqs_off(name, insns):
     return True, ""
 
 
+def locked(i):
+    """an atomic read-modify-write: LOCK-prefixed, or XCHG with memory"""
+    words = i.text.split()
+    prefixes = words[:words.index(i.mnem)] if i.mnem in words else []
+    return "lock" in prefixes or (i.mnem.startswith("xchg") and "(" in i.ops)
+
+
 def main(objs):
     funcs = {}
     for obj in objs:
@@ -233,6 +244,17 @@ def main(objs):
             if not ok:
                 print("not ok - " + msg)
                 bad += 1
+    per_call = [f for f in funcs if re.match(r"^lbr_fexit_(n?o?lbr_\d+|enter|exit_n?o?lbr)$", f)]
+    shared = [(f, i) for f in sorted(per_call) for i in funcs[f] if locked(i)]
+    for f, i in shared:
+        print(f"not ok - {f}: '{i.text}' at {i.addr:#x}: an atomic on every call, a cache line all CPUs share")
+    if per_call and not shared:
+        print(f"ok - fexit per-call path: {len(per_call)} functions, no atomic read-modify-write")
+    elif not per_call and tramps:
+        print("not ok - fexit per-call path: lbr_fexit_enter and lbr_fexit_exit_* not found")
+        status = 1
+    if shared:
+        status = 1
     if not tramps:
         print(f"not ok - no fexit trampolines (lbr_fexit_lbr_N) in {obj}")
         status = 1

@@ -123,6 +123,15 @@ crafted "trampoline: no CLI" nop nop "$ecx" nop fail nop
 crafted "trampoline: STI after the CLI" nop sti "$ecx" nop fail
 crafted "trampoline: POPF after the CLI" nop 'pushfq; popfq' "$ecx" nop fail
 crafted "trampoline: CLI after the freeze" nop nop "$ecx" nop fail nop cli
+# Nothing on every call is shared by all CPUs: no atomics.
+crafted "trampoline: lock inc of a shared count" nop nop "$ecx" \
+	'lock incq lbr_hw(%rip)' fail
+crafted "trampoline: xchg with memory (locked anyway)" nop nop "$ecx" \
+	'xchg %rax, lbr_hw(%rip)' fail
+crafted "trampoline: lock add after the freeze" nop nop "$ecx" nop fail cli \
+	'lock addq \$1, lbr_hw(%rip)'
+crafted "trampoline: xchg of registers (not locked)" nop nop "$ecx" \
+	'xchg %rax, %rdx' pass
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail
