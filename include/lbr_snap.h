@@ -179,8 +179,9 @@ struct lbr_snap_target_stats {
  * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of
  * @entry_size-byte struct lbr_snap_target_stats); the module fills
  * min(@nr, targets) entries, each cut to @entry_size, and sets @nr to the
- * number of targets.  @entry_size must be 0, LBR_SNAP_TARGET_STATS_SIZE_V1
- * or at least the module's sizeof(struct lbr_snap_target_stats).
+ * number of targets.  @entry_size is 0 (LBR_SNAP_TARGET_STATS_SIZE_V1) or
+ * from LBR_SNAP_TARGET_STATS_SIZE_V1 to 4096: each caller gets the fields
+ * its size covers, and zeros past the module's.
  */
 struct lbr_snap_stats {
 	__u32 nr;

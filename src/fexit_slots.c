@@ -27,6 +27,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -86,6 +87,24 @@ static unsigned long lbr_fexit_ret_site(unsigned int kind, unsigned int slot)
 }
 
 /*
+ * Can the word at @p be read?  With the exception table and page faults
+ * off, inline: copy_from_kernel_nofault() is a function ftrace can trace,
+ * and a trampoline on it would call itself from here.
+ */
+static __always_inline bool lbr_fexit_readable(const unsigned long *p)
+{
+	unsigned long word;
+	bool ok = false;
+
+	pagefault_disable();
+	__get_kernel_nofault(&word, p, unsigned long, out);
+	ok = true;
+out:
+	pagefault_enable();
+	return ok;
+}
+
+/*
  * How many of the LBR_FEXIT_STACK_WORDS words from @args can be read: on
  * the task's stack, up to its top; on another (an interrupt's), as far as
  * it is mapped.  The traced function reads no further than its caller
@@ -95,15 +114,15 @@ static unsigned int notrace lbr_fexit_args_room(const unsigned long *args)
 {
 	unsigned long a = (unsigned long)args;
 	unsigned long stack = (unsigned long)task_stack_page(current);
-	unsigned long word;
 
 	if (a >= stack && a < stack + THREAD_SIZE)
 		return min_t(unsigned long, LBR_FEXIT_STACK_WORDS,
 			     (stack + THREAD_SIZE - a) / sizeof(long));
-	if (!copy_from_kernel_nofault(&word, args + LBR_FEXIT_STACK_WORDS - 1,
-				      sizeof(word)))
+	if (lbr_fexit_readable(args + LBR_FEXIT_STACK_WORDS - 1))
 		return LBR_FEXIT_STACK_WORDS;
-	/* The window crosses into an unmapped page: stop at its start. */
+	/* The window ends in an unmapped page: stop where it starts. */
+	if (!lbr_fexit_readable(args))
+		return 0;
 	return min_t(unsigned long, LBR_FEXIT_STACK_WORDS,
 		     (PAGE_ALIGN(a + 1) - a) / sizeof(long));
 }
@@ -130,11 +149,11 @@ NOKPROBE_SYMBOL(lbr_fexit_enter);
 
 /*
  * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl is
- * the control MSR before the freeze.  Without a client the freeze is
- * undone here.
+ * @msr, the control MSR it froze, before the freeze.  Without a client
+ * the freeze is undone here, on the MSR the trampoline used.
  */
 void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-				unsigned long caller, u64 ctl)
+				unsigned long caller, u64 ctl, u32 msr)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
@@ -142,7 +161,7 @@ void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
 			   lbr_fexit_ret_site(0, slot));
 	else
-		lbr_wrmsr(READ_ONCE(lbr_fexit_ctl_msr), ctl);
+		lbr_wrmsr(msr, ctl);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
@@ -202,15 +221,12 @@ int lbr_fexit_register(const struct lbr_fexit_client *client)
 	mutex_lock(&lbr_fexit_lock);
 	if (lbr_fexit_client) {
 		ret = -EBUSY;
-	} else if (client->freeze && client->ctl_msr != lbr_fexit_ctl_msr &&
-		   !bitmap_empty(lbr_fexit_orphan, LBR_FEXIT_SLOTS)) {
-		/* Calls of the last client still freeze the MSR it used. */
-		ret = -EBUSY;
 	} else {
 		/*
 		 * A client that does not freeze leaves the MSR as it is: the
 		 * "lbr" trampolines of an earlier one may still return, and
-		 * write it back as they read it (all bits kept).
+		 * write it back as they read it (all bits kept).  A late call
+		 * that freezes a new client's MSR restores that same one.
 		 */
 		if (client->freeze)
 			WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
@@ -242,8 +258,8 @@ void lbr_fexit_unregister(void)
 	bitmap_andnot(left, left, lbr_fexit_lost, LBR_FEXIT_SLOTS);
 	bitmap_andnot(left, left, lbr_fexit_orphan, LBR_FEXIT_SLOTS);
 	for_each_set_bit(slot, left, LBR_FEXIT_SLOTS) {
-		WARN_ONCE(1, "lbr_snap_fexit: a client left slot %u attached\n",
-			  slot);
+		pr_warn(LBR_SLOT_FMT("the client left it attached: detached\n"),
+			slot, (void *)lbr_fexit_slots[slot].direct.ip);
 		lbr_fexit_detach_locked(slot);
 	}
 	bitmap_or(lbr_fexit_orphan, lbr_fexit_orphan, lbr_fexit_used,
@@ -511,6 +527,8 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 			this_cpu_dec(lbr_fexit_calls.n[slot]);
 	}
 	put_cpu_ptr(&lbr_fexit_trace);
+	if (!below)
+		pr_warn_once("sched_process_exit: no do_exit() on the exiting task's stack: its calls inside traced functions cannot be counted out\n");
 }
 
 static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
@@ -520,13 +538,13 @@ static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
 }
 
 /* Where do_exit() is: found through kprobes, as targets.c finds targets. */
-static int lbr_fexit_find_do_exit(void)
+static int __init lbr_fexit_find_do_exit(void)
 {
 	struct kprobe kp = {
 		.symbol_name = "do_exit",
 		.flags = KPROBE_FLAG_DISABLED,
 	};
-	char buf[KSYM_SYMBOL_LEN];
+	static char buf[KSYM_SYMBOL_LEN] __initdata;
 	unsigned long addr, off, size;
 	char *p;
 	int ret;
@@ -546,7 +564,7 @@ static int lbr_fexit_find_do_exit(void)
 }
 
 /* Count out the calls of exiting tasks; without it they stay counted. */
-static void lbr_fexit_watch_exits(void)
+static void __init lbr_fexit_watch_exits(void)
 {
 	int ret;
 

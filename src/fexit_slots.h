@@ -14,9 +14,12 @@
 
 /*
  * The words of the caller's stack the trampoline passes on to the traced
- * function: its stack arguments, whatever the function is, up to this
- * many (fexit_tramp.S).  128 bytes: seven 8-byte arguments past the six
- * in registers and a 72-byte struct by value, say.
+ * function: its stack arguments, up to this many (fexit_tramp.S).  128
+ * bytes: seven 8-byte arguments past the six in registers and a 72-byte
+ * struct by value, say.  A function given more (a variadic call with
+ * many arguments, a larger struct by value) would read past the copy:
+ * without BTF in the kernel (not exported to modules) lbr_snap cannot
+ * tell; see the README.
  */
 #define LBR_FEXIT_STACK_WORDS	16
 
@@ -65,7 +68,7 @@ extern u64 lbr_fexit_keep;
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-			unsigned long caller, u64 ctl);
+			unsigned long caller, u64 ctl, u32 msr);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 			  unsigned long caller);
 #endif

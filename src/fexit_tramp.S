@@ -97,7 +97,8 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	LBR_ASM_EXTABLE_WRMSR(3b, 4b)
 	shlq	$32, %r9
 	orq	%r8, %r9
-	movq	%r9, %rcx		/* the control MSR before the freeze */
+	movl	%ecx, %r8d		/* the MSR frozen */
+	movq	%r9, %rcx		/* its value before the freeze */
 .endif
 	pushq	%r10
 	pushq	%r11

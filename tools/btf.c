@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Target specs from BTF: the return type and the number of arguments
- * (informative: no hook needs it any more), read with libbpf from /sys/kernel/btf/vmlinux and
- * the modules' /sys/kernel/btf/MODULE.  Built without libbpf, specs are
- * passed on as given.
+ * (informative: no hook needs it), read with libbpf from
+ * /sys/kernel/btf/vmlinux and the modules' /sys/kernel/btf/MODULE.  Built
+ * without libbpf, specs are passed on as given.
  */
 #include <dirent.h>
 #include <errno.h>

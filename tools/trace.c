@@ -57,6 +57,7 @@ struct tracer {
 	char specs[TRACE_MAX_SPECS][LBR_SNAP_NAME_LEN + 8];
 	int fd;
 	bool loaded;			/* we ran modprobe */
+	bool loaded_fexit;		/* ... and it loaded lbr_snap_fexit */
 	bool added[TRACE_MAX_SPECS];	/* we attached -e number i */
 	bool capture_set;
 	unsigned int old_capture;
@@ -133,6 +134,7 @@ static int load_module(struct tracer *tr)
 			strcat(arg, ",");
 		strcat(arg, tr->specs[i]);
 	}
+	tr->loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
 	if (run_wait(argv)) {
 		pr_err("modprobe lbr_snap %s failed", arg);
 		return -EXIT_ERROR;
@@ -142,18 +144,33 @@ static int load_module(struct tracer *tr)
 }
 
 /*
- * rmmod lbr_snap, then its dependency lbr_snap_fexit if it is idle: it
- * stays loaded while a call is still inside a function it traced (the
- * kernel log says which), which modprobe -r would take for a failure.
+ * rmmod lbr_snap, then, if this run loaded it, its dependency
+ * lbr_snap_fexit.  That one holds itself until the removed trampolines
+ * have drained: two RCU Tasks grace periods, or as long as a call stays
+ * inside a traced function (the kernel log says which).  Wait up to 10 s
+ * for the first; say so, not fail, for the second.
  */
-static void unload_module(void)
+static void unload_module(const struct tracer *tr)
 {
+	int i;
+
 	if (syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK) &&
 	    errno != ENOENT) {
 		pr_err("rmmod lbr_snap failed: %s", strerror(errno));
 		return;
 	}
-	syscall(SYS_delete_module, "lbr_snap_fexit", O_NONBLOCK);
+	if (!tr->loaded_fexit)
+		return;
+	for (i = 0; i < 200; i++) {
+		if (!syscall(SYS_delete_module, "lbr_snap_fexit", O_NONBLOCK) ||
+		    errno == ENOENT)
+			return;
+		if (errno != EWOULDBLOCK && errno != EAGAIN)
+			break;
+		usleep(50 * 1000);
+	}
+	fprintf(stderr, "lbr-snap: lbr_snap_fexit stays loaded: %s (calls still inside traced functions: see the kernel log)\n",
+		strerror(errno));
 }
 
 static int target_ctl(struct tracer *tr, unsigned long req, const char *spec)
@@ -260,7 +277,7 @@ static void teardown(struct tracer *tr)
 		tr->fd = -1;
 	}
 	if (tr->loaded)
-		unload_module();
+		unload_module(tr);
 }
 
 static void add_pid(struct tracer *tr, pid_t pid)
