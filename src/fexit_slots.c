@@ -127,15 +127,9 @@ static unsigned int notrace lbr_fexit_args_room(const unsigned long *args)
 		     (PAGE_ALIGN(a + 1) - a) / sizeof(long));
 }
 
-/*
- * Called by a trampoline before the traced function runs: count the call
- * in and copy the caller's stack arguments from @args to @copy.  The
- * words above the caller's return address are the caller's frame beyond
- * the arguments too, redzones on a KASAN kernel: READ_ONCE_NOCHECK().
- */
-void notrace __no_sanitize_address
-lbr_fexit_enter(unsigned int slot, const unsigned long *args,
-		unsigned long *copy)
+/* The copy of a window that is not all on the task's stack. */
+static noinline void notrace __no_sanitize_address
+lbr_fexit_copy_slow(const unsigned long *args, unsigned long *copy)
 {
 	unsigned int i, n = lbr_fexit_args_room(args);
 
@@ -143,6 +137,42 @@ lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		copy[i] = READ_ONCE_NOCHECK(args[i]);
 	for (; i < LBR_FEXIT_STACK_WORDS; i++)
 		copy[i] = 0;
+}
+NOKPROBE_SYMBOL(lbr_fexit_copy_slow);
+
+/* Sixteen words, in straight-line code: a loop would fill LBR with its jumps. */
+#define LBR_COPY4(d, s, i) do {						\
+	(d)[(i) + 0] = READ_ONCE_NOCHECK((s)[(i) + 0]);			\
+	(d)[(i) + 1] = READ_ONCE_NOCHECK((s)[(i) + 1]);			\
+	(d)[(i) + 2] = READ_ONCE_NOCHECK((s)[(i) + 2]);			\
+	(d)[(i) + 3] = READ_ONCE_NOCHECK((s)[(i) + 3]);			\
+} while (0)
+static_assert(LBR_FEXIT_STACK_WORDS == 16);
+
+/*
+ * Called by a trampoline before the traced function runs: count the call
+ * in and copy the caller's stack arguments from @args to @copy.  The
+ * words above the caller's return address are the caller's frame beyond
+ * the arguments too, redzones on a KASAN kernel: READ_ONCE_NOCHECK().
+ * Every taken branch here costs an LBR entry of the caller's history, so
+ * the usual case (the whole window on the task's stack: one compare, not
+ * taken) takes none but the call and the return.
+ */
+void notrace __no_sanitize_address
+lbr_fexit_enter(unsigned int slot, const unsigned long *args,
+		unsigned long *copy)
+{
+	unsigned long off = (unsigned long)args -
+			    (unsigned long)task_stack_page(current);
+
+	if (likely(off <= THREAD_SIZE - LBR_FEXIT_STACK_WORDS * sizeof(long))) {
+		LBR_COPY4(copy, args, 0);
+		LBR_COPY4(copy, args, 4);
+		LBR_COPY4(copy, args, 8);
+		LBR_COPY4(copy, args, 12);
+	} else {
+		lbr_fexit_copy_slow(args, copy);
+	}
 	this_cpu_inc(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_enter);

@@ -117,7 +117,8 @@ LBR=1
 # ------------------------------------------------------------------ trace
 
 # No module loaded: trace loads it with the -e list and unloads it.
-lbr-snap trace -e lbr_test_int -e lbr_test_ptr%ptr -- \
+# (A kretprobe: its probe path is what the output hides.)
+lbr-snap trace -e lbr_test_int@kretprobe -e lbr_test_ptr%ptr -- \
 	sh -c "echo 'int -22 3' >$DEV; echo 'ptr 5 1' >$DEV" >t1.out 2>t1.err
 rc=$?
 show t1.out
@@ -284,7 +285,7 @@ elif [ -n "$LBR" ]; then
 else
 	skip "source lines of the test target's branches" "backend none: no branches"
 fi
-modprobe lbr_snap targets=lbr_test_int,lbr_test_ptr%ptr
+modprobe lbr_snap targets=lbr_test_int@kretprobe,lbr_test_ptr%ptr
 
 # --------------------------------------------------------------- trimming
 
