@@ -257,11 +257,11 @@ static int lbr_target_attach(struct lbr_target *t)
 	int ret;
 
 	if (want != LBR_WANT_KRETPROBE) {
+		/* Its first records may come before this returns. */
+		t->hook = LBR_SNAP_HOOK_FEXIT;
 		ret = lbr_fexit_attach(t);
-		if (!ret) {
-			t->hook = LBR_SNAP_HOOK_FEXIT;
+		if (!ret)
 			return 0;
-		}
 		if (want == LBR_WANT_FEXIT)
 			return ret;
 		pr_info("target '%s': no fexit hook (%d), a kretprobe instead\n",
@@ -347,12 +347,14 @@ int lbr_targets_register(const char *spec)
 			ret = PTR_ERR(t);
 			break;
 		}
+		/* An fexit target records from the moment it attaches. */
+		t->id = lbr_next_id;
 		ret = lbr_target_attach(t);
 		if (ret) {
 			lbr_target_free(t);
 			break;
 		}
-		t->id = lbr_next_id++;
+		lbr_next_id++;
 		lbr_targets[lbr_nr_targets++] = t;
 	}
 	mutex_unlock(&lbr_targets_lock);
@@ -402,12 +404,14 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		ret = PTR_ERR(t);
 		goto out;
 	}
+	/* An fexit target records from the moment it attaches. */
+	t->id = lbr_next_id;
 	ret = lbr_target_attach(t);
 	if (ret) {
 		lbr_target_free(t);
 		goto out;
 	}
-	t->id = lbr_next_id++;
+	lbr_next_id++;
 	lbr_targets[lbr_nr_targets++] = t;
 	lbr_kretprobe_enable(t);
 	lbr_target_announce(t);
