@@ -50,6 +50,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 ALL_SUITES="deps log-gate build style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
+	guest-nested
 	guest-lbr-arch tool-guest"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
@@ -188,13 +189,13 @@ lab_build_failure() {
 rm -f "$log/lab-qemu.path"	# never a previous run's
 suite lab-qemu lab_qemu
 if ! want lab-qemu && { want lab-proofs || want guest-lbr-legacy ||
-		       want guest-lbr-arch || want tool-guest; }; then
+		       want guest-lbr-arch || want guest-nested || want tool-guest; }; then
 	q=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) && [ -x "$q" ] &&
 		echo "$q" >"$log/lab-qemu.path"
 fi
 if [ ! -s "$log/lab-qemu.path" ]; then
 	# No lab QEMU: its suites fail, they do not vanish.
-	for s in lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest; do
+	for s in lab-proofs guest-lbr-legacy guest-lbr-arch guest-nested tool-guest; do
 		want "$s" || continue
 		echo "not ok - $s: not run, no LBR lab QEMU"
 		fail=$((fail + 1))
@@ -206,6 +207,11 @@ else
 		--append "preempt=full LBR_PREEMPT_SECONDS=60" \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite guest-lbr-arch vm --smp 2 --cpu lbr-arch \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+	# The selftests again, single-threaded TCG, with the test that hooks
+	# the clocksource read (LBR_NESTED_CLOCK; README, known limits).
+	suite guest-nested vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
+		--append LBR_NESTED_CLOCK=1 \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
 fi
