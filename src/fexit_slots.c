@@ -55,7 +55,7 @@ struct lbr_fexit_calls {
  * Slot state changes under lbr_fexit_lock.  A slot is "used" from
  * lbr_fexit_slot_get() until it has drained, or for good if ftrace would
  * not remove its direct call ("lost").  An "orphan" is a slot whose client
- * has gone: its late calls restore LBR and record nothing.
+ * has gone, or a lost one: its calls restore LBR and record nothing.
  */
 static DEFINE_MUTEX(lbr_fexit_lock);
 static struct lbr_fexit_slot lbr_fexit_slots[LBR_FEXIT_SLOTS];
@@ -378,9 +378,15 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 	lockdep_assert_held(&lbr_fexit_lock);
 	ret = lbr_direct_detach(&s->direct);
 	if (ret) {
+		/*
+		 * The call site may still jump here: the trampoline and this
+		 * module stay for good.  Its calls go on, recording nothing
+		 * (an orphan), as the client has given the slot back.
+		 */
 		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
 			slot, (void *)s->direct.ip, ret);
 		__set_bit(slot, lbr_fexit_lost);
+		__set_bit(slot, lbr_fexit_orphan);
 		__module_get(THIS_MODULE);
 		return;
 	}

@@ -8,6 +8,7 @@
  * unloads it in the fixture teardown.  The test target module gives
  * functions with known return values (see tests/target/).
  */
+#include <elf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -1143,6 +1144,7 @@ FIXTURE(fexit) {
 };
 
 static int use_clocksource(const char *cs);
+static int kmsg_count(const char *text);
 
 FIXTURE_SETUP(fexit)
 {
@@ -1647,6 +1649,233 @@ TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
 }
 
 
+#define TRACEFS "/sys/kernel/debug/tracing/"
+
+/* Write @str to tracefs file @name; 0 or -errno. */
+static int tracefs_write(const char *name, const char *str, int flags)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, str, strlen(str)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Events of kprobe event @ev in the trace whose stack (the trace option
+ * "stacktrace" puts one after each event) shows @with and not @without.
+ */
+static int traced_from(const char *ev, const char *with, const char *without)
+{
+	FILE *f = fopen(TRACEFS "trace", "r");
+	bool in = false, has = false, hasnt = false;
+	char line[512], tag[80];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	snprintf(tag, sizeof(tag), " %s: ", ev);
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), f);
+
+		if (eof || (!strstr(line, "=> ") &&
+			    !strstr(line, "<stack trace>"))) {
+			n += in && has && !hasnt;
+			if (eof)
+				break;
+			in = strstr(line, tag);
+			has = hasnt = false;
+		} else if (strstr(line, "=> ")) {
+			has |= !!strstr(line, with);
+			hasnt |= without && strstr(line, without);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * Removing a trampoline waits for the tasks that may be on it: RCU Tasks
+ * for the others, RCU Tasks Rude for the idle tasks and for code where
+ * RCU is not watching, which RCU Tasks does not wait for.  ftrace pairs
+ * them the same way when it frees a trampoline.  Seen through a kprobe
+ * event on synchronize_rcu_tasks_rude(), with the stack of each call.
+ */
+TEST_F_TIMEOUT(fexit, drain_waits_for_idle_and_rcu_idle_code, 120)
+{
+	const char *ev = "lbr_snap_rude";
+	int drains, unreg;
+
+	tracefs_write("kprobe_events", "-:lbr_snap_rude", O_APPEND);
+	if (tracefs_write("kprobe_events",
+			  "p:lbr_snap_rude synchronize_rcu_tasks_rude",
+			  O_APPEND))
+		SKIP(return, "no kprobe on synchronize_rcu_tasks_rude(): this kernel has no RCU Tasks Rude");
+	ASSERT_EQ(0, tracefs_write("trace", "", O_TRUNC));
+	ASSERT_EQ(0, tracefs_write("options/stacktrace", "1", 0));
+	ASSERT_EQ(0, tracefs_write("events/kprobes/lbr_snap_rude/enable", "1", 0));
+
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit"));
+	ASSERT_EQ(0, trigger("int", 1, 10));
+	ASSERT_EQ(0, unload());
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000))
+		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
+
+	tracefs_write("events/kprobes/lbr_snap_rude/enable", "0", 0);
+	tracefs_write("options/stacktrace", "0", 0);
+	drains = traced_from(ev, "lbr_fexit_drain", NULL);
+	/*
+	 * lbr_fexit_unregister() calls it last, maybe as a tail call, from
+	 * rmmod, not through ftrace's own removal of the direct call
+	 * (lbr_snap's addresses, gone by now, show as numbers).
+	 */
+	unreg = traced_from(ev, "sys_delete_module",
+			    "unregister_ftrace_direct");
+	if ((unreg < 1 || drains < 2) &&
+	    !system("grep -v '^#' " TRACEFS "trace | head -60"))
+		TH_LOG("the trace is above");
+	tracefs_write("kprobe_events", "-:lbr_snap_rude", O_APPEND);
+	/* Before the count is looked at, and after it is found 0. */
+	EXPECT_LE(2, drains);
+	/* Before lbr_snap's callbacks may go. */
+	EXPECT_LE(1, unreg);
+}
+
+/* The address of @sym of module @mod in /proc/kallsyms, or 0. */
+static unsigned long long ksym_addr(const char *sym, const char *mod)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char name[256], m[64], line[512];
+	unsigned long long a, found = 0;
+	char t;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		m[0] = '\0';
+		if (sscanf(line, "%llx %c %255s [%63[^]]]", &a, &t, name, m) >= 3 &&
+		    !strcmp(name, sym) && !strcmp(m, mod))
+			found = a;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Read @len bytes of kernel memory at @addr through /proc/kcore. */
+static int kcore_read(unsigned long long addr, void *buf, size_t len)
+{
+	int fd = open("/proc/kcore", O_RDONLY | O_CLOEXEC), i, ret = -ENOENT;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * eh.e_phentsize) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type != PT_LOAD || addr < ph.p_vaddr ||
+		    addr + len > ph.p_vaddr + ph.p_memsz)
+			continue;
+		ret = pread(fd, buf, len, ph.p_offset + (addr - ph.p_vaddr)) ==
+		      (ssize_t)len ? 0 : -EIO;
+		break;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/*
+ * The call-depth accounting the kernel patches in under retbleed=stuff
+ * (INCREMENT_CALL_DEPTH, arch/x86/include/asm/nospec-branch.h):
+ * "sarq $5, %gs:__x86_call_depth", absolute or %rip-relative.  Its length
+ * at @p, or 0.
+ */
+static int depth_insn(const unsigned char *p, size_t left)
+{
+	if (left >= 10 && p[0] == 0x65 && p[1] == 0x48 && p[2] == 0xc1 &&
+	    p[3] == 0x3c && p[4] == 0x25 && p[9] == 5)
+		return 10;
+	if (left >= 9 && p[0] == 0x65 && p[1] == 0x48 && p[2] == 0xc1 &&
+	    p[3] == 0x3d && p[8] == 5)
+		return 9;
+	return 0;
+}
+
+/*
+ * Under retbleed=stuff every call is accounted once, on the callee's side
+ * (a thunk in its padding that the kernel points the call at) and every
+ * return once, in the return thunk.  ftrace's call into a trampoline gets
+ * no thunk, so the trampoline accounts it itself, once; its own calls get
+ * theirs when the module loads, as in samples/ftrace/ftrace-direct.c.
+ * Counted in the live text, from the trampoline's entry up to its call of
+ * the traced function.
+ */
+TEST_F(fexit, call_depth_accounted_once)
+{
+	unsigned long long tramp, rest, dest;
+	unsigned char code[128], thunk[16];
+	char mit[256] = "";
+	int own = 0, calls = 0, len;
+	size_t i;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/cpu/vulnerabilities/retbleed", "r");
+	if (f) {
+		if (!fgets(mit, sizeof(mit), f))
+			mit[0] = '\0';
+		fclose(f);
+	}
+	mit[strcspn(mit, "\n")] = '\0';
+	if (!strstr(mit, "Stuffing"))
+		SKIP(return, "no call depth tracking here (retbleed: '%s'); the sid guest boots with retbleed=stuff",
+		     mit);
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit"));
+	tramp = ksym_addr("lbr_fexit_lbr_0", "lbr_snap_fexit");
+	rest = ksym_addr("lbr_fexit_call_rest", "lbr_snap_fexit");
+	ASSERT_NE(0, tramp);
+	ASSERT_NE(0, rest);
+	ASSERT_EQ(0, kcore_read(tramp, code, sizeof(code)));
+
+	for (i = 0; i < sizeof(code); ) {
+		len = depth_insn(code + i, sizeof(code) - i);
+		if (len) {
+			own++;
+			i += len;
+			continue;
+		}
+		if (code[i] != 0xe8 || i + 5 > sizeof(code)) {
+			i++;
+			continue;
+		}
+		/* A call: it must land on a thunk that falls into its callee. */
+		dest = tramp + i + 5 + (long long)(int)(code[i + 1] |
+			code[i + 2] << 8 | code[i + 3] << 16 |
+			(unsigned int)code[i + 4] << 24);
+		calls++;
+		ASSERT_EQ(0, kcore_read(dest, thunk, sizeof(thunk)));
+		len = depth_insn(thunk, sizeof(thunk));
+		EXPECT_NE(0, len)
+			TH_LOG("call at +%zu to %llx: no accounting there", i, dest);
+		if (dest + len == rest)
+			break;
+		i += 5;
+	}
+	EXPECT_EQ(2, calls) TH_LOG("the call of the traced function not found");
+	EXPECT_EQ(1, own);
+	/* Every call the module makes got its thunk. */
+	EXPECT_EQ(0, kmsg_count("Invalid padding area for lbr_"));
+}
+
 /* Make @cs the clocksource; 0 or -errno. */
 static int use_clocksource(const char *cs)
 {
@@ -1895,6 +2124,116 @@ TEST_F(fexit, busy_when_bpf_has_the_function)
 	}
 	EXPECT_EQ(0, ret);
 	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
+}
+
+/* Lines of the whole kernel log holding @text. */
+static int kmsg_count(const char *text)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC), n = 0;
+	char line[2048];
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		len = read(fd, line, sizeof(line) - 1);
+		if (len < 0 && errno == EPIPE)
+			continue;
+		if (len <= 0)
+			break;
+		line[len] = '\0';
+		n += !!strstr(line, text);
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * The last fixture of the file, so its test runs last: it leaves a
+ * trampoline that ftrace would not unhook, and lbr_snap_fexit with it,
+ * loaded for good.
+ */
+FIXTURE(lost) {
+	int fd;
+	struct rec *recs;
+};
+
+FIXTURE_SETUP(lost)
+{
+	load_target_module();
+	self->fd = -1;
+	self->recs = calloc(MAX_RECS, sizeof(struct rec));
+	ASSERT_NE(NULL, self->recs);
+}
+
+FIXTURE_TEARDOWN(lost)
+{
+	trigger("faildetach", 0, 1);
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->recs);
+	unload();
+}
+
+/*
+ * When ftrace will not remove a direct call (here made to fail, as the
+ * kernel's fail_function would), the call site still jumps into the
+ * trampoline: it is never freed or reused, lbr_snap_fexit never unloads,
+ * the refusal is logged once, and the calls go on unharmed, recording
+ * nothing, before and after lbr_snap has gone.
+ */
+TEST_F_TIMEOUT(lost, failed_detach_keeps_the_trampoline, 120)
+{
+	const char *refused = "ftrace would not remove the direct call";
+	int k = kmsg_open();
+	__u32 hook;
+
+	ASSERT_LE(0, k);
+	ASSERT_EQ(0, load("targets=lbr_test_lost%long/1@fexit capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("lost", 7, 2));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+
+	ASSERT_EQ(0, trigger("faildetach", EBUSY, 1));
+	EXPECT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+				"lbr_test_lost", NULL));
+	ASSERT_EQ(0, trigger("faildetach", 0, 1));
+	EXPECT_TRUE(kmsg_waits(k, "ftrace would not remove the direct call (-16)",
+			       5000));
+	EXPECT_TRUE(direct_listed("lbr_test_lost"));
+	/* Through the trampoline still: right values, no record. */
+	ASSERT_EQ(0, trigger("lost", 7, 3));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	/* The function cannot be hooked again. */
+	EXPECT_EQ(-EBUSY, add_target(self->fd, "lbr_test_lost%long@fexit",
+				     &hook));
+
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	/* Held by the lost slot alone, once earlier tests' slots drained. */
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 1, 10000))
+		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
+	EXPECT_EQ(-EWOULDBLOCK, rmmod_nonblock("lbr_snap_fexit"));
+	/* No client: the calls still come back, and it still holds. */
+	ASSERT_EQ(0, trigger("lost", 7, 3));
+	usleep(500 * 1000);
+	EXPECT_EQ(1, module_refcnt("lbr_snap_fexit"));
+	EXPECT_EQ(-EWOULDBLOCK, rmmod_nonblock("lbr_snap_fexit"));
+	EXPECT_EQ(1, kmsg_count(refused));
+	EXPECT_FALSE(kmsg_has(k, "the client left it attached"));
+	close(k);
+
+	/* Its other trampolines still serve. */
+	ASSERT_EQ(0, load("targets=lbr_test_long%long/1@fexit capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("long", 3, 2));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
 }
 
 TEST_HARNESS_MAIN

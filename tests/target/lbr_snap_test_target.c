@@ -24,6 +24,11 @@
  *                                 i-th argument
  *   big   lbr_test_struct(long, struct lbr_test_big, long)  a 40-byte
  *                                 struct by value, on the stack; the same
+ *   lost  lbr_test_lost(long)     returns -VALUE; for the failed-detach
+ *                                 test only, which leaves it hooked
+ *   faildetach                    from now on unregister_ftrace_direct()
+ *                                 fails with -VALUE without doing anything;
+ *                                 0 stops it (COUNT is ignored)
  * The write fails with EIO when args8 or big did not get their arguments
  * as passed, or returned something else than it should.
  * so a test knows exactly how many returns it caused and with what value.
@@ -33,7 +38,9 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/mutex.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/string.h>
@@ -119,6 +126,13 @@ noinline long lbr_test_struct(long x, struct lbr_test_big b, long y)
 	for (i = 0; i < 5; i++)
 		sum += (i + 2) * b.a[i];
 	return sum;
+}
+
+/* Not lbr_test_long()'s body, or the compiler may make them one. */
+noinline long lbr_test_lost(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return -v;
 }
 
 /*
@@ -238,6 +252,72 @@ static void call_kexit(long v)
 		wait_for_completion(&lbr_test_exited);
 }
 
+static void call_lost(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_lost(v));
+}
+
+/*
+ * "faildetach": make ftrace refuse to remove a direct call, the way the
+ * kernel's fail_function does it (kernel/fail_function.c): a kprobe on the
+ * function's entry sets the return value and sends it to a bare return.
+ * The function itself never runs, so nothing is removed.
+ */
+static int lbr_test_detach_err;
+static DEFINE_MUTEX(lbr_test_kp_lock);
+
+/* Where the probed function goes instead: no body, %rax left as set. */
+static noinline notrace void lbr_test_just_return(void)
+{
+}
+
+static int lbr_test_fail_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	regs->ax = (unsigned long)(long)lbr_test_detach_err;
+	regs->ip = (unsigned long)lbr_test_just_return;
+	return 1;	/* regs->ip changed: skip the probed instruction */
+}
+
+/*
+ * A post handler keeps the kprobe from being optimised: an optimised one
+ * would ignore the new regs->ip (see fei_post_handler()).
+ */
+static void lbr_test_fail_post(struct kprobe *p, struct pt_regs *regs,
+			       unsigned long flags)
+{
+}
+
+static struct kprobe lbr_test_fail_kp = {
+	.symbol_name = "unregister_ftrace_direct",
+	.pre_handler = lbr_test_fail_pre,
+	.post_handler = lbr_test_fail_post,
+};
+static bool lbr_test_fail_armed;
+
+static int lbr_test_fail_detach(long err)
+{
+	int ret = 0;
+
+	if (err < 0 || err > MAX_ERRNO)
+		return -EINVAL;
+	mutex_lock(&lbr_test_kp_lock);
+	WRITE_ONCE(lbr_test_detach_err, -(int)err);
+	if (err && !lbr_test_fail_armed) {
+		ret = register_kprobe(&lbr_test_fail_kp);
+		lbr_test_fail_armed = !ret;
+	} else if (!err && lbr_test_fail_armed) {
+		unregister_kprobe(&lbr_test_fail_kp);
+		/* A kprobe can be registered only once. */
+		memset(&lbr_test_fail_kp, 0, sizeof(lbr_test_fail_kp));
+		lbr_test_fail_kp.symbol_name = "unregister_ftrace_direct";
+		lbr_test_fail_kp.pre_handler = lbr_test_fail_pre;
+		lbr_test_fail_kp.post_handler = lbr_test_fail_post;
+		lbr_test_fail_armed = false;
+	}
+	mutex_unlock(&lbr_test_kp_lock);
+	return ret;
+}
+
 static const struct {
 	const char *name;
 	void (*call)(long v);
@@ -252,24 +332,30 @@ static const struct {
 	{ "notrace", call_notrace },
 	{ "args8", call_args8 },
 	{ "big", call_big },
+	{ "lost", call_lost },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
 			      size_t len, loff_t *ppos)
 {
 	unsigned long count = 1, i;
-	char buf[64], fn[8];
+	char buf[64], fn[16];
 	unsigned int f;
 	long v;
+	int ret;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
 	buf[len] = '\0';
-	if (sscanf(buf, "%7s %ld %lu", fn, &v, &count) < 2 ||
+	if (sscanf(buf, "%15s %ld %lu", fn, &v, &count) < 2 ||
 	    count > 1000000)
 		return -EINVAL;
+	if (!strcmp(fn, "faildetach")) {
+		ret = lbr_test_fail_detach(v);
+		return ret ? ret : len;
+	}
 	for (f = 0; f < ARRAY_SIZE(lbr_test_fns); f++)
 		if (!strcmp(fn, lbr_test_fns[f].name))
 			break;
@@ -297,7 +383,19 @@ static struct miscdevice lbr_test_dev = {
 	.mode = 0666,
 };
 
-module_misc_device(lbr_test_dev);
+static int __init lbr_test_init(void)
+{
+	return misc_register(&lbr_test_dev);
+}
+
+static void __exit lbr_test_exit(void)
+{
+	misc_deregister(&lbr_test_dev);
+	lbr_test_fail_detach(0);
+}
+
+module_init(lbr_test_init);
+module_exit(lbr_test_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Functions with known errors for lbr_snap's tests");

@@ -63,6 +63,14 @@ lbr_qemu_for_cpu() {
 		QEMU_CPU=qemu64
 		QEMU_ARGS=
 		;;
+	skylake)
+		# Stock QEMU as an Intel Skylake: a CPU the kernel finds
+		# vulnerable to Retbleed, so that retbleed=stuff turns on call
+		# depth tracking (no LBR: TCG has none).
+		QEMU=qemu-system-x86_64
+		QEMU_CPU=Skylake-Client
+		QEMU_ARGS=
+		;;
 	lbr-legacy|lbr-arch)
 		# The LBR lab's QEMU (tests/lbr-lab/README.md), firmware from
 		# Debian's packages.
@@ -77,7 +85,7 @@ lbr_qemu_for_cpu() {
 		fi
 		;;
 	*)
-		die "CPU=$1: use stock, lbr-legacy or lbr-arch"
+		die "CPU=$1: use stock, skylake, lbr-legacy or lbr-arch"
 		;;
 	esac
 }
