@@ -3,7 +3,6 @@
  * Writing a record: what both hooks do once LBR is frozen.
  */
 #include <linux/irqflags.h>
-#include <linux/ring_buffer.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -46,6 +45,19 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  */
 static DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
 
+/* capture=all: every return, not only errors. */
+static bool lbr_capture_all __read_mostly;
+
+void lbr_capture_set_every_return(bool all)
+{
+	WRITE_ONCE(lbr_capture_all, all);
+}
+
+bool lbr_capture_every_return(void)
+{
+	return READ_ONCE(lbr_capture_all);
+}
+
 /**
  * lbr_capture - record one return of a target
  * @t: the target
@@ -83,13 +95,11 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 		goto out_unfreeze;
 	}
 
-	ev = ring_buffer_lock_reserve(lbr_rb, sizeof(*rec) +
-				      lbr_hw.depth * sizeof(*br));
-	if (!ev) {
+	rec = lbr_buf_reserve(sizeof(*rec) + lbr_hw.depth * sizeof(*br), &ev);
+	if (!rec) {
 		c->dropped++;
 		goto out_unfreeze;
 	}
-	rec = ring_buffer_event_data(ev);
 	br = (struct lbr_snap_branch *)(rec + 1);
 	if (frozen) {
 		nr = lbr_hw_read(br);
@@ -127,10 +137,9 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 
-	lbr_rb_unlock_commit(lbr_rb, ev);
 	c->captured++;
 	/* Still inside the guard: the wakeup is on the capture path too. */
-	lbr_records_committed();
+	lbr_buf_commit(ev);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
 	return;

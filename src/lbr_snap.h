@@ -113,6 +113,8 @@ unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
 /* capture.c */
 void lbr_capture(struct lbr_target *t, unsigned long ax, unsigned long caller,
 		 bool frozen, u64 ctl, unsigned long ret_site);
+void lbr_capture_set_every_return(bool all);
+bool lbr_capture_every_return(void);
 
 /* kretprobe_hook.c */
 void lbr_kretprobe_init(void);
@@ -128,10 +130,23 @@ int lbr_fexit_attach(struct lbr_target *t);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
 
-/* --- device and buffers (lbr_snap_main.c) --- */
+/* record_buffer.c: what the capture path needs of the buffers */
+struct ring_buffer_event;
+void *lbr_buf_reserve(unsigned long len, struct ring_buffer_event **evp);
+void lbr_buf_commit(struct ring_buffer_event *ev);
+/* and what the device needs */
+struct file;
+struct poll_table_struct;
+ssize_t lbr_buf_read(char __user *buf, size_t count, bool nonblock);
+__poll_t lbr_buf_poll(struct file *file, struct poll_table_struct *wait);
+int lbr_buf_flush(void);
+void lbr_buf_counts(u64 *read, u64 *flushed);
+unsigned int lbr_buf_kb(void);
+int lbr_buf_init(unsigned int kb);
+void lbr_buf_exit(void);
 
-extern struct trace_buffer *lbr_rb;
-extern int lbr_capture_all;
-void lbr_records_committed(void);
+/* device.c */
+int lbr_dev_register(void);
+void lbr_dev_unregister(void);
 
 #endif /* LBR_SNAP_INTERNAL_H */

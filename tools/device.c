@@ -27,7 +27,7 @@ int open_device(const char *path, int flags)
 		return -EXIT_NODEV;
 	case EACCES:
 	case EPERM:
-		pr_err("%s: permission denied: needs root (CAP_SYS_ADMIN) or read permission on the device",
+		pr_err("%s: permission denied: reading needs CAP_PERFMON (or root) and read permission on the device; flush and targets need CAP_SYS_ADMIN",
 		       path);
 		return -EXIT_PERM;
 	default:

@@ -165,7 +165,7 @@ static const char usage[] =
 "  1  error, or info, stats or flush on a file, which has no ioctls\n"
 "  2  bad command line\n"
 "  3  device not found: the lbr_snap module is not loaded\n"
-"  4  permission denied: needs root (CAP_SYS_ADMIN)\n"
+"  4  permission denied: needs CAP_PERFMON to read, CAP_SYS_ADMIN to change\n"
 "  5  the module's ABI version is not the one this tool was built for\n"
 "  6  corrupt record stream\n";
 
@@ -632,7 +632,9 @@ int main(int argc, char **argv)
 	}
 	if (o.cmd == CMD_SPEC)
 		return finish(cmd_spec(o.args));
-	fd = open_device(o.device, O_RDONLY | (o.nonblock ? O_NONBLOCK : 0));
+	/* FLUSH needs a descriptor opened for writing (and CAP_SYS_ADMIN). */
+	fd = open_device(o.device, (o.cmd == CMD_FLUSH ? O_RDWR : O_RDONLY) |
+			 (o.nonblock ? O_NONBLOCK : 0));
 	if (fd < 0)
 		return -fd;
 	ret = -cmds[o.cmd](fd, &o);

@@ -240,7 +240,8 @@ static int open_traced_device(struct tracer *tr)
 		if (ret)
 			return ret;
 	}
-	tr->fd = open_device(t->device, O_RDONLY | O_NONBLOCK);
+	/* Targets and the capture mode change through a writable one. */
+	tr->fd = open_device(t->device, O_RDWR | O_NONBLOCK);
 	return tr->fd < 0 ? tr->fd : 0;
 }
 

@@ -120,7 +120,8 @@ static inline int trigger(const char *fn, long value, unsigned long count)
 
 static inline int dev_open(int flags)
 {
-	return open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC | flags);
+	/* Root's: reads, and changes targets (which needs FMODE_WRITE). */
+	return open(LBR_SNAP_DEVICE, O_RDWR | O_CLOEXEC | flags);
 }
 
 /*

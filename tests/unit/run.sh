@@ -402,7 +402,7 @@ want nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modpr
 t "missing device: exit 3, module hint" 3 /dev/null nodev.err \
 	"$LBR" -d nodev
 
-want perm.err "lbr-snap: secret.bin: permission denied: needs root (CAP_SYS_ADMIN) or read permission on the device"
+want perm.err "lbr-snap: secret.bin: permission denied: reading needs CAP_PERFMON (or root) and read permission on the device; flush and targets need CAP_SYS_ADMIN"
 unreadable()
 {
 	cp stream.bin secret.bin

@@ -11,6 +11,9 @@ kver=$1 bin=$2 script=$3 out=$4
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
+# mktemp made it 0700: the guest's / would be, and every user but root
+# would get EACCES before any check of the device's own.
+chmod 755 "$root"
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,usr/bin,usr/sbin} \
 	 "$root/usr/local/bin" "$root/lib/modules/$kver/extra" \
 	 "$root/usr/share/lbr_snap"

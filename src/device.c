@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/lbr_snap: read() gives whole records, oldest first; ioctls give
+ * information and statistics and change targets and the capture mode.
+ *
+ * Who may do what follows perf (perf_event_open() in kernel/events/core.c,
+ * Documentation/admin-guide/perf-security.rst), whatever the file mode:
+ * - records and statistics hold kernel addresses, and with
+ *   lbr_filter=user|any other users' addresses: opening for reading needs
+ *   CAP_PERFMON (or CAP_SYS_ADMIN, perfmon_capable()), checked against the
+ *   opener's credentials at open, as perf checks them when an event is
+ *   opened.  GET_STATS needs a descriptor opened for reading.
+ * - FLUSH, ADD_TARGET, DEL_TARGET and SET_CAPTURE change what everyone
+ *   sees: CAP_SYS_ADMIN at the call, on a descriptor opened for writing.
+ * - GET_INFO (the backend, the buffer size) is anyone's who may open it.
+ *
+ * An open /dev/lbr_snap holds a reference on the module (fops.owner), so a
+ * reader blocked in read() or poll() makes rmmod fail with EBUSY rather
+ * than leave it sleeping on freed memory.
+ */
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "lbr_snap.h"
+
+static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
+	      LBR_SNAP_TARGET_STATS_SIZE_V1);
+
+static int lbr_dev_open(struct inode *inode, struct file *file)
+{
+	if ((file->f_mode & FMODE_READ) && !perfmon_capable())
+		return -EPERM;
+	return nonseekable_open(inode, file);
+}
+
+/* What changes the records or targets of everyone. */
+static int lbr_may_control(struct file *file)
+{
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+}
+
+static ssize_t lbr_dev_read(struct file *file, char __user *buf,
+			    size_t count, loff_t *ppos)
+{
+	return lbr_buf_read(buf, count, file->f_flags & O_NONBLOCK);
+}
+
+static long lbr_ioc_info(void __user *arg)
+{
+	struct lbr_snap_info info = {
+		.abi_version = LBR_SNAP_ABI_VERSION,
+		.backend = lbr_hw.backend,
+		.lbr_format = lbr_hw.fmt.format,
+		.lbr_depth = lbr_hw.depth,
+		.nr_cpus = num_possible_cpus(),
+		.buffer_kb = lbr_buf_kb(),
+		.nr_targets = lbr_targets_count(),
+		.capture = lbr_capture_every_return() ? LBR_SNAP_CAPTURE_ALL :
+							LBR_SNAP_CAPTURE_ERRORS,
+	};
+
+	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));
+	strscpy(info.mode, lbr_hw_mode(), sizeof(info.mode));
+	strscpy(info.reason, lbr_hw.reason, sizeof(info.reason));
+	strscpy(info.version, LBR_SNAP_VERSION, sizeof(info.version));
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long lbr_ioc_stats(void __user *arg)
+{
+	struct lbr_snap_target_stats *st;
+	struct lbr_snap_stats hdr;
+	unsigned int i, n;
+	long ret = 0;
+
+	if (copy_from_user(&hdr, arg, sizeof(hdr)))
+		return -EFAULT;
+	/*
+	 * Older callers know fewer fields (none of hook, nr_args, recursion,
+	 * inflight in the first ABI): each gets the entries cut to its size,
+	 * newer ones the rest zeroed.
+	 */
+	if (!hdr.entry_size)
+		hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V1;
+	if (hdr.entry_size < LBR_SNAP_TARGET_STATS_SIZE_V1 ||
+	    hdr.entry_size > PAGE_SIZE)
+		return -EINVAL;
+	st = kcalloc(LBR_SNAP_MAX_TARGETS, sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	n = lbr_targets_stats(st);
+	for (i = 0; i < min(n, hdr.nr) && !ret; i++) {
+		void __user *dst = u64_to_user_ptr(hdr.stats_ptr +
+						   (u64)i * hdr.entry_size);
+		size_t len = min_t(size_t, hdr.entry_size, sizeof(*st));
+
+		if (copy_to_user(dst, &st[i], len) ||
+		    clear_user(dst + len, hdr.entry_size - len))
+			ret = -EFAULT;
+	}
+	kfree(st);
+	if (ret)
+		return ret;
+
+	hdr.nr = n;
+	lbr_buf_counts(&hdr.read, &hdr.flushed);
+	return copy_to_user(arg, &hdr, sizeof(hdr)) ? -EFAULT : 0;
+}
+
+static long lbr_ioc_target(unsigned int cmd, void __user *arg)
+{
+	struct lbr_snap_target_ctl ctl;
+	long ret;
+
+	if (copy_from_user(&ctl, arg, sizeof(ctl)))
+		return -EFAULT;
+	ctl.spec[sizeof(ctl.spec) - 1] = '\0';
+	if (cmd == LBR_SNAP_IOC_DEL_TARGET)
+		return lbr_target_del(ctl.spec);
+	ret = lbr_target_add(ctl.spec, &ctl.id, &ctl.hook);
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &ctl, sizeof(ctl)) ? -EFAULT : 0;
+}
+
+static long lbr_ioc_set_capture(unsigned long arg)
+{
+	if (arg != LBR_SNAP_CAPTURE_ERRORS && arg != LBR_SNAP_CAPTURE_ALL)
+		return -EINVAL;
+	lbr_capture_set_every_return(arg == LBR_SNAP_CAPTURE_ALL);
+	return 0;
+}
+
+static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	long ret;
+
+	switch (cmd) {
+	case LBR_SNAP_IOC_GET_INFO:
+		return lbr_ioc_info((void __user *)arg);
+	case LBR_SNAP_IOC_GET_STATS:
+		if (!(file->f_mode & FMODE_READ))
+			return -EBADF;
+		return lbr_ioc_stats((void __user *)arg);
+	case LBR_SNAP_IOC_FLUSH:
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_buf_flush();
+	case LBR_SNAP_IOC_ADD_TARGET:
+	case LBR_SNAP_IOC_DEL_TARGET:
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_target(cmd, (void __user *)arg);
+	case LBR_SNAP_IOC_SET_CAPTURE:
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_set_capture(arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations lbr_dev_fops = {
+	.owner = THIS_MODULE,
+	.open = lbr_dev_open,
+	.read = lbr_dev_read,
+	.poll = lbr_buf_poll,
+	.unlocked_ioctl = lbr_dev_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice lbr_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "lbr_snap",
+	.fops = &lbr_dev_fops,
+	.mode = 0600,
+};
+
+int lbr_dev_register(void)
+{
+	return misc_register(&lbr_miscdev);
+}
+
+void lbr_dev_unregister(void)
+{
+	misc_deregister(&lbr_miscdev);
+}
