@@ -46,10 +46,12 @@ bool lbr_format_has_info(unsigned int format)
  * Index of the i-th newest legacy entry: the TOS points at the newest one
  * and the stack wraps at @depth, a power of two.
  */
-unsigned int lbr_legacy_index(u64 tos, unsigned int i, unsigned int depth)
+notrace unsigned int lbr_legacy_index(u64 tos, unsigned int i,
+				  unsigned int depth)
 {
 	return (unsigned int)((tos - i) & (depth - 1));
 }
+LBR_DECODE_NOKPROBE(lbr_legacy_index);
 
 static void set_mispred(struct lbr_snap_branch *out, bool mispred)
 {
@@ -62,9 +64,9 @@ static void set_cycles(struct lbr_snap_branch *out, u64 cycles)
 	out->flags |= LBR_SNAP_BR_CYCLES;
 }
 
-static enum lbr_decode_result decode_legacy(const struct lbr_decode_fmt *fmt,
-					    const struct lbr_raw_entry *raw,
-					    struct lbr_snap_branch *out)
+static notrace enum lbr_decode_result
+decode_legacy(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
+	      struct lbr_snap_branch *out)
 {
 	u64 from = raw->from, to = raw->to;
 	unsigned int skip = 0;
@@ -140,8 +142,8 @@ static u8 arch_br_type(u64 info)
 	return map[type];
 }
 
-static enum lbr_decode_result decode_arch(const struct lbr_raw_entry *raw,
-					  struct lbr_snap_branch *out)
+static notrace enum lbr_decode_result
+decode_arch(const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
 {
 	/* Entries fill from 0; the first FROM of 0 ends the stack. */
 	if (!raw->from)
@@ -160,9 +162,9 @@ static enum lbr_decode_result decode_arch(const struct lbr_raw_entry *raw,
 	return LBR_DECODE_OK;
 }
 
-static enum lbr_decode_result decode_amd(const struct lbr_decode_fmt *fmt,
-					 const struct lbr_raw_entry *raw,
-					 struct lbr_snap_branch *out)
+static notrace enum lbr_decode_result
+decode_amd(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
+	   struct lbr_snap_branch *out)
 {
 	u64 mask = (1ULL << AMD_IP_BITS) - 1;
 	unsigned int bits = fmt->virt_bits ? fmt->virt_bits : 48;
@@ -190,9 +192,9 @@ static enum lbr_decode_result decode_amd(const struct lbr_decode_fmt *fmt,
  * @raw: MSR values of the entry
  * @out: where the branch goes; fully written when LBR_DECODE_OK
  */
-enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
-					const struct lbr_raw_entry *raw,
-					struct lbr_snap_branch *out)
+notrace enum lbr_decode_result
+lbr_decode_entry(const struct lbr_decode_fmt *fmt,
+		 const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
 {
 	out->from = 0;
 	out->to = 0;
@@ -212,6 +214,7 @@ enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 		return LBR_DECODE_END;
 	}
 }
+LBR_DECODE_NOKPROBE(lbr_decode_entry);
 
 /**
  * lbr_probe_entries - count the entries the probe path itself made
@@ -226,8 +229,9 @@ enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
  * __x86_return_thunk and the thunk's RET; the RET is the one that lands on
  * @ret_site.  If no entry lands there, all @nr count and @found is false.
  */
-unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
-			       unsigned int nr, u64 ret_site, bool *found)
+notrace unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
+				       unsigned int nr, u64 ret_site,
+				       bool *found)
 {
 	unsigned int i;
 
@@ -240,3 +244,4 @@ unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
 	*found = false;
 	return nr;
 }
+LBR_DECODE_NOKPROBE(lbr_probe_entries);

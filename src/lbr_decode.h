@@ -8,8 +8,15 @@
 #ifndef LBR_DECODE_H
 #define LBR_DECODE_H
 
+/*
+ * The capture path calls the decoder with LBR frozen: in the kernel it is
+ * neither traced nor probed (LBR_DECODE_NOKPROBE()); in user space, where
+ * the unit tests build it, both mean nothing.
+ */
 #ifdef __KERNEL__
+#include <linux/kprobes.h>
 #include <linux/types.h>
+#define LBR_DECODE_NOKPROBE(fn)	NOKPROBE_SYMBOL(fn)
 #else
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +25,8 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
+#define notrace
+#define LBR_DECODE_NOKPROBE(fn)
 #endif
 
 #include "../include/lbr_snap.h"

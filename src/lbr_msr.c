@@ -610,7 +610,7 @@ const char *lbr_hw_mode(void)
  * the first empty entry, and stores the result oldest first.
  * Return: the number of branches in @out.
  */
-unsigned int lbr_hw_read(struct lbr_snap_branch *out)
+notrace unsigned int lbr_hw_read(struct lbr_snap_branch *out)
 {
 	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
 	u64 tos = legacy ? lbr_rdmsr(lbr_hw.tos_msr) : 0;
@@ -651,3 +651,4 @@ unsigned int lbr_hw_read(struct lbr_snap_branch *out)
 		swap(out[i], out[n - 1 - i]);
 	return n;
 }
+NOKPROBE_SYMBOL(lbr_hw_read);

@@ -6,6 +6,7 @@
  * Module init/exit and parameters.  The buffers are record_buffer.c's,
  * the device device.c's.
  */
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/string.h>
 
@@ -44,6 +45,24 @@ module_param(lbr_filter, charp, 0444);
 MODULE_PARM_DESC(lbr_filter,
 		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
 
+/*
+ * The buffers take buffer_kb on every possible CPU.  The ring buffer WARNs
+ * when a CPU's allocation fails (trace_rb_cpu_prepare() in
+ * kernel/trace/ring_buffer.c), which panic_on_warn makes a crash: refuse
+ * what would take more than half the memory available instead.
+ */
+static int __init lbr_buffer_fits(unsigned int kb)
+{
+	u64 want = (u64)kb * num_possible_cpus();
+	u64 avail = (u64)si_mem_available() << (PAGE_SHIFT - 10);
+
+	if (want <= avail / 2)
+		return 0;
+	pr_err("buffer_kb=%u: %llu MiB for %u CPUs is more than half the memory available (%llu MiB)\n",
+	       kb, want >> 10, num_possible_cpus(), avail >> 10);
+	return -ENOMEM;
+}
+
 static int __init lbr_snap_init(void)
 {
 	int ret;
@@ -58,6 +77,9 @@ static int __init lbr_snap_init(void)
 		pr_err("buffer_kb=%u: use 8 to 1048576\n", buffer_kb);
 		return -EINVAL;
 	}
+	ret = lbr_buffer_fits(buffer_kb);
+	if (ret)
+		return ret;
 
 	ret = lbr_targets_set_hook(hook);
 	if (ret)

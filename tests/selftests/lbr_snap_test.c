@@ -25,6 +25,8 @@
 #define CAP_PERFMON	38	/* since 5.8 */
 #endif
 
+static bool ftrace_can_trace(const char *fn);
+
 /* ---- targets= validation: all or nothing, a clear errno ---- */
 
 FIXTURE(load) {
@@ -123,6 +125,20 @@ TEST_F(load, bad_type_and_params)
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int capture=some"));
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int buffer_kb=1"));
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int backend=bogus"));
+}
+
+/*
+ * A buffer_kb in range that the machine cannot hold is refused with one
+ * line, before the ring buffer could WARN (panic_on_warn makes a WARN a
+ * crash; the log gate fails the run on one).
+ */
+TEST_F(load, buffer_larger_than_memory_refused)
+{
+	EXPECT_EQ(-ENOMEM, load("targets=lbr_test_int buffer_kb=1048576"));
+	EXPECT_TRUE(kmsg_has(self->kmsg, "buffer_kb=1048576: "));
+	EXPECT_TRUE(kmsg_has(self->kmsg,
+			     "is more than half the memory available"));
+	EXPECT_EQ(0, load("targets=lbr_test_int buffer_kb=1024"));
 }
 
 TEST_F(load, mode_and_filter)
@@ -1272,6 +1288,43 @@ TEST_F(cap, who_may_read_and_control)
 	}
 	EXPECT_EQ(0, chown(LBR_SNAP_DEVICE, 0, 0));
 	EXPECT_EQ(0, chmod(LBR_SNAP_DEVICE, 0600));
+}
+
+/*
+ * Everything the capture path runs once LBR is frozen, down to the
+ * decoder: no kprobe may be put on it (the kprobe blacklist) and ftrace
+ * cannot trace it (no fentry, so absent from available_filter_functions).
+ * Either would add branches before the read, or recurse.
+ */
+TEST_F(cap, capture_path_neither_probed_nor_traced)
+{
+	static const char *const path[] = {
+		"lbr_ret_handler", "lbr_ret_handler_nolbr", "lbr_capture",
+		"lbr_buf_reserve", "lbr_buf_commit", "lbr_hw_read",
+		"lbr_decode_entry", "lbr_legacy_index", "lbr_probe_entries",
+		"lbr_fexit_capture", "lbr_fexit_enter", "lbr_fexit_copy_slow",
+		"lbr_fexit_exit_lbr", "lbr_fexit_exit_nolbr",
+	};
+	char line[512], name[256];
+	bool black[ARRAY_SIZE(path)] = { false };
+	unsigned int i;
+	FILE *f;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	f = fopen("/sys/kernel/debug/kprobes/blacklist", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %255s", name) != 1)
+			continue;
+		for (i = 0; i < ARRAY_SIZE(path); i++)
+			black[i] |= !strcmp(name, path[i]);
+	}
+	fclose(f);
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		EXPECT_TRUE(black[i]) TH_LOG("%s: kprobes allowed", path[i]);
+		EXPECT_FALSE(ftrace_can_trace(path[i]))
+			TH_LOG("%s: ftrace can trace it", path[i]);
+	}
 }
 
 /* ---- the fexit hook: what only it has ---- */
