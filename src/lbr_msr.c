@@ -150,16 +150,24 @@ static __printf(1, 2) int lbr_none(const char *fmt, ...)
 	return -ENODEV;
 }
 
-/* Set @bits in @msr, check they read back, then put the old value back. */
+/*
+ * Set @bits in @msr, check they read back, then put the old value back,
+ * all on one CPU and with no interrupt in between: moved to another CPU
+ * after the write, the task would give that CPU this one's value and leave
+ * the bits set here; a PMI in between could see them or change the MSR.
+ */
 static bool lbr_msr_bits_stick(u32 msr, u64 bits)
 {
+	unsigned long flags;
 	u64 old, val;
-	bool ok;
+	bool ok = false;
 
-	if (lbr_rdmsr_safe(msr, &old) || lbr_wrmsr_safe(msr, old | bits))
-		return false;
-	ok = !lbr_rdmsr_safe(msr, &val) && (val & bits) == bits;
-	lbr_wrmsr_safe(msr, old);
+	local_irq_save(flags);
+	if (!lbr_rdmsr_safe(msr, &old) && !lbr_wrmsr_safe(msr, old | bits)) {
+		ok = !lbr_rdmsr_safe(msr, &val) && (val & bits) == bits;
+		lbr_wrmsr_safe(msr, old);
+	}
+	local_irq_restore(flags);
 	return ok;
 }
 
