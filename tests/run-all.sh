@@ -48,7 +48,8 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
 ALL_SUITES="deps log-gate build style freeze-first helpers tool-unit decode-unit
-	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug guest-debug-stress
+	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug freeze-first-debug
+	guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
 	guest-nested
 	guest-lbr-arch tool-guest"
@@ -145,6 +146,18 @@ guest_debug() {
 		--timeout 2400 "$@"
 }
 suite guest-debug guest_debug --script "$LBR_TOP/tests/guest/selftests.sh"
+# The freeze-first check again on the debug kernel's build, where KASAN
+# and UBSAN instrument what Kbuild does not exempt.
+freeze_first_debug() {
+	local kv b
+	kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
+		{ echo "not ok - building the debug kernel"; return 1; }
+	b=$("$LBR_TOP/tests/vm/build.sh" "$kv") ||
+		{ echo "not ok - building lbr_snap for $kv"; return 1; }
+	"$LBR_TOP/tests/freeze-first/run.sh" "$b/lbr_snap.ko" \
+		"$b/lbr_snap_fexit.ko"
+}
+suite freeze-first-debug freeze_first_debug
 suite guest-debug-stress guest_debug --accel tcg,thread=single \
 	--append LBR_FEXIT_CYCLES=1000 --script "$LBR_TOP/tests/guest/stress.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
