@@ -144,7 +144,11 @@ struct lbr_snap_info {
 	char  reason[96];	/* why this backend (e.g. why "none") */
 	char  version[32];	/* module version string */
 	char  mode[8];		/* how LBR stays on: "perf", "raw", "none" */
-	__u32 reserved[6];
+	__u32 record_max;	/* bytes of the largest record this module
+				 * writes (0 from modules before it:
+				 * LBR_SNAP_RECORD_MAX then)
+				 */
+	__u32 reserved[5];
 };
 
 #define LBR_SNAP_CAPTURE_ERRORS	0
@@ -192,7 +196,11 @@ struct lbr_snap_stats {
 	__u64 stats_ptr;
 	__u64 read;		/* records returned by read() */
 	__u64 flushed;		/* records discarded by LBR_SNAP_IOC_FLUSH */
+	__u32 flags;		/* none yet: 0, or EINVAL */
+	__u32 reserved[3];	/* 0, or EINVAL */
 };
+
+#define LBR_SNAP_STATS_SIZE_V1	32
 
 /*
  * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type][/N][@hook]" and is
@@ -206,8 +214,18 @@ struct lbr_snap_target_ctl {
 	char  spec[LBR_SNAP_NAME_LEN + 8];
 	__u32 id;
 	__u32 hook;		/* out: enum lbr_snap_hook */
+	__u32 flags;		/* none yet: 0, or EINVAL */
+	__u32 reserved[3];	/* 0, or EINVAL */
 };
 
+#define LBR_SNAP_TARGET_CTL_SIZE_V1	(LBR_SNAP_NAME_LEN + 16)
+
+/*
+ * Growing structs: the size is part of each command number, and the module
+ * takes any size from the _V1 one to its own, as DRM does (drm_ioctl()):
+ * what the caller's struct lacks counts as 0, what the module does not
+ * know must be 0.  A caller built against an older header keeps working.
+ */
 #define LBR_SNAP_IOC_MAGIC	0xB7
 #define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)
 #define LBR_SNAP_IOC_GET_STATS	_IOWR(LBR_SNAP_IOC_MAGIC, 2, struct lbr_snap_stats)

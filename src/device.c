@@ -23,12 +23,17 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "lbr_snap.h"
 
 static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V1);
+static_assert(offsetof(struct lbr_snap_stats, flags) ==
+	      LBR_SNAP_STATS_SIZE_V1);
+static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
+	      LBR_SNAP_TARGET_CTL_SIZE_V1);
 
 static int lbr_dev_open(struct inode *inode, struct file *file)
 {
@@ -51,6 +56,30 @@ static ssize_t lbr_dev_read(struct file *file, char __user *buf,
 	return lbr_buf_read(buf, count, file->f_flags & O_NONBLOCK);
 }
 
+/*
+ * Is @cmd the command @ref with its struct at any size from @v1 to the
+ * module's?  The growing structs of include/lbr_snap.h.
+ */
+static bool lbr_ioc_is(unsigned int cmd, unsigned int ref, size_t v1)
+{
+	const unsigned int size_bits = _IOC_SIZEMASK << _IOC_SIZESHIFT;
+
+	return (cmd & ~size_bits) == (ref & ~size_bits) &&
+	       _IOC_SIZE(cmd) >= v1 && _IOC_SIZE(cmd) <= _IOC_SIZE(ref);
+}
+
+/*
+ * The caller's struct of @usize bytes (no larger than @ksize) into @k:
+ * what it lacks is 0; flags and reserved words must be 0 (EINVAL).
+ */
+static int lbr_struct_in(void *k, size_t ksize, const void __user *u,
+			 size_t usize, const void *must_be_zero, size_t zlen)
+{
+	if (copy_struct_from_user(k, ksize, u, usize))
+		return -EFAULT;
+	return memchr_inv(must_be_zero, 0, zlen) ? -EINVAL : 0;
+}
+
 static long lbr_ioc_info(void __user *arg)
 {
 	struct lbr_snap_info info = {
@@ -63,6 +92,8 @@ static long lbr_ioc_info(void __user *arg)
 		.nr_targets = lbr_targets_count(),
 		.capture = lbr_capture_every_return() ? LBR_SNAP_CAPTURE_ALL :
 							LBR_SNAP_CAPTURE_ERRORS,
+		.record_max = sizeof(struct lbr_snap_record) +
+			      lbr_hw.depth * sizeof(struct lbr_snap_branch),
 	};
 
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));
@@ -72,15 +103,17 @@ static long lbr_ioc_info(void __user *arg)
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long lbr_ioc_stats(void __user *arg)
+static long lbr_ioc_stats(void __user *arg, size_t usize)
 {
 	struct lbr_snap_target_stats *st;
 	struct lbr_snap_stats hdr;
 	unsigned int i, n;
-	long ret = 0;
+	long ret;
 
-	if (copy_from_user(&hdr, arg, sizeof(hdr)))
-		return -EFAULT;
+	ret = lbr_struct_in(&hdr, sizeof(hdr), arg, usize, &hdr.flags,
+			    sizeof(hdr) - offsetof(struct lbr_snap_stats, flags));
+	if (ret)
+		return ret;
 	/*
 	 * Older callers know fewer fields (none of hook, nr_args, recursion,
 	 * inflight in the first ABI): each gets the entries cut to its size,
@@ -110,23 +143,26 @@ static long lbr_ioc_stats(void __user *arg)
 
 	hdr.nr = n;
 	lbr_buf_counts(&hdr.read, &hdr.flushed);
-	return copy_to_user(arg, &hdr, sizeof(hdr)) ? -EFAULT : 0;
+	return copy_to_user(arg, &hdr, usize) ? -EFAULT : 0;
 }
 
-static long lbr_ioc_target(unsigned int cmd, void __user *arg)
+static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
 {
 	struct lbr_snap_target_ctl ctl;
 	long ret;
 
-	if (copy_from_user(&ctl, arg, sizeof(ctl)))
-		return -EFAULT;
+	ret = lbr_struct_in(&ctl, sizeof(ctl), arg, usize, &ctl.flags,
+			    sizeof(ctl) -
+			    offsetof(struct lbr_snap_target_ctl, flags));
+	if (ret)
+		return ret;
 	ctl.spec[sizeof(ctl.spec) - 1] = '\0';
-	if (cmd == LBR_SNAP_IOC_DEL_TARGET)
+	if (!add)
 		return lbr_target_del(ctl.spec);
 	ret = lbr_target_add(ctl.spec, &ctl.id, &ctl.hook);
 	if (ret)
 		return ret;
-	return copy_to_user(arg, &ctl, sizeof(ctl)) ? -EFAULT : 0;
+	return copy_to_user(arg, &ctl, usize) ? -EFAULT : 0;
 }
 
 static long lbr_ioc_set_capture(unsigned long arg)
@@ -140,22 +176,29 @@ static long lbr_ioc_set_capture(unsigned long arg)
 static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
+	void __user *uarg = (void __user *)arg;
+	bool add;
 	long ret;
+
+	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_GET_STATS, LBR_SNAP_STATS_SIZE_V1)) {
+		if (!(file->f_mode & FMODE_READ))
+			return -EBADF;
+		return lbr_ioc_stats(uarg, _IOC_SIZE(cmd));
+	}
+	add = lbr_ioc_is(cmd, LBR_SNAP_IOC_ADD_TARGET,
+			 LBR_SNAP_TARGET_CTL_SIZE_V1);
+	if (add || lbr_ioc_is(cmd, LBR_SNAP_IOC_DEL_TARGET,
+			      LBR_SNAP_TARGET_CTL_SIZE_V1)) {
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_target(add, uarg, _IOC_SIZE(cmd));
+	}
 
 	switch (cmd) {
 	case LBR_SNAP_IOC_GET_INFO:
-		return lbr_ioc_info((void __user *)arg);
-	case LBR_SNAP_IOC_GET_STATS:
-		if (!(file->f_mode & FMODE_READ))
-			return -EBADF;
-		return lbr_ioc_stats((void __user *)arg);
+		return lbr_ioc_info(uarg);
 	case LBR_SNAP_IOC_FLUSH:
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_buf_flush();
-	case LBR_SNAP_IOC_ADD_TARGET:
-	case LBR_SNAP_IOC_DEL_TARGET:
-		ret = lbr_may_control(file);
-		return ret ? ret : lbr_ioc_target(cmd, (void __user *)arg);
 	case LBR_SNAP_IOC_SET_CAPTURE:
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_ioc_set_capture(arg);

@@ -339,7 +339,6 @@ int lbr_hw_detect(const char *force)
 		if (!lbr_backends[i].probe()) {
 			lbr_hw.backend = lbr_backends[i].id;
 			lbr_hw.name = lbr_backends[i].name;
-			pr_info("backend %s: %s\n", lbr_hw.name, lbr_hw.reason);
 			return 0;
 		}
 		strscpy(why[i], lbr_hw.reason, sizeof(why[i]));
@@ -360,9 +359,20 @@ int lbr_hw_detect(const char *force)
 	    (boot_cpu_data.cpuid_level >= 0x1c &&
 	     (cpuid_edx(7) & LBR_CPUID_ARCH_LBR)) ? 0 : 1;
 	strscpy(lbr_hw.reason, why[i], sizeof(lbr_hw.reason));
-	pr_info("no usable LBR, records carry no branches: %s\n",
-		lbr_hw.reason);
 	return 0;
+}
+
+/*
+ * What detection found, said once the module has loaded: a load refused
+ * for a bad parameter logs that reason alone.
+ */
+void lbr_hw_report(void)
+{
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
+		pr_info("no usable LBR, records carry no branches: %s\n",
+			lbr_hw.reason);
+	else
+		pr_info("backend %s: %s\n", lbr_hw.name, lbr_hw.reason);
 }
 
 /*

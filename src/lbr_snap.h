@@ -36,6 +36,7 @@ struct lbr_hw {
 extern struct lbr_hw lbr_hw;
 
 int lbr_hw_detect(const char *force);
+void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);

@@ -114,6 +114,7 @@ static int __init lbr_snap_init(void)
 	ret = lbr_dev_register();
 	if (ret)
 		goto err_targets;
+	lbr_hw_report();
 	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU\n",
 		lbr_targets_count(),
 		lbr_capture_every_return() ? "all" : "errors",

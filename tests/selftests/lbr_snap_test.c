@@ -127,6 +127,125 @@ TEST_F(load, bad_type_and_params)
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int backend=bogus"));
 }
 
+/* Lines /dev/kmsg gives on @fd from now on that hold @text. */
+static int kmsg_new_lines(int fd, const char *text, char *last, size_t len)
+{
+	char line[2048];
+	ssize_t n;
+	int count = 0;
+
+	for (;;) {
+		n = read(fd, line, sizeof(line) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		line[n] = '\0';
+		if (strstr(line, text)) {
+			const char *msg = strchr(line, ';');
+
+			count++;
+			msg = msg ? msg + 1 : line;
+			strncpy(last, msg, len - 1);
+			last[len - 1] = '\0';
+		}
+	}
+	return count;
+}
+
+/*
+ * Every parameter with hostile values: empty, negative, huge, junk after
+ * a number, separators in every place, a name too long.  The load fails
+ * with one line in the kernel log, or succeeds with exactly what was
+ * asked (@targets: the targets it must then have, in order).
+ */
+TEST_F(load, hostile_parameters)
+{
+	static char long_name[200];
+	static const struct {
+		const char *params;
+		const char *targets;	/* NULL: the load must fail */
+		unsigned int buffer_kb;	/* when it loads: 0, the default */
+	} cases[] = {
+		{ "targets=lbr_test_int buffer_kb=", NULL },
+		{ "targets=lbr_test_int buffer_kb=-1", NULL },
+		{ "targets=lbr_test_int buffer_kb=4294967296", NULL },
+		{ "targets=lbr_test_int buffer_kb=99999999999999999999999", NULL },
+		{ "targets=lbr_test_int buffer_kb=12abc", NULL },
+		{ "targets=lbr_test_int buffer_kb=7", NULL },
+		{ "targets=lbr_test_int buffer_kb=0x100", "lbr_test_int", 256 },
+		{ "targets=lbr_test_int capture=", NULL },
+		{ "targets=lbr_test_int capture=all,errors", NULL },
+		{ "targets=lbr_test_int capture=ALL", NULL },
+		{ "targets=lbr_test_int hook=", NULL },
+		{ "targets=lbr_test_int hook=fexit,kretprobe", NULL },
+		{ "targets=lbr_test_int backend=", NULL },
+		{ "targets=lbr_test_int backend=none,intel", NULL },
+		{ "targets=lbr_test_int mode=", NULL },
+		{ "targets=lbr_test_int mode=raw,perf", NULL },
+		{ "targets=lbr_test_int lbr_filter=", NULL },
+		{ "targets=lbr_test_int lbr_filter=kernel,,jcc", NULL },
+		{ "targets=lbr_test_int lbr_filter=kernel,jcc,", NULL },
+		{ "targets=lbr_test_int lbr_filter=,kernel", NULL },
+		{ "targets=lbr_test_int lbr_filter=kernel,bogus", NULL },
+		{ "targets=,lbr_test_int", NULL },
+		{ "targets=lbr_test_int,", NULL },
+		{ "targets=lbr_test_int,,lbr_test_long", NULL },
+		{ "targets=lbr_test_int%", NULL },
+		{ "targets=lbr_test_int%int%long", NULL },
+		{ "targets=lbr_test_int/", NULL },
+		{ "targets=lbr_test_int/-1", NULL },
+		{ "targets=lbr_test_int/99999999999999999999", NULL },
+		{ "targets=lbr_test_int/1x", NULL },
+		{ "targets=lbr_test_int@", NULL },
+		{ "targets=lbr_test_int@fexit@kretprobe", NULL },
+		{ "targets=lbr_test_int@bogus", NULL },
+		{ "targets=%int", NULL },
+		{ "targets=/1", NULL },
+		{ "targets=@fexit", NULL },
+		{ "targets=lbr_test_int%long/1@kretprobe,lbr_test_long",
+		  "lbr_test_int,lbr_test_long" },
+		{ long_name, NULL },
+	};
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	struct lbr_snap_info info;
+	char last[512], got[1024];
+	unsigned int c, i;
+	int ret, lines, fd;
+
+	snprintf(long_name, sizeof(long_name), "targets=%0150d", 0);
+	memset(long_name + 8, 'a', 150);
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		kmsg_new_lines(self->kmsg, "", last, sizeof(last));
+		last[0] = '\0';
+		ret = load(cases[c].params);
+		lines = kmsg_new_lines(self->kmsg, "lbr_snap", last,
+				       sizeof(last));
+		if (!cases[c].targets) {
+			EXPECT_GT(0, ret) TH_LOG("'%s' loaded", cases[c].params);
+			EXPECT_EQ(1, lines)
+				TH_LOG("'%s': %d lines, the last: %s",
+				       cases[c].params, lines, last);
+			continue;
+		}
+		ASSERT_EQ(0, ret) TH_LOG("'%s': %d", cases[c].params, ret);
+		fd = dev_open(O_NONBLOCK);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, get_info(fd, &info));
+		EXPECT_EQ(cases[c].buffer_kb ? cases[c].buffer_kb : 256,
+			  info.buffer_kb);
+		ASSERT_EQ(0, get_stats(fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+		got[0] = '\0';
+		for (i = 0; i < hdr.nr; i++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+				 "%s%s", i ? "," : "", st[i].name);
+		EXPECT_STREQ(cases[c].targets, got);
+		close(fd);
+		unload();
+	}
+}
+
 /*
  * A buffer_kb in range that the machine cannot hold is refused with one
  * line, before the ring buffer could WARN (panic_on_warn makes a WARN a
@@ -490,6 +609,80 @@ TEST_F(cap, bool_type)
 }
 
 /* ---- read() semantics ---- */
+
+/*
+ * The structs grow without breaking older callers: the size in a command
+ * number may be any from the first ABI's to the module's, what a caller
+ * does not have counts as 0, and flags or reserved words it sets that
+ * the module does not know fail with EINVAL.  GET_INFO says how large a
+ * record can be, and a buffer of that size always takes the next one.
+ */
+TEST_F(cap, structs_grow_old_callers_work)
+{
+	char old[LBR_SNAP_TARGET_CTL_SIZE_V1] = "lbr_test_long";
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_target_ctl ctl = { .spec = "lbr_test_bool" };
+	struct lbr_snap_stats hdr = { 0 };
+	char *buf;
+	ssize_t len;
+	int i;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	/* Built against the first ABI: its sizes, its command numbers. */
+	ASSERT_EQ(0, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 4,
+					   char[LBR_SNAP_TARGET_CTL_SIZE_V1]),
+			   old));
+	hdr.nr = LBR_SNAP_MAX_TARGETS;
+	hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V1;
+	hdr.stats_ptr = (unsigned long)st;
+	hdr.flags = 0xdead;	/* past the old size: never read */
+	ASSERT_EQ(0, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 2,
+					   char[LBR_SNAP_STATS_SIZE_V1]),
+			   &hdr));
+	EXPECT_EQ(2, hdr.nr);
+	EXPECT_EQ(0xdead, hdr.flags);	/* nor written */
+	EXPECT_EQ(0, ioctl(self->fd, _IOW(LBR_SNAP_IOC_MAGIC, 5,
+					  char[LBR_SNAP_TARGET_CTL_SIZE_V1]),
+			   old));
+
+	/* Unknown flags and reserved words are refused, changing nothing. */
+	ctl.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, &ctl));
+	EXPECT_EQ(EINVAL, errno);
+	ctl.flags = 0;
+	ctl.reserved[2] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, &ctl));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_FALSE(hooked("lbr_test_bool"));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.reserved[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_GET_STATS, &hdr));
+	EXPECT_EQ(EINVAL, errno);
+	/* Smaller than the first ABI, or larger than the module's: unknown. */
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 4,
+					    char[LBR_SNAP_TARGET_CTL_SIZE_V1 - 4]),
+			    old));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 2,
+					    char[sizeof(hdr) + 8]), &hdr));
+	EXPECT_EQ(ENOTTY, errno);
+
+	/* record_max: every record fits, and it is no more than the most. */
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+	EXPECT_EQ(sizeof(struct lbr_snap_record) +
+		  self->info.lbr_depth * sizeof(struct lbr_snap_branch),
+		  self->info.record_max);
+	EXPECT_GE(LBR_SNAP_RECORD_MAX, self->info.record_max);
+	buf = malloc(self->info.record_max);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, trigger("int", -5, 3));
+	for (i = 0; i < 3; i++) {
+		len = read(self->fd, buf, self->info.record_max);
+		EXPECT_LT(0, len);
+		EXPECT_GE(self->info.record_max, len);
+	}
+	free(buf);
+}
 
 TEST_F(cap, read_small_buffer_einval)
 {
