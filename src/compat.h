@@ -236,8 +236,11 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
  * ftrace pairs it with synchronize_rcu_tasks() when it frees a trampoline
  * (ftrace_shutdown() in kernel/trace/ftrace.c).  It exists where
  * CONFIG_TASKS_RUDE_RCU is set (5.10.262, 6.1.192, 6.12.118, 7.2.13 all
- * declare it in <linux/rcupdate.h> under that option).  Without it, a
- * plain RCU grace period is the most the kernel offers.
+ * declare it in <linux/rcupdate.h> under that option).  On architectures
+ * with noinstr (x86 among them) it returns at once from 6.13 on
+ * (kernel/rcu/tasks.h): RCU Tasks itself covers the idle tasks and the
+ * code where RCU is not watching there.  Without it, a plain RCU grace
+ * period is the most the kernel offers.
  */
 #include <linux/rcupdate.h>
 #ifdef CONFIG_TASKS_RUDE_RCU

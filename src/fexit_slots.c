@@ -25,6 +25,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/notifier.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -370,6 +371,21 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_get);
  * the caller is lbr_snap, which holds this module through its dependency,
  * or this module's own client-less path, which runs only while it does.
  */
+static void lbr_fexit_drain_start_locked(unsigned int slot)
+{
+	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+
+	__set_bit(slot, lbr_fexit_draining);
+	s->put_at = jiffies;
+	s->told = false;
+	if (!lbr_fexit_pinned) {
+		__module_get(THIS_MODULE);
+		lbr_fexit_pinned = true;
+	}
+	lbr_fexit_poll = LBR_FEXIT_POLL_MIN;
+	mod_delayed_work(system_long_wq, &lbr_fexit_drain_work, 0);
+}
+
 static void lbr_fexit_detach_locked(unsigned int slot)
 {
 	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
@@ -380,8 +396,9 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 	if (ret) {
 		/*
 		 * The call site may still jump here: the trampoline and this
-		 * module stay for good.  Its calls go on, recording nothing
-		 * (an orphan), as the client has given the slot back.
+		 * module stay, until a retry works (lbr_fexit_module_event()).
+		 * Its calls go on, recording nothing (an orphan), as the
+		 * client has given the slot back.
 		 */
 		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
 			slot, (void *)s->direct.ip, ret);
@@ -390,15 +407,7 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 		__module_get(THIS_MODULE);
 		return;
 	}
-	__set_bit(slot, lbr_fexit_draining);
-	s->put_at = jiffies;
-	s->told = false;
-	if (!lbr_fexit_pinned) {
-		__module_get(THIS_MODULE);
-		lbr_fexit_pinned = true;
-	}
-	lbr_fexit_poll = LBR_FEXIT_POLL_MIN;
-	mod_delayed_work(system_long_wq, &lbr_fexit_drain_work, 0);
+	lbr_fexit_drain_start_locked(slot);
 }
 
 /**
@@ -621,10 +630,59 @@ static void __init lbr_fexit_watch_exits(void)
 	}
 }
 
+/*
+ * A lost slot's direct call stays on its address, in ftrace's filter, even
+ * after the function's module has gone, and ftrace would hook whatever a
+ * new module puts there.  When that module goes, try the removal again:
+ * it may work now, and the slot drains as any other.  If it still fails, a
+ * module that comes over the address is refused.  (The module cannot be
+ * held instead: __module_text_address() is not exported.)
+ */
+static int lbr_fexit_module_event(struct notifier_block *nb,
+				  unsigned long state, void *data)
+{
+	struct module *mod = data;
+	unsigned int slot;
+	int ret = 0;
+
+	if (state != MODULE_STATE_GOING && state != MODULE_STATE_COMING)
+		return NOTIFY_DONE;
+	mutex_lock(&lbr_fexit_lock);
+	for_each_set_bit(slot, lbr_fexit_lost, LBR_FEXIT_SLOTS) {
+		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+
+		if (!within_module(s->direct.ip, mod))
+			continue;
+		if (state == MODULE_STATE_COMING) {
+			pr_err("%s: refused: slot %u's direct call, which ftrace would not remove, is at %#lx in it\n",
+			       mod->name, slot, s->direct.ip);
+			ret = -EBUSY;
+			break;
+		}
+		if (lbr_direct_detach(&s->direct))
+			continue;
+		pr_info(LBR_SLOT_FMT("the direct call is removed now that %s goes\n"),
+			slot, (void *)s->direct.ip, mod->name);
+		__clear_bit(slot, lbr_fexit_lost);
+		lbr_fexit_drain_start_locked(slot);
+		module_put(THIS_MODULE);	/* the lost slot's */
+	}
+	mutex_unlock(&lbr_fexit_lock);
+	return notifier_from_errno(ret);
+}
+
+static struct notifier_block lbr_fexit_module_nb = {
+	.notifier_call = lbr_fexit_module_event,
+};
+
 static int __init lbr_fexit_init(void)
 {
 	unsigned int kind, slot;
+	int ret;
 
+	ret = register_module_notifier(&lbr_fexit_module_nb);
+	if (ret)
+		return ret;
 	lbr_fexit_text_lo = ULONG_MAX;
 	for (kind = 0; kind < 2; kind++) {
 		for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
@@ -644,6 +702,7 @@ static int __init lbr_fexit_init(void)
  */
 static void __exit lbr_fexit_exit(void)
 {
+	unregister_module_notifier(&lbr_fexit_module_nb);
 	if (lbr_fexit_tp_exit) {
 		tracepoint_probe_unregister(lbr_fexit_tp_exit,
 					    lbr_fexit_task_exit, NULL);

@@ -93,6 +93,18 @@ static inline int load(const char *params)
 	return ret;
 }
 
+/* finit_module() of @name's .ko with no parameters; 0 or -errno. */
+static inline int load_module_file(const char *name)
+{
+	int fd = open(module_file(name), O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 static inline void load_target_module(void)
 {
 	int fd = open(module_file("lbr_snap_test_target"), O_RDONLY);

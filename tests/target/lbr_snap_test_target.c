@@ -33,6 +33,7 @@
  * as passed, or returned something else than it should.
  * so a test knows exactly how many returns it caused and with what value.
  */
+#include <linux/capability.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/err.h>
@@ -41,6 +42,7 @@
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/string.h>
@@ -273,7 +275,11 @@ static noinline notrace void lbr_test_just_return(void)
 
 static int lbr_test_fail_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	regs->ax = (unsigned long)(long)lbr_test_detach_err;
+	int err = READ_ONCE(lbr_test_detach_err);
+
+	if (!err)
+		return 0;	/* disarming: let the call run */
+	regs->ax = (unsigned long)(long)err;
 	regs->ip = (unsigned long)lbr_test_just_return;
 	return 1;	/* regs->ip changed: skip the probed instruction */
 }
@@ -301,12 +307,21 @@ static int lbr_test_fail_detach(long err)
 	if (err < 0 || err > MAX_ERRNO)
 		return -EINVAL;
 	mutex_lock(&lbr_test_kp_lock);
-	WRITE_ONCE(lbr_test_detach_err, -(int)err);
-	if (err && !lbr_test_fail_armed) {
-		ret = register_kprobe(&lbr_test_fail_kp);
-		lbr_test_fail_armed = !ret;
-	} else if (!err && lbr_test_fail_armed) {
+	if (err) {
+		WRITE_ONCE(lbr_test_detach_err, -(int)err);
+		if (!lbr_test_fail_armed) {
+			ret = register_kprobe(&lbr_test_fail_kp);
+			lbr_test_fail_armed = !ret;
+		}
+	} else if (lbr_test_fail_armed) {
+		/*
+		 * Unhook before the error goes: a removal in between must
+		 * not look done.  Then wait for a task preempted on
+		 * lbr_test_just_return()'s RET: it is this module's text.
+		 */
 		unregister_kprobe(&lbr_test_fail_kp);
+		synchronize_rcu_tasks();
+		WRITE_ONCE(lbr_test_detach_err, 0);
 		/* A kprobe can be registered only once. */
 		memset(&lbr_test_fail_kp, 0, sizeof(lbr_test_fail_kp));
 		lbr_test_fail_kp.symbol_name = "unregister_ftrace_direct";
@@ -353,6 +368,9 @@ static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
 	    count > 1000000)
 		return -EINVAL;
 	if (!strcmp(fn, "faildetach")) {
+		/* It breaks every ftrace direct call's removal: root only. */
+		if (!capable(CAP_SYS_ADMIN))
+			return -EPERM;
 		ret = lbr_test_fail_detach(v);
 		return ret ? ret : len;
 	}
