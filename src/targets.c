@@ -3,6 +3,7 @@
  * Targets: parsing "sym[%type][/N][@hook]", the list of targets, and
  * attaching each to its hook (kretprobe_hook.c or fexit_hook.c).
  */
+#include <linux/ctype.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/kallsyms.h>
@@ -147,6 +148,26 @@ static int lbr_target_resolve(struct lbr_target *t)
 	return 0;
 }
 
+/*
+ * A spec holds symbol characters (as kallsyms has them: letters, digits,
+ * '_', '.', '$') and the separators "%/@" and ','.  Checked before any
+ * of it is logged: other bytes, a newline above all, would forge lines
+ * in the kernel log.
+ */
+static int lbr_spec_chars_ok(const char *spec)
+{
+	const char *c;
+
+	for (c = spec; *c; c++) {
+		if (isalnum(*c) || strchr("_.$%/@,", *c))
+			continue;
+		pr_err("targets: byte %#04x at %zu cannot be in a target spec\n",
+		       (unsigned char)*c, (size_t)(c - spec));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* "sym[%type][/N][@hook]", parsed from the end. */
 static int lbr_parse_one(char *tok, struct lbr_target *t)
 {
@@ -156,6 +177,9 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 	unsigned int i, n;
 	int h;
 
+	h = lbr_spec_chars_ok(tok);
+	if (h)
+		return h;
 	t->want = LBR_WANT_DEFAULT;
 	if (hook) {
 		*hook++ = '\0';
@@ -383,6 +407,9 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	struct lbr_target *t;
 	int ret;
 
+	ret = lbr_spec_chars_ok(spec);
+	if (ret)
+		return ret;
 	if (strscpy(buf, spec, sizeof(buf)) < 0) {
 		pr_err("target '%.32s...': name longer than %d characters\n",
 		       spec, LBR_SNAP_NAME_LEN - 1);

@@ -146,7 +146,9 @@ guest_debug() {
 	LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
 		--timeout 2400 "$@"
 }
-suite guest-debug guest_debug --script "$LBR_TOP/tests/guest/selftests.sh"
+# The fuzzer runs three times longer there (20000 operations elsewhere).
+suite guest-debug guest_debug --append LBR_FUZZ_OPS=60000 \
+	--script "$LBR_TOP/tests/guest/selftests.sh"
 # The freeze-first check again on the debug kernel's build, where KASAN
 # and UBSAN instrument what Kbuild does not exempt.
 freeze_first_debug() {

@@ -244,6 +244,19 @@ TEST_F(load, hostile_parameters)
 		close(fd);
 		unload();
 	}
+
+	/* A spec cannot forge kernel log lines. */
+	ASSERT_EQ(0, load("targets=lbr_test_int"));
+	fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	kmsg_new_lines(self->kmsg, "", last, sizeof(last));
+	EXPECT_EQ(-EINVAL, target_ctl(fd, LBR_SNAP_IOC_ADD_TARGET,
+				      "lbr_test_long\n<3>lbr_snap: forged",
+				      NULL));
+	lines = kmsg_new_lines(self->kmsg, "lbr_snap", last, sizeof(last));
+	EXPECT_EQ(1, lines) TH_LOG("the last: %s", last);
+	EXPECT_NE(NULL, strstr(last, "byte 0x0a at 13"));
+	close(fd);
 }
 
 /*
