@@ -56,7 +56,9 @@ struct lbr_fexit_calls {
  * Slot state changes under lbr_fexit_lock.  A slot is "used" from
  * lbr_fexit_slot_get() until it has drained, or for good if ftrace would
  * not remove its direct call ("lost").  An "orphan" is a slot whose client
- * has gone, or a lost one: its calls restore LBR and record nothing.
+ * has gone, or a lost one: its calls restore LBR and record nothing.  An
+ * "unhooked" slot lost its direct call when its function's module went;
+ * the client has yet to give it back.
  */
 static DEFINE_MUTEX(lbr_fexit_lock);
 static struct lbr_fexit_slot lbr_fexit_slots[LBR_FEXIT_SLOTS];
@@ -65,6 +67,7 @@ static DECLARE_BITMAP(lbr_fexit_draining, LBR_FEXIT_SLOTS);
 static DECLARE_BITMAP(lbr_fexit_synced, LBR_FEXIT_SLOTS);
 static DECLARE_BITMAP(lbr_fexit_lost, LBR_FEXIT_SLOTS);
 static DECLARE_BITMAP(lbr_fexit_orphan, LBR_FEXIT_SLOTS);
+static DECLARE_BITMAP(lbr_fexit_unhooked, LBR_FEXIT_SLOTS);
 static bool lbr_fexit_pinned;		/* our reference on ourselves */
 static const struct lbr_fexit_client *lbr_fexit_client;
 
@@ -392,6 +395,11 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 	int ret;
 
 	lockdep_assert_held(&lbr_fexit_lock);
+	if (__test_and_clear_bit(slot, lbr_fexit_unhooked)) {
+		/* Its module went, and took the direct call along. */
+		lbr_fexit_drain_start_locked(slot);
+		return;
+	}
 	ret = lbr_direct_detach(&s->direct);
 	if (ret) {
 		/*
@@ -631,12 +639,14 @@ static void __init lbr_fexit_watch_exits(void)
 }
 
 /*
- * A lost slot's direct call stays on its address, in ftrace's filter, even
- * after the function's module has gone, and ftrace would hook whatever a
- * new module puts there.  When that module goes, try the removal again:
- * it may work now, and the slot drains as any other.  If it still fails, a
- * module that comes over the address is refused.  (The module cannot be
- * held instead: __module_text_address() is not exported.)
+ * When a module goes, ftrace drops the records of its functions and could
+ * no longer find their direct calls to remove them (on 6.1, the removal
+ * then fails for good): unhook the slots in it now, while the records are
+ * there; each drains when its client gives it back.  A lost slot there
+ * gets its removal tried again.  If that still fails, ftrace keeps the
+ * address in its filter and would hook what a new module puts there: such
+ * a module is refused.  (The module cannot be held instead:
+ * __module_text_address() is not exported.)
  */
 static int lbr_fexit_module_event(struct notifier_block *nb,
 				  unsigned long state, void *data)
@@ -647,20 +657,35 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 
 	if (state != MODULE_STATE_GOING && state != MODULE_STATE_COMING)
 		return NOTIFY_DONE;
+	/* Every module load and unload passes here: nothing used, no lock. */
+	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
+		return NOTIFY_DONE;
 	mutex_lock(&lbr_fexit_lock);
-	for_each_set_bit(slot, lbr_fexit_lost, LBR_FEXIT_SLOTS) {
+	for_each_set_bit(slot, lbr_fexit_used, LBR_FEXIT_SLOTS) {
 		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+		bool lost = test_bit(slot, lbr_fexit_lost);
 
-		if (!within_module(s->direct.ip, mod))
+		if (!within_module(s->direct.ip, mod) ||
+		    test_bit(slot, lbr_fexit_draining) ||
+		    test_bit(slot, lbr_fexit_unhooked))
 			continue;
 		if (state == MODULE_STATE_COMING) {
+			if (!lost)
+				continue;
 			pr_err("%s: refused: slot %u's direct call, which ftrace would not remove, is at %#lx in it\n",
 			       mod->name, slot, s->direct.ip);
 			ret = -EBUSY;
 			break;
 		}
-		if (lbr_direct_detach(&s->direct))
+		if (lbr_direct_detach(&s->direct)) {
+			pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call from %s, which goes\n"),
+				slot, (void *)s->direct.ip, mod->name);
 			continue;
+		}
+		if (!lost) {
+			__set_bit(slot, lbr_fexit_unhooked);
+			continue;
+		}
 		pr_info(LBR_SLOT_FMT("the direct call is removed now that %s goes\n"),
 			slot, (void *)s->direct.ip, mod->name);
 		__clear_bit(slot, lbr_fexit_lost);

@@ -2023,6 +2023,40 @@ TEST_F(fexit, noreturn_refused)
 	EXPECT_EQ(0, unload());
 }
 
+/*
+ * The traced function's module goes while hooked: ftrace drops its
+ * records, so the direct call is removed as it goes, and the target's
+ * removal later frees the trampoline (before, ftrace would no longer find
+ * the call on 6.1, and lbr_snap_fexit stayed loaded for good).
+ */
+TEST_F_TIMEOUT(fexit, target_module_goes_while_hooked, 120)
+{
+	int k = kmsg_open();
+
+	ASSERT_LE(0, k);
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit capture=all"));
+	ASSERT_EQ(0, trigger("int", 3, 2));
+	ASSERT_TRUE(direct_listed("lbr_test_int"));
+	ASSERT_EQ(0, syscall(SYS_delete_module, "lbr_snap_test_target",
+			     O_NONBLOCK));
+	EXPECT_FALSE(direct_listed("lbr_test_int"));
+	ASSERT_EQ(0, unload());
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000))
+		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
+	EXPECT_FALSE(kmsg_has(k, "ftrace would not remove"));
+	EXPECT_EQ(0, rmmod_nonblock("lbr_snap_fexit"));
+	close(k);
+	/* It comes back unhooked, and can be hooked again. */
+	EXPECT_EQ(0, load_module_file("lbr_snap_test_target"));
+	EXPECT_FALSE(direct_listed("lbr_test_int"));
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("int", 3, 2));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+}
+
 TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
 {
 	struct sleeper s = { .ret = -1 };
