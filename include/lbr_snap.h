@@ -222,9 +222,11 @@ struct lbr_snap_target_ctl {
 
 /*
  * Growing structs: the size is part of each command number, and the module
- * takes any size from the _V1 one to its own, as DRM does (drm_ioctl()):
- * what the caller's struct lacks counts as 0, what the module does not
- * know must be 0.  A caller built against an older header keeps working.
+ * takes any size from the _V1 one on (up to the 16 KiB a command number
+ * holds): what the caller's struct lacks counts as 0; what it has past
+ * the module's must be 0 (E2BIG), as copy_struct_from_user() has it; the
+ * flags and reserved words the module does not know must be 0 (EINVAL).
+ * A caller built against an older header, or a newer one, keeps working.
  */
 #define LBR_SNAP_IOC_MAGIC	0xB7
 #define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)

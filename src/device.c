@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -50,6 +51,14 @@ static int lbr_may_control(struct file *file)
 	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
 }
 
+/* Not even whether records come, to a descriptor that may not read them. */
+static __poll_t lbr_dev_poll(struct file *file, poll_table *wait)
+{
+	if (!(file->f_mode & FMODE_READ))
+		return EPOLLERR;
+	return lbr_buf_poll(file, wait);
+}
+
 static ssize_t lbr_dev_read(struct file *file, char __user *buf,
 			    size_t count, loff_t *ppos)
 {
@@ -57,27 +66,43 @@ static ssize_t lbr_dev_read(struct file *file, char __user *buf,
 }
 
 /*
- * Is @cmd the command @ref with its struct at any size from @v1 to the
- * module's?  The growing structs of include/lbr_snap.h.
+ * Is @cmd the command @ref with its struct at any size from @v1 on?  The
+ * growing structs of include/lbr_snap.h: an older caller's is smaller, a
+ * newer one's larger (what it has past the module's struct must be 0).
  */
 static bool lbr_ioc_is(unsigned int cmd, unsigned int ref, size_t v1)
 {
 	const unsigned int size_bits = _IOC_SIZEMASK << _IOC_SIZESHIFT;
 
 	return (cmd & ~size_bits) == (ref & ~size_bits) &&
-	       _IOC_SIZE(cmd) >= v1 && _IOC_SIZE(cmd) <= _IOC_SIZE(ref);
+	       _IOC_SIZE(cmd) >= v1;
 }
 
 /*
- * The caller's struct of @usize bytes (no larger than @ksize) into @k:
- * what it lacks is 0; flags and reserved words must be 0 (EINVAL).
+ * The caller's struct of @usize bytes into @k of @ksize, as
+ * copy_struct_from_user() does: what it lacks is 0, what it has past
+ * @ksize must be 0 (E2BIG); and flags and reserved words must be 0
+ * (EINVAL).
  */
 static int lbr_struct_in(void *k, size_t ksize, const void __user *u,
 			 size_t usize, const void *must_be_zero, size_t zlen)
 {
-	if (copy_struct_from_user(k, ksize, u, usize))
-		return -EFAULT;
+	int ret = copy_struct_from_user(k, ksize, u, usize);
+
+	if (ret)
+		return ret;
 	return memchr_inv(must_be_zero, 0, zlen) ? -EINVAL : 0;
+}
+
+/* Back to a caller's struct of @usize bytes: ours, then zeros. */
+static int lbr_struct_out(void __user *u, size_t usize, const void *k,
+			  size_t ksize)
+{
+	size_t n = min(usize, ksize);
+
+	if (copy_to_user(u, k, n) || clear_user(u + n, usize - n))
+		return -EFAULT;
+	return 0;
 }
 
 static long lbr_ioc_info(void __user *arg)
@@ -143,7 +168,7 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 
 	hdr.nr = n;
 	lbr_buf_counts(&hdr.read, &hdr.flushed);
-	return copy_to_user(arg, &hdr, usize) ? -EFAULT : 0;
+	return lbr_struct_out(arg, usize, &hdr, sizeof(hdr));
 }
 
 static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
@@ -162,7 +187,7 @@ static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
 	ret = lbr_target_add(ctl.spec, &ctl.id, &ctl.hook);
 	if (ret)
 		return ret;
-	return copy_to_user(arg, &ctl, usize) ? -EFAULT : 0;
+	return lbr_struct_out(arg, usize, &ctl, sizeof(ctl));
 }
 
 static long lbr_ioc_set_capture(unsigned long arg)
@@ -211,7 +236,7 @@ static const struct file_operations lbr_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = lbr_dev_open,
 	.read = lbr_dev_read,
-	.poll = lbr_buf_poll,
+	.poll = lbr_dev_poll,
 	.unlocked_ioctl = lbr_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -85,7 +85,8 @@ static unsigned long lbr_fexit_poll;
 u32 lbr_fexit_ctl_msr __read_mostly;
 u64 lbr_fexit_keep __read_mostly = ~0ULL;
 
-static unsigned long lbr_fexit_ret_site(unsigned int kind, unsigned int slot)
+static __always_inline unsigned long lbr_fexit_ret_site(unsigned int kind,
+							unsigned int slot)
 {
 	return lbr_fexit_tramps[kind][slot] + lbr_fexit_ret_offs[kind][slot];
 }
@@ -114,7 +115,8 @@ out:
  * it is mapped.  The traced function reads no further than its caller
  * wrote, so what cannot be read is not its arguments.
  */
-static unsigned int notrace lbr_fexit_args_room(const unsigned long *args)
+static __always_inline unsigned int
+lbr_fexit_args_room(const unsigned long *args)
 {
 	unsigned long a = (unsigned long)args;
 	unsigned long stack = (unsigned long)task_stack_page(current);

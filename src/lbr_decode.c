@@ -29,7 +29,7 @@
 #define AMD_TO_RESERVED		(1ULL << 61)
 #define AMD_IP_BITS		58
 
-static u64 sign_extend(u64 val, unsigned int bits)
+static __always_inline u64 sign_extend(u64 val, unsigned int bits)
 {
 	unsigned int shift = 64 - bits;
 
@@ -53,18 +53,20 @@ notrace unsigned int lbr_legacy_index(u64 tos, unsigned int i,
 }
 LBR_DECODE_NOKPROBE(lbr_legacy_index);
 
-static void set_mispred(struct lbr_snap_branch *out, bool mispred)
+static __always_inline void set_mispred(struct lbr_snap_branch *out,
+					bool mispred)
 {
 	out->flags |= mispred ? LBR_SNAP_BR_MISPRED : LBR_SNAP_BR_PREDICTED;
 }
 
-static void set_cycles(struct lbr_snap_branch *out, u64 cycles)
+static __always_inline void set_cycles(struct lbr_snap_branch *out,
+				       u64 cycles)
 {
 	out->cycles = (u16)cycles;
 	out->flags |= LBR_SNAP_BR_CYCLES;
 }
 
-static notrace enum lbr_decode_result
+static __always_inline enum lbr_decode_result
 decode_legacy(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 	      struct lbr_snap_branch *out)
 {
@@ -124,7 +126,7 @@ decode_legacy(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 }
 
 /* ARCH_LBR_INFO branch type (bits 59:56) to the ABI's types. */
-static u8 arch_br_type(u64 info)
+static __always_inline u8 arch_br_type(u64 info)
 {
 	static const u8 map[8] = {
 		[0] = LBR_SNAP_BT_JCC,
@@ -142,7 +144,7 @@ static u8 arch_br_type(u64 info)
 	return map[type];
 }
 
-static notrace enum lbr_decode_result
+static __always_inline enum lbr_decode_result
 decode_arch(const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
 {
 	/* Entries fill from 0; the first FROM of 0 ends the stack. */
@@ -162,7 +164,7 @@ decode_arch(const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
 	return LBR_DECODE_OK;
 }
 
-static notrace enum lbr_decode_result
+static __always_inline enum lbr_decode_result
 decode_amd(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 	   struct lbr_snap_branch *out)
 {

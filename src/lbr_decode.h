@@ -10,8 +10,9 @@
 
 /*
  * The capture path calls the decoder with LBR frozen: in the kernel it is
- * neither traced nor probed (LBR_DECODE_NOKPROBE()); in user space, where
- * the unit tests build it, both mean nothing.
+ * neither traced nor probed (LBR_DECODE_NOKPROBE(); its helpers are
+ * always inlined, whatever the compiler's options); in user space, where
+ * the unit tests build it, that means nothing.
  */
 #ifdef __KERNEL__
 #include <linux/kprobes.h>
@@ -26,6 +27,7 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
 #define notrace
+#define __always_inline	inline __attribute__((__always_inline__))
 #define LBR_DECODE_NOKPROBE(fn)
 #endif
 

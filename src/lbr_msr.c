@@ -154,7 +154,10 @@ static __printf(1, 2) int lbr_none(const char *fmt, ...)
  * Set @bits in @msr, check they read back, then put the old value back,
  * all on one CPU and with no interrupt in between: moved to another CPU
  * after the write, the task would give that CPU this one's value and leave
- * the bits set here; a PMI in between could see them or change the MSR.
+ * the bits set here.  A perf PMI (an NMI) can still come in between and
+ * change the MSR, which the restore then undoes: detection runs before
+ * lbr_snap keeps LBR on, and perf's own users rewrite it at their next
+ * PMI or context switch.
  */
 static bool lbr_msr_bits_stick(u32 msr, u64 bits)
 {

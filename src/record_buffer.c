@@ -17,6 +17,7 @@
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/ring_buffer.h>
+#include <linux/sched.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -102,7 +103,8 @@ static ssize_t lbr_copy_records(char __user *buf, size_t count)
 			return done ? done : -EFAULT;
 		done += rec->size;
 		ring_buffer_consume(lbr_rb, cpu, NULL, NULL);
-		lbr_records_read++;
+		WRITE_ONCE(lbr_records_read, lbr_records_read + 1);
+		cond_resched();
 	}
 	return done;
 }
@@ -155,14 +157,17 @@ __poll_t lbr_buf_poll(struct file *file, poll_table *wait)
  */
 int lbr_buf_flush(void)
 {
+	unsigned long left = ring_buffer_entries(lbr_rb);
 	struct lbr_snap_record *rec;
 	int cpu;
 
 	if (mutex_lock_interruptible(&lbr_read_lock))
 		return -ERESTARTSYS;
-	while ((cpu = lbr_oldest_cpu(&rec)) >= 0) {
+	/* What was there when it began: new records must not keep it going. */
+	while (left-- && (cpu = lbr_oldest_cpu(&rec)) >= 0) {
 		ring_buffer_consume(lbr_rb, cpu, NULL, NULL);
-		lbr_records_flushed++;
+		WRITE_ONCE(lbr_records_flushed, lbr_records_flushed + 1);
+		cond_resched();
 	}
 	mutex_unlock(&lbr_read_lock);
 	return 0;
@@ -175,10 +180,13 @@ int lbr_buf_flush(void)
  */
 void lbr_buf_counts(u64 *read, u64 *flushed)
 {
-	mutex_lock(&lbr_read_lock);
-	*read = lbr_records_read;
-	*flushed = lbr_records_flushed;
-	mutex_unlock(&lbr_read_lock);
+	/*
+	 * Not under lbr_read_lock: a reader holds it across copy_to_user(),
+	 * which may wait on a slow page for as long as it likes.  Written
+	 * under it, read whole (64-bit).
+	 */
+	*read = READ_ONCE(lbr_records_read);
+	*flushed = READ_ONCE(lbr_records_flushed);
 }
 
 /**

@@ -633,6 +633,11 @@ TEST_F(cap, bool_type)
 TEST_F(cap, structs_grow_old_callers_work)
 {
 	char old[LBR_SNAP_TARGET_CTL_SIZE_V1] = "lbr_test_long";
+	struct {
+		struct lbr_snap_stats hdr;
+		__u32 more[4];
+	} big;
+	const unsigned int big_cmd = _IOWR(LBR_SNAP_IOC_MAGIC, 2, big);
 	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
 	struct lbr_snap_target_ctl ctl = { .spec = "lbr_test_bool" };
 	struct lbr_snap_stats hdr = { 0 };
@@ -671,14 +676,21 @@ TEST_F(cap, structs_grow_old_callers_work)
 	hdr.reserved[0] = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_GET_STATS, &hdr));
 	EXPECT_EQ(EINVAL, errno);
-	/* Smaller than the first ABI, or larger than the module's: unknown. */
+	/* Smaller than the first ABI: unknown. */
 	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 4,
 					    char[LBR_SNAP_TARGET_CTL_SIZE_V1 - 4]),
 			    old));
 	EXPECT_EQ(ENOTTY, errno);
-	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(LBR_SNAP_IOC_MAGIC, 2,
-					    char[sizeof(hdr) + 8]), &hdr));
-	EXPECT_EQ(ENOTTY, errno);
+	/* A newer caller's, larger: its tail must be 0. */
+	memset(&big, 0, sizeof(big));
+	big.hdr.nr = LBR_SNAP_MAX_TARGETS;
+	big.hdr.entry_size = sizeof(st[0]);
+	big.hdr.stats_ptr = (unsigned long)st;
+	EXPECT_EQ(0, ioctl(self->fd, big_cmd, &big));
+	EXPECT_EQ(1, big.hdr.nr);
+	big.more[3] = 7;
+	EXPECT_EQ(-1, ioctl(self->fd, big_cmd, &big));
+	EXPECT_EQ(E2BIG, errno);
 
 	/* record_max: every record fits, and it is no more than the most. */
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
@@ -1461,6 +1473,13 @@ TEST_F(cap, who_may_read_and_control)
 		if (fd < 0) {
 			fprintf(stderr, "# nobody: O_WRONLY: %m\n");
 			_exit(103);
+		}
+		{
+			/* Not even whether records come. */
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			if (poll(&p, 1, 0) != 1 || p.revents != POLLERR)
+				_exit(104);
 		}
 		_exit(try_device(_metadata, fd, -EBADF, -EPERM, -EBADF));
 	}
