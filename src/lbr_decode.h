@@ -26,8 +26,7 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
-#define notrace
-#define __always_inline	inline __attribute__((__always_inline__))
+#define notrace		/* __always_inline: glibc's <sys/cdefs.h> */
 #define LBR_DECODE_NOKPROBE(fn)
 #endif
 

@@ -365,6 +365,8 @@ int lbr_hw_detect(const char *force)
 	return 0;
 }
 
+static int lbr_perf_fallback;	/* why mode=auto is raw, not perf */
+
 /*
  * What detection found, said once the module has loaded: a load refused
  * for a bad parameter logs that reason alone.
@@ -376,6 +378,9 @@ void lbr_hw_report(void)
 			lbr_hw.reason);
 	else
 		pr_info("backend %s: %s\n", lbr_hw.name, lbr_hw.reason);
+	if (lbr_perf_fallback)
+		pr_info("perf cannot keep LBR on (%d): mode raw\n",
+			lbr_perf_fallback);
 }
 
 /*
@@ -595,7 +600,7 @@ int lbr_hw_start(const char *mode, const char *filter)
 			pr_err("mode=perf: perf cannot keep LBR on (%d)\n", ret);
 			return ret;
 		}
-		pr_info("perf cannot keep LBR on (%d): mode raw\n", ret);
+		lbr_perf_fallback = ret;	/* said by lbr_hw_report() */
 	}
 
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:online",
@@ -614,6 +619,7 @@ void lbr_hw_stop(void)
 		cpuhp_remove_state(lbr_cpuhp_state);
 	lbr_cpuhp_state = 0;
 	lbr_perf_mode = false;
+	lbr_perf_fallback = 0;
 }
 
 const char *lbr_hw_mode(void)
