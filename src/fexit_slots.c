@@ -37,6 +37,7 @@
 
 #include "compat.h"
 #include "fexit_slots.h"
+#include "func_lookup.h"
 #include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
 
 #define LBR_SLOT_FMT(fmt)	"slot %u (%ps): " fmt
@@ -595,27 +596,13 @@ static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
 /* Where do_exit() is: found through kprobes, as targets.c finds targets. */
 static int __init lbr_fexit_find_do_exit(void)
 {
-	struct kprobe kp = {
-		.symbol_name = "do_exit",
-		.flags = KPROBE_FLAG_DISABLED,
-	};
-	static char buf[KSYM_SYMBOL_LEN] __initdata;
-	unsigned long addr, off, size;
-	char *p;
+	unsigned long size;
 	int ret;
 
-	ret = register_kprobe(&kp);
-	if (ret)
-		return ret;
-	addr = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-	sprint_symbol(buf, addr);
-	p = strrchr(buf, '+');
-	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr)
-		return -ENOENT;
-	lbr_fexit_do_exit = addr - off;
-	lbr_fexit_do_exit_end = lbr_fexit_do_exit + size;
-	return 0;
+	ret = lbr_func_lookup("do_exit", &lbr_fexit_do_exit, &size);
+	if (!ret)
+		lbr_fexit_do_exit_end = lbr_fexit_do_exit + size;
+	return ret;
 }
 
 /* Count out the calls of exiting tasks; without it they stay counted. */

@@ -14,6 +14,7 @@
 
 #include "lbr_snap.h"
 #include "fexit_slots.h"
+#include "func_lookup.h"
 
 /* The targets, in the order they were added; ids are never reused. */
 static DEFINE_MUTEX(lbr_targets_lock);
@@ -92,52 +93,20 @@ static bool lbr_on_own_path(const struct lbr_target *t)
 	return false;
 }
 
-/*
- * The function's entry and size from "name+0xoff/0xsize [mod]": a probe
- * may sit past an ENDBR, so @addr is not always the entry.
- */
-static int lbr_target_entry(struct lbr_target *t, unsigned long addr)
-{
-	unsigned long off, size;
-	char buf[KSYM_SYMBOL_LEN];
-	char *p;
-
-	sprint_symbol(buf, addr);
-	p = strrchr(buf, '+');
-	if (!p || sscanf(p, "+%lx/%lx", &off, &size) != 2 || off > addr)
-		return -ENOENT;
-	t->start = addr - off;
-	t->size = size;
-	return 0;
-}
-
-/*
- * Find the function through kprobes, which also refuses what must not be
- * probed (the kprobe blacklist, noinstr code); the probe is never armed.
- */
+/* Find the function, refusing what kprobes refuse (lbr_func_lookup()). */
 static int lbr_target_resolve(struct lbr_target *t)
 {
-	struct kprobe kp = {
-		.symbol_name = t->name,
-		.flags = KPROBE_FLAG_DISABLED,
-	};
-	unsigned long addr;
-	int ret;
+	int ret = lbr_func_lookup(t->name, &t->start, &t->size);
 
-	ret = register_kprobe(&kp);
+	if (ret == -ENODATA) {
+		pr_err("target '%s': cannot find the function's entry\n",
+		       t->name);
+		return ret;
+	}
 	if (ret) {
 		pr_err("target '%s': %s (%d)\n", t->name,
 		       ret == -ENOENT ? "unknown symbol" :
 		       "kprobes refuse this function", ret);
-		return ret;
-	}
-	addr = (unsigned long)kp.addr;
-	unregister_kprobe(&kp);
-
-	ret = lbr_target_entry(t, addr);
-	if (ret) {
-		pr_err("target '%s': cannot find the function's entry\n",
-		       t->name);
 		return ret;
 	}
 	if (lbr_on_own_path(t)) {

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A kernel function's entry and size, by name.  kallsyms_lookup_name() is
+ * not exported to modules; a kprobe that is never armed resolves the name
+ * and refuses what must not be probed (the kprobe blacklist, noinstr
+ * code), and kallsyms gives the function's extent.
+ */
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "func_lookup.h"
+
+/**
+ * lbr_func_lookup - find the function @name
+ * @name: a symbol name
+ * @start: its entry
+ * @size: its size in bytes
+ *
+ * Return: 0; -ENOENT for an unknown symbol, another error from
+ * register_kprobe() for one kprobes refuse, or -ENODATA when kallsyms
+ * does not say where the function begins.
+ */
+int lbr_func_lookup(const char *name, unsigned long *start,
+		    unsigned long *size)
+{
+	struct kprobe kp = {
+		.symbol_name = name,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long addr, off, len;
+	char *p;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+
+	/* "name+0xoff/0xsize [mod]": the probe may sit past an ENDBR. */
+	sprint_symbol(buf, addr);
+	p = strrchr(buf, '+');
+	if (!p || sscanf(p, "+%lx/%lx", &off, &len) != 2 || off > addr)
+		return -ENODATA;
+	*start = addr - off;
+	*size = len;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(lbr_func_lookup);
