@@ -13,6 +13,27 @@
 
 #include "func_lookup.h"
 
+/*
+ * "name+0xoff/0xsize [mod]" for @addr: the probe may sit past an ENDBR.
+ * Apart from lbr_func_lookup(): a symbol buffer and a struct kprobe in one
+ * frame pass the 1024 bytes W=1 allows on a KASAN kernel.
+ */
+static noinline int lbr_func_extent(unsigned long addr, unsigned long *start,
+				    unsigned long *size)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	unsigned long off, len;
+	char *p;
+
+	sprint_symbol(buf, addr);
+	p = strrchr(buf, '+');
+	if (!p || sscanf(p, "+%lx/%lx", &off, &len) != 2 || off > addr)
+		return -ENODATA;
+	*start = addr - off;
+	*size = len;
+	return 0;
+}
+
 /**
  * lbr_func_lookup - find the function @name
  * @name: a symbol name
@@ -30,9 +51,7 @@ int lbr_func_lookup(const char *name, unsigned long *start,
 		.symbol_name = name,
 		.flags = KPROBE_FLAG_DISABLED,
 	};
-	char buf[KSYM_SYMBOL_LEN];
-	unsigned long addr, off, len;
-	char *p;
+	unsigned long addr;
 	int ret;
 
 	ret = register_kprobe(&kp);
@@ -40,14 +59,6 @@ int lbr_func_lookup(const char *name, unsigned long *start,
 		return ret;
 	addr = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
-
-	/* "name+0xoff/0xsize [mod]": the probe may sit past an ENDBR. */
-	sprint_symbol(buf, addr);
-	p = strrchr(buf, '+');
-	if (!p || sscanf(p, "+%lx/%lx", &off, &len) != 2 || off > addr)
-		return -ENODATA;
-	*start = addr - off;
-	*size = len;
-	return 0;
+	return lbr_func_extent(addr, start, size);
 }
 EXPORT_SYMBOL_GPL(lbr_func_lookup);
