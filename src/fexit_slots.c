@@ -646,9 +646,6 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 
 	if (state != MODULE_STATE_GOING && state != MODULE_STATE_COMING)
 		return NOTIFY_DONE;
-	/* Every module load and unload passes here: nothing used, no lock. */
-	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
-		return NOTIFY_DONE;
 	mutex_lock(&lbr_fexit_lock);
 	for_each_set_bit(slot, lbr_fexit_used, LBR_FEXIT_SLOTS) {
 		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];

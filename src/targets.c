@@ -101,7 +101,7 @@ static int lbr_target_resolve(struct lbr_target *t)
 	if (ret == -ENODATA) {
 		pr_err("target '%s': cannot find the function's entry\n",
 		       t->name);
-		return ret;
+		return -ENOENT;
 	}
 	if (ret) {
 		pr_err("target '%s': %s (%d)\n", t->name,
