@@ -3,8 +3,8 @@
  * lbr_snap: freeze and read the Last Branch Record when a kernel function
  * returns, to show the branches that led to its return value.
  *
- * Module init/exit and parameters.  The buffers are record_buffer.c's,
- * the device device.c's.
+ * Module init/exit and parameters.  The buffers live in record_buffer.c,
+ * /dev/lbr_snap and its ioctls in device.c.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
