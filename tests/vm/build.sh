@@ -25,11 +25,18 @@ out=$LBR_BUILD/$kver
 ks=$(lbr_kernel_source_files)
 mkdir -p "$out"
 
+# A kernel built with an older gcc than the host's (bullseye's gcc-10) is
+# built for with the host's, as tests/matrix/matrix.sh does.
+cc=()
+kgcc=$(sed -n 's/^CC = .*gcc-\([0-9]*\).*/\1/p' "$kdir/.kernelvariables" 2>/dev/null |
+	head -n1)
+[ -z "$kgcc" ] || [ "$kgcc" = "$(gcc -dumpversion | cut -d. -f1)" ] || cc=(CC=gcc)
+
 # Build from a copy so several kernels never share objects.
 build_module() {	# $1 = source dir in the repo, $2 = copy dir
 	rm -rf "$2" && mkdir -p "$2"
 	(cd "$LBR_TOP/$1" && cp -r --parents $3 "$2")
-	make -s -C "$kdir" M="$2" W=1 modules >"$2/build.log" 2>&1 ||
+	make -s -C "$kdir" M="$2" W=1 "${cc[@]}" modules >"$2/build.log" 2>&1 ||
 		{ cat "$2/build.log" >&2; die "module build in $1 failed"; }
 	if grep -E 'warning:|error:' "$2/build.log" >&2; then
 		die "module build in $1 has warnings"
