@@ -336,6 +336,101 @@ static inline bool ksym_is(unsigned long long addr, const char *prefix)
 	return !strncmp(best, prefix, strlen(prefix));
 }
 
+/*
+ * A snapshot of /proc/kallsyms sorted by address, for tests that look up
+ * many addresses (a scan per lookup takes seconds under TCG).  Take it
+ * after the modules of interest are loaded; ksyms_drop() frees it.
+ */
+struct ksym_ent {
+	unsigned long long addr;
+	size_t line;		/* kallsyms order, among equal addresses */
+	char *name;
+};
+
+static struct ksym_ent *ksyms;
+static size_t nr_ksyms;
+
+static inline int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym_ent *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static inline void ksyms_drop(void)
+{
+	while (nr_ksyms)
+		free(ksyms[--nr_ksyms].name);
+	free(ksyms);
+	ksyms = NULL;
+}
+
+static inline bool ksyms_snapshot(void)
+{
+	char line[512], sym[256], type;
+	unsigned long long a;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	ksyms_drop();
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3 || !a)
+			continue;
+		if (nr_ksyms == cap) {
+			struct ksym_ent *n;
+
+			cap = cap ? 2 * cap : 65536;
+			n = realloc(ksyms, cap * sizeof(*n));
+			if (!n)
+				break;
+			ksyms = n;
+		}
+		ksyms[nr_ksyms].addr = a;
+		ksyms[nr_ksyms].line = nr_ksyms;
+		ksyms[nr_ksyms++].name = strdup(sym);
+	}
+	fclose(f);
+	qsort(ksyms, nr_ksyms, sizeof(*ksyms), ksym_cmp);
+	return nr_ksyms;
+}
+
+/*
+ * The symbol @addr is in, from the snapshot: its name, start and end (the
+ * next symbol up).  False if none is at or below @addr.
+ */
+static inline bool ksym_range(unsigned long long addr, char *name, size_t len,
+			      unsigned long long *start,
+			      unsigned long long *end)
+{
+	size_t lo = 0, hi = nr_ksyms, i;
+
+	name[0] = 0;
+	*start = 0;
+	*end = ~0ULL;
+	while (lo < hi) {		/* first entry above @addr */
+		size_t mid = (lo + hi) / 2;
+
+		if (ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nr_ksyms)
+		*end = ksyms[lo].addr;
+	if (!lo)
+		return false;
+	/* Of aliases at one address, the first kallsyms listed. */
+	for (i = lo - 1; i > 0 && ksyms[i - 1].addr == ksyms[lo - 1].addr; i--)
+		;
+	*start = ksyms[i].addr;
+	snprintf(name, len, "%s", ksyms[i].name);
+	return true;
+}
+
 /* Is @name among the kprobes the kernel has registered? */
 static inline bool kprobe_listed(const char *name)
 {
