@@ -14,35 +14,19 @@
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
+. "$(dirname "$0")/tap-count.sh"
 
 pass=0 fail=0 skip=0 ran=0
 log=$LBR_BUILD/check-logs
 mkdir -p "$log"
 
-# Add a suite's TAP totals; a suite that died without totals is one failure.
+# Add a suite's TAP totals (tests/tap-count.sh: a suite that died without
+# totals, or printed fewer results than its plan, fails).
 count() {	# $1 = suite name, $2 = exit status, $3 = output file
-	local t p=0 f=0 s=0 line
-	t=$(grep -a '^# Totals:' "$3")
-	if [ -z "$t" ]; then
-		p=$(grep -ac '^ok ' "$3")
-		f=$(grep -ac '^not ok ' "$3")
-		s=$(grep -ac '^ok .*# SKIP' "$3")
-		p=$((p - s))
-	else
-		# A suite may print several TAP streams: add them all up.
-		while read -r line; do
-			p=$((p + $(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$line")))
-			f=$((f + $(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$line")))
-			s=$((s + $(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$line")))
-		done <<<"$t"
-	fi
-	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - $1 exited with status $2 (see $3)"
-		f=1
-	fi
-	echo "== $1: $p passed, $f failed, $s skipped ($(($(date +%s) - start))s)"
+	tap_count "$@"
+	echo "== $1: $TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped ($(($(date +%s) - start))s)"
 	ran=$((ran + 1))
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	pass=$((pass + TAP_PASS)) fail=$((fail + TAP_FAIL)) skip=$((skip + TAP_SKIP))
 }
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
