@@ -3,7 +3,8 @@
 # `make check`: every suite of lbr_snap, summed into one last line
 # "N passed, N failed, N skipped".
 #
-# Host suites: the package list against the scripts, W=1 build,
+# Host suites: the package list against the scripts, the kernel-log gate
+# and the TAP plans on crafted input, W=1 build,
 # checkpatch, freeze-first disassembly check, the selftests' helpers, the
 # tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
 # kernel): the kselftests with -smp 2 and -smp 4, on sid's 7.2 and on the
@@ -31,7 +32,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
-ALL_SUITES="deps log-gate build style freeze-first helpers tool-unit decode-unit
+ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug freeze-first-debug
 	guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
@@ -92,6 +93,7 @@ style() {
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
 suite log-gate "$LBR_TOP/tests/vm/test-log-gate.sh"
+suite plan-gate "$LBR_TOP/tests/test-plan.sh"
 suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build
