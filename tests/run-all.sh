@@ -3,7 +3,8 @@
 # `make check`: every suite of lbr_snap, summed into one last line
 # "N passed, N failed, N skipped".
 #
-# Host suites: the package list against the scripts, W=1 build,
+# Host suites: the package list against the scripts, the kernel-log gate
+# and the TAP plans on crafted input, W=1 build,
 # checkpatch, freeze-first disassembly check, the selftests' helpers, the
 # tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
 # kernel): the kselftests with -smp 2 and -smp 4, on sid's 7.2 and on the
@@ -14,40 +15,24 @@
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
+. "$(dirname "$0")/tap-count.sh"
 
 pass=0 fail=0 skip=0 ran=0
 log=$LBR_BUILD/check-logs
 mkdir -p "$log"
 
-# Add a suite's TAP totals; a suite that died without totals is one failure.
+# Add a suite's TAP totals (tests/tap-count.sh: a suite that died without
+# totals, or printed fewer results than its plan, fails).
 count() {	# $1 = suite name, $2 = exit status, $3 = output file
-	local t p=0 f=0 s=0 line
-	t=$(grep -a '^# Totals:' "$3")
-	if [ -z "$t" ]; then
-		p=$(grep -ac '^ok ' "$3")
-		f=$(grep -ac '^not ok ' "$3")
-		s=$(grep -ac '^ok .*# SKIP' "$3")
-		p=$((p - s))
-	else
-		# A suite may print several TAP streams: add them all up.
-		while read -r line; do
-			p=$((p + $(sed 's/.* pass:\([0-9]*\).*/\1/' <<<"$line")))
-			f=$((f + $(sed 's/.* fail:\([0-9]*\).*/\1/' <<<"$line")))
-			s=$((s + $(sed 's/.* skip:\([0-9]*\).*/\1/' <<<"$line")))
-		done <<<"$t"
-	fi
-	if [ "$2" != 0 ] && [ "$f" = 0 ]; then
-		echo "not ok - $1 exited with status $2 (see $3)"
-		f=1
-	fi
-	echo "== $1: $p passed, $f failed, $s skipped ($(($(date +%s) - start))s)"
+	tap_count "$@"
+	echo "== $1: $TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped ($(($(date +%s) - start))s)"
 	ran=$((ran + 1))
-	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	pass=$((pass + TAP_PASS)) fail=$((fail + TAP_FAIL)) skip=$((skip + TAP_SKIP))
 }
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
-ALL_SUITES="deps log-gate build style freeze-first helpers tool-unit decode-unit
+ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug freeze-first-debug
 	guest-debug-stress
 	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
@@ -108,6 +93,7 @@ style() {
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
 suite log-gate "$LBR_TOP/tests/vm/test-log-gate.sh"
+suite plan-gate "$LBR_TOP/tests/test-plan.sh"
 suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build

@@ -3,7 +3,10 @@
 #
 # Guest side of the lbr-snap tool tests: trace, report, trimming and the
 # permission check against the real module and the test target.  Prints
-# TAP and "# Totals: pass:N fail:N skip:N"; exits 1 if a test failed.
+# TAP ("1..14" first) and "# Totals: pass:N fail:N skip:N"; exits 1 if a
+# test failed.  The plan is fixed: every branch below prints one result,
+# ok, not ok or skip, and tests/guest/tool-vm.sh holds the same 14
+# (GUEST_TESTS) and fails a guest that prints fewer.
 # Checks that need branches skip, with the reason, where `lbr-snap info`
 # says backend none (the stock CPU).
 #
@@ -103,6 +106,7 @@ as_nobody()
 	fi
 }
 
+echo "1..14"
 : >why.txt
 modprobe lbr_snap_test_target || { echo "Bail out! no test target"; exit 1; }
 

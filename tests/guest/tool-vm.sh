@@ -4,10 +4,19 @@
 # Host side of the lbr-snap tool tests: boot the test guest on each CPU,
 # run tests/guest/tool-tests.sh in it, and validate on the host the JSON it
 # printed (tests/unit/check-json.py, check-report.py; the guest has no
-# python3).  Prints one TAP stream, "[cpu] " before each guest test name,
-# and "# Totals: pass:N fail:N skip:N"; exits 1 if a test failed.
+# python3).  Prints one TAP stream: the plan "1..N" first, "[cpu] " before
+# each test name, and "# Totals: pass:N fail:N skip:N"; exits 1 if a test
+# failed.
 #
-#   tests/guest/tool-vm.sh [CPU...]      (default: stock lbr-legacy)
+#   tests/guest/tool-vm.sh [--console DIR] [CPU...]   (default: stock lbr-legacy)
+#
+# The plan is fixed here, per CPU (plan_cpu below), never taken from what
+# the guest printed: a guest that dies, hangs, or prints a test or a JSON
+# block fewer gets a "not ok" for each missing one, and N stays the same.
+#
+# --console DIR: boot nothing; take each CPU's guest output from
+# DIR/CPU.console (run-vm.sh's exit status from DIR/CPU.rc, 0 without it).
+# The host-side checks alone, on crafted output (tests/test-plan.sh).
 #
 # LBR_SNAP_BUILD and LBR_LAB_QEMU are passed on to tests/vm/run-vm.sh.
 
@@ -19,83 +28,200 @@ UNIT=$ROOT/tests/unit
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
-nr=0 pass=0 fail=0 skip=0
+# ------------------------------------------------------------------ plan
+#
+# What each CPU's guest must print, and so the tests this script reports
+# for it (issue #19: a guest that printed no block lost its tests without
+# a failure, 19 tests on one CPU and 21 on the other).  A CPU without a
+# plan here is an error.
+#
+# Every CPU: tool-tests.sh's 14 results (its first line is "1..14"; the
+# LBR-only ones skip, with the reason, where the backend is none), then
+# one test that the guest printed exactly these, its "# Totals:", the
+# planned number of skips, and that run-vm.sh exited 0 (the kernel-log
+# gate).  Then one test per planned JSON block ("@@JSON KIND NAME" ...
+# "@@END"; missing, unended or invalid fails) and the recount of report
+# against its records.
+#
+# stock, skylake (no LBR): 4 guest skips (the known path, report paths,
+# source lines, trimming); blocks trace-all, report, report-records,
+# fexit.  14 + 1 + 4 + 1 = 20 tests.
+#
+# lbr-legacy, lbr-arch (the lab's LBR CPUs): no skip; the source-lines
+# records (srclines) as well, and one more test that their line numbers
+# match the test target's source.  14 + 1 + 5 + 1 + 1 = 22 tests.
+GUEST_TESTS=14
+BLOCKS_ALL="record:trace-all report:report record:report-records record:fexit"
 
-tap()	# tap ok|not-ok NAME [REASON-FILE]
+plan_cpu()	# plan_cpu CPU: set SKIPS, BLOCKS, LINES (1: check_lines), NTESTS
 {
-	nr=$((nr + 1))
-	if [ "$1" = ok ]; then
-		pass=$((pass + 1))
-		echo "ok $nr - $2"
-	else
-		fail=$((fail + 1))
-		echo "not ok $nr - $2"
-		[ -n "${3:-}" ] && sed 's/^/# /' "$3"
-	fi
+	case "$1" in
+	stock|skylake)
+		SKIPS=4 BLOCKS=$BLOCKS_ALL LINES=0 ;;
+	lbr-legacy|lbr-arch)
+		SKIPS=0 BLOCKS="$BLOCKS_ALL record:srclines" LINES=1 ;;
+	*)
+		return 1 ;;
+	esac
+	set -- $BLOCKS
+	NTESTS=$((GUEST_TESTS + 1 + $# + 1 + LINES))
 }
 
-# The guest's TAP lines, renumbered; the rest as comments.
+# ------------------------------------------------------------------- TAP
+
+nr=0 pass=0 fail=0 skip=0
+
+tap()	# tap ok|not-ok|skip NAME [REASON-FILE]
+{
+	nr=$((nr + 1))
+	case "$1" in
+	ok)
+		pass=$((pass + 1))
+		echo "ok $nr - $2" ;;
+	skip)
+		skip=$((skip + 1))
+		echo "ok $nr - $2" ;;
+	*)
+		fail=$((fail + 1))
+		echo "not ok $nr - $2"
+		[ -n "${3:-}" ] && sed 's/^/# /' "$3" ;;
+	esac
+}
+
+# The guest's TAP lines, renumbered, the rest as comments.  Only results
+# numbered 1..GUEST_TESTS, each once, are relayed; the others, the
+# guest's plan and its totals are noted in $dir/extra, $dir/plan and
+# $dir/totals for the end-of-guest test; $dir/seen.K marks result K.
 relay()
 {
-	local cpu=$1 line name
+	local cpu=$1 dir=$2 line k kind name
 
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		case "$line" in
-		"ok "*"# SKIP"*)
-			name=${line#ok * - }
-			nr=$((nr + 1)) skip=$((skip + 1))
-			echo "ok $nr - [$cpu] $name" ;;
-		"ok "*)
-			name=${line#ok * - }
-			nr=$((nr + 1)) pass=$((pass + 1))
-			echo "ok $nr - [$cpu] $name" ;;
-		"not ok "*)
-			name=${line#not ok * - }
-			nr=$((nr + 1)) fail=$((fail + 1))
-			echo "not ok $nr - [$cpu] $name" ;;
-		"# Totals:"*) ;;
+		"ok "*|"not ok "*)
+			kind=${line%%ok *}ok
+			k=${line#"$kind "}
+			k=${k%% *}
+			name=${line#"$kind $k"}
+			name=${name#" - "}
+			if [[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] &&
+			   [ "$k" -le "$GUEST_TESTS" ] && [ ! -e "$dir/seen.$k" ]; then
+				: >"$dir/seen.$k"
+				case "$line" in
+				"not ok "*) tap not-ok "[$cpu] $name" ;;
+				*"# SKIP"*) tap skip "[$cpu] $name" ;;
+				*) tap ok "[$cpu] $name" ;;
+				esac
+			else
+				echo "# (not in the plan) $line"
+				echo "result beyond the plan or repeated: $line" >>"$dir/extra"
+			fi ;;
+		"1.."*) echo "${line#1..}" >>"$dir/plan" ;;
+		"# Totals:"*) echo "$line" >>"$dir/totals" ;;
 		"#"*) echo "$line" ;;
 		*) echo "# $line" ;;
 		esac
 	done
 }
 
-# Split the guest's output: @@JSON KIND NAME ... @@END blocks into files.
+# Split the guest's output: @@JSON KIND NAME ... @@END blocks into files
+# NAME.KIND, and NAME.KIND.end once @@END closed the block.
 split_json()
 {
 	awk -v dir="$2" '
 		{ sub(/\r$/, "") }
-		/^@@JSON / { f = dir "/" $3 "." $2; next }
-		/^@@END$/ { f = ""; next }
+		/^@@JSON / { if (f) close(f); f = dir "/" $3 "." $2; next }
+		/^@@END$/ { if (f) { close(f); printf "" > (f ".end"); close(f ".end") }
+			    f = ""; next }
 		f { print > f; next }
 		{ print }' "$1"
 }
 
-check_json()
+# block_ok NAME.KIND DIR WHY: the guest printed that block to its @@END.
+block_ok()
 {
-	local cpu=$1 dir=$2 f kind name
+	local name=${1%.*} kind=${1##*.}
 
+	if [ ! -e "$2/$1" ]; then
+		echo "the guest printed no '@@JSON $kind $name' block" >"$3"
+		return 1
+	fi
+	if [ ! -e "$2/$1.end" ]; then
+		echo "the '@@JSON $kind $name' block has no @@END (the guest died in it?)" >"$3"
+		return 1
+	fi
+}
+
+# The end of one guest: all of its plan printed, nothing more, cleanly.
+check_guest_end()
+{
+	local cpu=$1 dir=$2 rc=$3 k missing='' gp gt sum f b planned
+
+	: >"$T/why"
+	for k in $(seq "$GUEST_TESTS"); do
+		[ -e "$dir/seen.$k" ] || missing="$missing $k"
+	done
+	[ -z "$missing" ] ||
+		echo "guest results missing:$missing" >>"$T/why"
+	gp=$(cat "$dir/plan" 2>/dev/null)
+	[ "$gp" = "$GUEST_TESTS" ] ||
+		echo "the guest's plan is '1..${gp:-(none)}', this script's 1..$GUEST_TESTS" >>"$T/why"
+	[ -e "$dir/extra" ] && cat "$dir/extra" >>"$T/why"
+	gt=$(cat "$dir/totals" 2>/dev/null)
+	if [ -z "$gt" ]; then
+		echo "the guest printed no '# Totals:' (it died or hung); its last lines:" >>"$T/why"
+		tail -n 20 "$dir/console" | sed 's/^/  /' >>"$T/why"
+	else
+		if [[ "$gt" =~ ^"# Totals: pass:"([0-9]+)" fail:"([0-9]+)" skip:"([0-9]+)$ ]]; then
+			sum=$((BASH_REMATCH[1] + BASH_REMATCH[2] + BASH_REMATCH[3]))
+			[ "$sum" = "$GUEST_TESTS" ] ||
+				echo "the guest's '$gt' adds up to $sum, not $GUEST_TESTS" >>"$T/why"
+			[ "${BASH_REMATCH[3]}" = "$SKIPS" ] ||
+				echo "the guest's '$gt': the plan for $cpu is skip:$SKIPS" >>"$T/why"
+		else
+			echo "the guest's totals are not one '# Totals: pass:N fail:N skip:N': $gt" >>"$T/why"
+		fi
+		if [ "$rc" != 0 ] && grep -q ' fail:0 ' <<<"$gt"; then
+			echo "run-vm.sh exit $rc (kernel log report?)" >>"$T/why"
+		fi
+	fi
+	planned=" $BLOCKS "
 	for f in "$dir"/*.record "$dir"/*.report; do
 		[ -e "$f" ] || continue
-		kind=${f##*.}
-		name=$(basename "$f" ".$kind")
-		if python3 "$UNIT/check-json.py" "$kind" "$f" >"$T/why" 2>&1; then
+		b=$(basename "$f")
+		[[ "$planned" == *" ${b##*.}:${b%.*} "* ]] ||
+			echo "a block not in the plan for $cpu: @@JSON ${b##*.} ${b%.*}" >>"$T/why"
+	done
+	if [ -s "$T/why" ]; then
+		tap not-ok "[$cpu] the guest printed its $GUEST_TESTS planned results ($SKIPS skipped) and # Totals, and exited cleanly" "$T/why"
+	else
+		tap ok "[$cpu] the guest printed its $GUEST_TESTS planned results ($SKIPS skipped) and # Totals, and exited cleanly"
+	fi
+}
+
+check_json()
+{
+	local cpu=$1 dir=$2 b kind name
+
+	for b in $BLOCKS; do
+		kind=${b%%:*} name=${b#*:}
+		if ! block_ok "$name.$kind" "$dir" "$T/why"; then
+			tap not-ok "[$cpu] JSON of $name is valid ($kind)" "$T/why"
+		elif python3 "$UNIT/check-json.py" "$kind" "$dir/$name.$kind" >"$T/why" 2>&1; then
 			tap ok "[$cpu] JSON of $name is valid ($kind)"
 		else
 			tap not-ok "[$cpu] JSON of $name is valid ($kind)" "$T/why"
 		fi
 	done
-	if [ -e "$dir/report.report" ] && [ -e "$dir/report-records.record" ]; then
-		if python3 "$UNIT/check-report.py" "$dir/report-records.record" \
-			"$dir/report.report" >"$T/why" 2>&1; then
-			tap ok "[$cpu] report --json equals a recount of the records"
-		else
-			tap not-ok "[$cpu] report --json equals a recount of the records" "$T/why"
-		fi
+	if ! block_ok report.report "$dir" "$T/why" ||
+	   ! block_ok report-records.record "$dir" "$T/why"; then
+		tap not-ok "[$cpu] report --json equals a recount of the records" "$T/why"
+	elif python3 "$UNIT/check-report.py" "$dir/report-records.record" \
+		"$dir/report.report" >"$T/why" 2>&1; then
+		tap ok "[$cpu] report --json equals a recount of the records"
 	else
-		echo "missing" >"$T/why"
-		tap not-ok "[$cpu] the guest printed report and record JSON" "$T/why"
+		tap not-ok "[$cpu] report --json equals a recount of the records" "$T/why"
 	fi
 }
 
@@ -104,7 +230,10 @@ check_lines()
 {
 	local cpu=$1 rec=$2/srclines.record src=$ROOT/tests/target/lbr_snap_test_target.c
 
-	[ -e "$rec" ] || return 0	# skipped in the guest (no LBR)
+	if ! block_ok srclines.record "$2" "$T/why"; then
+		tap not-ok "[$cpu] source lines of lbr_test_int match $(basename "$src")" "$T/why"
+		return
+	fi
 	if python3 - "$rec" "$src" >"$T/why" 2>&1 <<'PY'
 import json, re, sys
 
@@ -152,29 +281,52 @@ PY
 
 run_cpu()
 {
-	local cpu=$1 dir=$T/$1 rc
+	local cpu=$1 dir=$T/$1 rc k
 
+	plan_cpu "$cpu"
 	mkdir -p "$dir"
-	"$ROOT/tests/vm/run-vm.sh" --cpu "$cpu" \
-		--script "$HERE/tool-tests.sh" >"$dir/console" 2>&1
-	rc=$?
-	split_json "$dir/console" "$dir" >"$dir/tap"
-	relay "$cpu" <"$dir/tap"
-	if grep -q '^# Totals:' "$dir/tap"; then
-		[ "$rc" = 0 ] || ! grep -q '^# Totals: .* fail:0 ' "$dir/tap" ||
-			{ echo "run-vm.sh exit $rc (kernel log report?)" >"$T/why";
-			  tap not-ok "[$cpu] guest finished cleanly" "$T/why"; }
+	if [ -n "$consoles" ]; then
+		cp "$consoles/$cpu.console" "$dir/console" 2>/dev/null ||
+			: >"$dir/console"
+		rc=$(cat "$consoles/$cpu.rc" 2>/dev/null || echo 0)
 	else
-		tail -n 20 "$dir/console" >"$T/why"
-		tap not-ok "[$cpu] guest ran the tests to the end" "$T/why"
+		"$ROOT/tests/vm/run-vm.sh" --cpu "$cpu" \
+			--script "$HERE/tool-tests.sh" >"$dir/console" 2>&1
+		rc=$?
 	fi
+	split_json "$dir/console" "$dir" >"$dir/tap"
+	relay "$cpu" "$dir" <"$dir/tap"
+	for k in $(seq "$GUEST_TESTS"); do
+		[ -e "$dir/seen.$k" ] ||
+			tap not-ok "[$cpu] guest test $k of $GUEST_TESTS: no result (the guest did not print it)"
+	done
+	check_guest_end "$cpu" "$dir" "$rc"
 	check_json "$cpu" "$dir"
-	check_lines "$cpu" "$dir"
+	[ "$LINES" = 1 ] && check_lines "$cpu" "$dir"
+	[ "$nr" = "$((start + NTESTS))" ] ||
+		{ echo "tool-vm.sh: $cpu: $((nr - start)) tests, its plan $NTESTS" >&2; exit 2; }
 }
 
+consoles=
+if [ "${1:-}" = --console ]; then
+	consoles=$2
+	shift 2
+fi
 cpus=("$@")
 [ ${#cpus[@]} = 0 ] && cpus=(stock lbr-legacy)
+total=0
 for cpu in "${cpus[@]}"; do
+	if ! plan_cpu "$cpu"; then
+		echo "1..1"
+		echo "not ok 1 - no test plan for CPU $cpu in $0 (plan_cpu)"
+		echo "# Totals: pass:0 fail:1 skip:0"
+		exit 1
+	fi
+	total=$((total + NTESTS))
+done
+echo "1..$total"
+for cpu in "${cpus[@]}"; do
+	start=$nr
 	run_cpu "$cpu"
 done
 echo "# Totals: pass:$pass fail:$fail skip:$skip"

@@ -1,0 +1,249 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The TAP plans on crafted output (issue #19: tests that vanish must fail).
+# make check's count (tests/tap-count.sh) on crafted suite logs: a stream
+# cut short after its "1..N", totals that do not add up to the plan, a
+# suite that printed nothing must fail; complete streams of every shape
+# make check sees must not.  tests/guest/tool-vm.sh --console on crafted
+# guest output: a missing, partial or unplanned block, a guest that died
+# or printed nothing, must each give their "not ok" lines, and always the
+# planned number of tests.  No guest is booted.  Prints TAP and "# Totals:".
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/tap-count.sh"
+TOOL_VM=$HERE/guest/tool-vm.sh
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0 pass=0 fail=0
+
+result() {	# result NAME: ok if $T/why is empty
+	n=$((n + 1))
+	if [ -s "$T/why" ]; then
+		echo "not ok $n - $1"
+		sed 's/^/# /' "$T/why"
+		fail=$((fail + 1))
+	else
+		echo "ok $n - $1"
+		pass=$((pass + 1))
+	fi
+	: >"$T/why"
+}
+why() { echo "$*" >>"$T/why"; }
+: >"$T/why"
+
+# ------------------------------------------------------------- tap_count
+
+oks() {	# oks N [FIRST]: N kselftest result lines
+	local i
+	for i in $(seq "${2:-1}" $(($1 + ${2:-1} - 1))); do
+		echo "ok $i test_$i"
+	done
+}
+
+# count_case NAME STATUS WANT-FAILS [PATTERN]: tap_count on $T/log.
+count_case() {
+	tap_count crafted "$2" "$T/log" >"$T/out"
+	[ "$TAP_FAIL" = "$3" ] ||
+		why "tap_count: $TAP_FAIL failures, want $3; it printed: $(cat "$T/out")"
+	if [ -n "${4:-}" ]; then
+		grep -qF -- "$4" "$T/out" || why "no line '$4' in: $(cat "$T/out")"
+		sed 's/^/#   /' "$T/out"
+	fi
+	result "count: $1"
+}
+
+{ echo "TAP version 13"; echo "1..80"; oks 40; } >"$T/log"
+count_case "a kselftest stream cut after 40 of 1..80, exit 0, fails" 0 1 \
+	"not ok - crafted printed 40 of the 80 results it planned (1..80, $T/log:2), no # Totals after them"
+sed -i 's/$/\r/' "$T/log"
+count_case "the same from a serial console (CRLF) fails" 0 1 \
+	"not ok - crafted printed 40 of the 80 results it planned"
+{ echo "1..80"; oks 75
+  echo "# Totals: pass:70 fail:0 xfail:0 xpass:0 skip:5 error:0"; } >"$T/log"
+count_case "# Totals adding up to 75 of 1..80 fails" 0 1 \
+	"not ok - crafted planned 1..80 ($T/log:1), its totals add up to 75"
+{ echo "1..3"; oks 3; echo "# Totals: pass:3 fail:0 xfail:0 xpass:0 skip:0 error:0"
+  echo "TAP version 13"; echo "1..4"; oks 2; } >"$T/log"
+count_case "a second stream (the fuzzer's) cut after 2 of 1..4 fails" 0 1 \
+	"not ok - crafted printed 2 of the 4 results it planned (1..4, $T/log:7)"
+{ oks 150; echo "1..157"; echo "# Totals: pass:150 fail:0 skip:0"; } >"$T/log"
+count_case "a plan at the end (decode_test, the lab) 150 of 1..157 fails" 0 1 \
+	"its totals add up to 150: # Totals: pass:150 fail:0 skip:0"
+echo "lbr_snap: the guest did not finish (qemu exit 0; timeout 1500s)" >"$T/log"
+count_case "a suite that printed no result fails" 0 1 \
+	"not ok - crafted printed no TAP result"
+{ echo "1..2"; oks 2; } >"$T/log"
+count_case "a guest that printed no result but its plan and exit 125 fails" 125 1 \
+	"not ok - crafted exited with status 125"
+{ echo "TAP version 13"; echo "1..80"; } >"$T/log"
+count_case "a plan and nothing after it fails" 0 2 \
+	"not ok - crafted printed 0 of the 80 results"
+# Every shape of stream make check reads, complete: unplanned results
+# before a kselftest stream (freeze-first), kselftest with CRLF, a plan at
+# the end with totals, totals without a plan, a plan without totals.
+{ echo "ok - freeze-first 1"; echo "ok - freeze-first 2"
+  { echo "TAP version 13"; echo "1..3"; oks 2; echo "ok 3 x # SKIP no LBR"
+    echo "# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0"; } | sed 's/$/\r/'
+  oks 4; echo "1..4"; echo "# Totals: pass:4 fail:0 skip:0"
+  echo "ok - a"; echo "# Totals: pass:1 fail:0 skip:0"
+  echo "1..2"; oks 2; } >"$T/log"
+count_case "complete streams of every shape pass" 0 0
+[ "$TAP_PASS/$TAP_SKIP" = 7/1 ] || why "pass/skip $TAP_PASS/$TAP_SKIP, want 7/1"
+result "count: their totals are added up (7 passed, 1 skipped)"
+
+# -------------------------------------------------------------- tool-vm.sh
+
+# block KIND NAME: a JSON block with one valid line of that kind.
+block() {
+	echo "@@JSON $1 $2"
+	if [ "$1" = report ]; then
+		echo '{"func":"lbr_test_int","func_addr":"0xffffffffc0001000","ret_type":"int","retval":-22,"ret":"-EINVAL","errno":"EINVAL","count":1,"nr_paths":1,"paths":[{"count":1,"ends_in":"lbr_test_int+0x0","branches":[]}]}'
+	else
+		echo '{"ts":1,"cpu":0,"pid":1,"tid":1,"comm":"sh","func":"lbr_test_int","func_addr":"0xffffffffc0001000","retval":-22,"errno":"EINVAL","ret_type":"int","probe_entries":0,"flags":0,"backend":"none","hook":"kretprobe","target_id":0,"caller":"0xffffffffc0002000","caller_sym":null,"branches":[]}'
+	fi
+	echo "@@END"
+}
+
+# guest CPU: what tests/guest/tool-tests.sh prints there when all pass, in
+# the same order, over a serial console (CRLF).
+guest() {
+	local k skips=" " nskip=0
+	[ "$1" = stock ] && skips=" 2 9 10 11 " nskip=4
+	{
+		echo "lbr_snap guest: 6.1.0-57-amd64, 2 CPUs, crafted"
+		echo "1..14"
+		for k in $(seq 14); do
+			if [[ "$skips" == *" $k "* ]]; then
+				echo "ok $k - test $k # SKIP backend none: no branches"
+			else
+				echo "ok $k - test $k"
+			fi
+			case $k in
+			5) block record trace-all ;;
+			9) block report report; block record report-records ;;
+			10) [ "$1" = stock ] || block record srclines ;;
+			13) block record fexit ;;
+			esac
+		done
+		echo "# Totals: pass:$((14 - nskip)) fail:0 skip:$nskip"
+	} | sed 's/$/\r/'
+}
+
+# vm_case NAME WANT-RC WANT-NOT-OK CPU... (consoles in $T/c/CPU.console,
+# $T/c/CPU.rc): tool-vm.sh's exit status, its plan 1..N, exactly N
+# results, WANT-NOT-OK of them "not ok", and tap_count agreeing; then each
+# line of $T/want must be in its output.
+declare -A N=([stock]=20 [lbr-legacy]=22)
+vm_case() {
+	local name=$1 want_rc=$2 want_bad=$3 rc plan=0 cpu got bad
+	shift 3
+	"$TOOL_VM" --console "$T/c" "$@" >"$T/out" 2>&1
+	rc=$?
+	for cpu in "$@"; do plan=$((plan + ${N[$cpu]:-1})); done
+	[ "$rc" = "$want_rc" ] || why "exit status $rc, want $want_rc"
+	[ "$(head -n1 "$T/out")" = "1..$plan" ] ||
+		why "first line '$(head -n1 "$T/out")', want 1..$plan"
+	got=$(grep -cE '^(not )?ok ' "$T/out")
+	bad=$(grep -c '^not ok ' "$T/out")
+	[ "$got" = "$plan" ] || why "$got results, want $plan"
+	[ "$bad" = "$want_bad" ] || why "$bad not ok, want $want_bad"
+	tap_count tool-guest "$rc" "$T/out" >"$T/count"
+	[ "$TAP_FAIL" = "$want_bad" ] && [ ! -s "$T/count" ] ||
+		why "tap_count: $TAP_FAIL failures: $(cat "$T/count")"
+	while IFS= read -r line; do
+		grep -qF -- "$line" "$T/out" || why "no line '$line'"
+	done <"$T/want"
+	[ -s "$T/why" ] && sed 's/^/  /' "$T/out" >>"$T/why"
+	grep '^not ok ' "$T/out" | sed 's/^/#   /'
+	result "tool-vm.sh: $name"
+	rm -rf "$T/c" "$T/want"
+	mkdir -p "$T/c"
+	: >"$T/want"
+}
+mkdir -p "$T/c"
+: >"$T/want"
+
+guest stock >"$T/c/stock.console"
+vm_case "a complete stock guest passes, 20 tests" 0 0 stock
+
+: >"$T/c/stock.console"
+echo 125 >"$T/c/stock.rc"
+: >"$T/c/lbr-legacy.console"
+echo 125 >"$T/c/lbr-legacy.rc"
+cat >"$T/want" <<'EOF'
+not ok 1 - [stock] guest test 1 of 14: no result (the guest did not print it)
+not ok 15 - [stock] the guest printed its 14 planned results (4 skipped) and # Totals, and exited cleanly
+# the guest printed no '# Totals:' (it died or hung); its last lines:
+not ok 20 - [stock] report --json equals a recount of the records
+not ok 42 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+EOF
+vm_case "guests that print nothing: all 42 planned tests fail" 1 42 stock lbr-legacy
+
+guest stock | sed '/^@@JSON record fexit/,/^@@END/d' >"$T/c/stock.console"
+cat >"$T/want" <<'EOF'
+not ok 19 - [stock] JSON of fexit is valid (record)
+# the guest printed no '@@JSON record fexit' block
+EOF
+vm_case "one JSON block missing: its test fails" 1 1 stock
+
+guest stock | sed '/^ok 8 /,$d' >"$T/c/stock.console"
+echo 125 >"$T/c/stock.rc"
+cat >"$T/want" <<'EOF'
+not ok 8 - [stock] guest test 8 of 14: no result (the guest did not print it)
+not ok 14 - [stock] guest test 14 of 14: no result (the guest did not print it)
+# guest results missing: 8 9 10 11 12 13 14
+# the guest printed no '@@JSON report report' block
+ok 16 - [stock] JSON of trace-all is valid (record)
+EOF
+vm_case "a guest that died after test 7: 7 tests, 3 blocks, the end, the recount fail" 1 12 stock
+
+guest stock | sed '/^@@JSON record fexit/{n;q}' >"$T/c/stock.console"
+cat >"$T/want" <<'EOF'
+not ok 14 - [stock] guest test 14 of 14: no result (the guest did not print it)
+# the '@@JSON record fexit' block has no @@END (the guest died in it?)
+EOF
+vm_case "a guest that died inside a block: that block fails" 1 3 stock
+
+guest stock | sed 's/^# Totals:.*/ok 15 - one too many\r\n&/' >"$T/c/stock.console"
+cat >"$T/want" <<'EOF'
+# (not in the plan) ok 15 - one too many
+# result beyond the plan or repeated: ok 15 - one too many
+EOF
+vm_case "a result beyond the guest's plan fails, the count stays 20" 1 1 stock
+
+guest stock | sed 's/^1\.\.14/1..13/' >"$T/c/stock.console"
+echo "# the guest's plan is '1..13', this script's 1..14" >"$T/want"
+vm_case "a guest plan other than 1..14 fails" 1 1 stock
+
+guest stock >"$T/c/stock.console"
+echo 99 >"$T/c/stock.rc"
+echo "# run-vm.sh exit 99 (kernel log report?)" >"$T/want"
+vm_case "run-vm.sh exit 99 (kernel log gate) fails the end of the guest" 1 1 stock
+
+guest lbr-legacy | sed 's/^ok 10 - .*/&\r\n@@JSON record srclines\r\n{}\r\n@@END/' |
+	sed '/^@@JSON record srclines/,/^@@END/d' >"$T/c/lbr-legacy.console"
+guest stock | sed 's/^ok 10 - .*/&\n@@JSON record srclines\n{}\n@@END/' >"$T/c/stock.console"
+cat >"$T/want" <<'EOF'
+# a block not in the plan for stock: @@JSON record srclines
+not ok 40 - [lbr-legacy] JSON of srclines is valid (record)
+# the guest printed no '@@JSON record srclines' block
+not ok 42 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+EOF
+vm_case "srclines missing on lbr-legacy (2 tests) and unplanned on stock fail" 1 3 \
+	stock lbr-legacy
+
+guest stock >"$T/c/lbr-legacy.console"
+cat >"$T/want" <<'EOF'
+# the guest's '# Totals: pass:10 fail:0 skip:4': the plan for lbr-legacy is skip:0
+EOF
+vm_case "LBR tests that skip on lbr-legacy fail" 1 3 lbr-legacy
+
+"$TOOL_VM" --console "$T/c" stock lbr-future >"$T/out" 2>&1
+rc=$?
+[ "$rc" = 1 ] || why "exit status $rc"
+grep -q '^not ok 1 - no test plan for CPU lbr-future' "$T/out" || why "$(cat "$T/out")"
+result "tool-vm.sh: a CPU without a plan fails"
+
+echo "1..$n"
+echo "# Totals: pass:$pass fail:$fail skip:0"
+[ "$fail" = 0 ]
