@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/lbr_decode.c, built for user space:
+ * Unit tests of src/lbr_decode.c and of the module's LBR read loop,
+ * src/lbr_read.c, built for user space:
  *
  *   gcc -O2 -Wall -Wextra -Werror -I include -I src \
- *	src/lbr_decode.c tests/unit/decode_test.c
+ *	src/lbr_decode.c src/lbr_read.c tests/unit/decode_test.c
  *
  * (tests/unit/decode.sh does that in a scratch directory and runs it.)
  *
@@ -15,7 +16,7 @@
  * arch/x86/events/amd/lbr.c.  Nothing is computed with the code under
  * test.  Where lbr_snap goes its own way (it stops at the first empty
  * entry, maps Arch LBR types to its ABI) the expectation follows
- * include/lbr_snap.h and src/lbr_msr.c.
+ * include/lbr_snap.h and src/lbr_read.c.
  *
  * Output is TAP; the exit status is 1 if any test failed.
  */
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "lbr_decode.h"
+#include "lbr_read.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -661,68 +663,166 @@ static void test_legacy_index(void)
 
 /* ----------------------------------------------- whole-stack reading */
 
-/* A simulated LBR: the MSR images of one CPU. */
+/*
+ * Whole stacks are read by the module's own loop, lbr_hw_read() in
+ * src/lbr_read.c, built into this test.  It takes the hardware from
+ * lbr_hw, set below as lbr_msr.c's probes set it, and reads the MSRs with
+ * lbr_rdmsr(), here a lookup in a simulated MSR file: a read of an MSR the
+ * simulated CPU does not have (it would fault) fails the test, and the
+ * reads are counted.  MSR numbers are written out from the Intel SDM vol. 4
+ * and the AMD APM vol. 2 (msr-index.h in Linux), not taken from lbr_msr.c.
+ */
+#define MSR_LBR_TOS		0x1c9
+#define MSR_LBR_CORE_FROM	0x40	/* Core2, Atom: 4 or 8 deep */
+#define MSR_LBR_CORE_TO		0x60
+#define MSR_LBR_NHM_FROM	0x680	/* Nehalem and later: 16 or 32 deep */
+#define MSR_LBR_NHM_TO		0x6c0
+#define MSR_LBR_INFO_0		0xdc0	/* Skylake and later */
+#define MSR_ARCH_LBR_FROM_0	0x1500
+#define MSR_ARCH_LBR_TO_0	0x1600
+#define MSR_ARCH_LBR_INFO_0	0x1200
+/* AMD LbrExtV2: entry n is FROM at 0xc0010300 + 2n, TO at 0xc0010301 + 2n. */
+#define MSR_AMD_SAMP_BR_FROM	0xc0010300
+
+#define SIM_DEPTH_MAX		64	/* LBR_SNAP_MAX_ENTRIES */
+
+struct lbr_hw lbr_hw;
+
+/* The simulated MSR file of one CPU, and the reads made of it. */
+#define SIM_MSRS		256
+static struct {
+	u32 msr;
+	u64 val;
+} sim_msr[SIM_MSRS];
+static unsigned int sim_nr_msrs;
+static u32 sim_log[SIM_MSRS];
+static unsigned int sim_nr_reads;
+
+static void sim_set(u32 msr, u64 val)
+{
+	if (sim_nr_msrs == SIM_MSRS) {
+		fprintf(stderr, "decode_test: more than %u simulated MSRs\n",
+			SIM_MSRS);
+		exit(2);
+	}
+	sim_msr[sim_nr_msrs].msr = msr;
+	sim_msr[sim_nr_msrs].val = val;
+	sim_nr_msrs++;
+}
+
+/* The shim lbr_read.h declares for user space: RDMSR on the simulated CPU. */
+u64 lbr_rdmsr(u32 msr)
+{
+	unsigned int k;
+
+	if (sim_nr_reads < SIM_MSRS)
+		sim_log[sim_nr_reads] = msr;
+	sim_nr_reads++;
+	for (k = 0; k < sim_nr_msrs; k++)
+		if (sim_msr[k].msr == msr)
+			return sim_msr[k].val;
+	diag("RDMSR 0x%x: no such MSR on the simulated CPU\n", msr);
+	return 0xdeadbeefdeadbeefULL;
+}
+
+/* A simulated LBR: the stack of one CPU, entries by MSR index. */
 struct sim_lbr {
 	struct lbr_decode_fmt fmt;
 	unsigned int depth;
-	bool has_info;			/* lbr_hw.info_msr != 0 */
+	bool has_info;			/* legacy: LBR_INFO MSRs (Arch: always) */
+	bool core_msrs;			/* legacy: at 0x40/0x60, not 0x680/0x6c0 */
+	bool double_abort;		/* Haswell's quirk */
 	u64 tos;
-	u64 from[32];
-	u64 to[32];
-	u64 info[32];
+	u64 from[SIM_DEPTH_MAX];
+	u64 to[SIM_DEPTH_MAX];
+	u64 info[SIM_DEPTH_MAX];
 };
 
-/* What src/lbr_msr.c's lbr_hw_read() does, with the MSRs from @s. */
-static unsigned int sim_read(const struct sim_lbr *s,
-			     struct lbr_snap_branch *out)
+/* Set lbr_hw as the backend's probe does, and the MSRs its CPU has. */
+static void sim_load(const struct sim_lbr *s)
 {
-	bool legacy = s->fmt.backend == LBR_SNAP_BACKEND_INTEL;
-	u64 tos = legacy ? s->tos : 0;
-	struct lbr_raw_entry raw = { 0 };
-	struct lbr_snap_branch tmp;
-	unsigned int i, n = 0, idx;
+	u32 from = s->core_msrs ? MSR_LBR_CORE_FROM : MSR_LBR_NHM_FROM;
+	u32 to = s->core_msrs ? MSR_LBR_CORE_TO : MSR_LBR_NHM_TO;
+	unsigned int k;
 
-	for (i = 0; i < s->depth; i++) {
-		idx = legacy ? lbr_legacy_index(tos, i, s->depth) : i;
-		raw.from = s->from[idx];
-		if (s->fmt.format != LBR_FMT_32 || !legacy)
-			raw.to = s->to[idx];
-		if (s->has_info)
-			raw.info = s->info[idx];
+	memset(&lbr_hw, 0, sizeof(lbr_hw));
+	lbr_hw.backend = s->fmt.backend;
+	lbr_hw.fmt = s->fmt;
+	lbr_hw.depth = s->depth;
+	lbr_hw.double_abort = s->double_abort;
+	lbr_hw.from_stride = 1;
+	sim_nr_msrs = 0;
+	sim_nr_reads = 0;
 
-		switch (lbr_decode_entry(&s->fmt, &raw, &out[n])) {
-		case LBR_DECODE_OK:
-			n++;
-			continue;
-		case LBR_DECODE_SKIP:
-			continue;
-		case LBR_DECODE_END:
-			break;
+	switch (s->fmt.backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		lbr_hw.tos_msr = MSR_LBR_TOS;
+		lbr_hw.from_msr = from;
+		lbr_hw.to_msr = to;
+		lbr_hw.info_msr = s->has_info ? MSR_LBR_INFO_0 : 0;
+		sim_set(MSR_LBR_TOS, s->tos);
+		for (k = 0; k < s->depth; k++) {
+			sim_set(from + k, s->from[k]);
+			/* LBR_FORMAT_32 packs FROM and TO in one MSR. */
+			if (s->fmt.format != LBR_FMT_32)
+				sim_set(to + k, s->to[k]);
+			if (s->has_info)
+				sim_set(MSR_LBR_INFO_0 + k, s->info[k]);
+		}
+		break;
+	case LBR_SNAP_BACKEND_ARCH:
+		lbr_hw.from_msr = MSR_ARCH_LBR_FROM_0;
+		lbr_hw.to_msr = MSR_ARCH_LBR_TO_0;
+		lbr_hw.info_msr = MSR_ARCH_LBR_INFO_0;
+		for (k = 0; k < s->depth; k++) {
+			sim_set(MSR_ARCH_LBR_FROM_0 + k, s->from[k]);
+			sim_set(MSR_ARCH_LBR_TO_0 + k, s->to[k]);
+			sim_set(MSR_ARCH_LBR_INFO_0 + k, s->info[k]);
+		}
+		break;
+	case LBR_SNAP_BACKEND_AMD:
+		lbr_hw.from_msr = MSR_AMD_SAMP_BR_FROM;
+		lbr_hw.to_msr = MSR_AMD_SAMP_BR_FROM + 1;
+		lbr_hw.from_stride = 2;
+		for (k = 0; k < s->depth; k++) {
+			sim_set(MSR_AMD_SAMP_BR_FROM + 2 * k, s->from[k]);
+			sim_set(MSR_AMD_SAMP_BR_FROM + 2 * k + 1, s->to[k]);
 		}
 		break;
 	}
-
-	for (i = 0; i < n / 2; i++) {
-		tmp = out[i];
-		out[i] = out[n - 1 - i];
-		out[n - 1 - i] = tmp;
-	}
-	return n;
 }
 
+/*
+ * Read @s with lbr_hw_read() into a buffer of 0xaa bytes and check the
+ * branches (oldest first), the number of MSRs read, and that nothing was
+ * written past the @s->depth branches the caller has room for.
+ */
 static void check_stack(const struct sim_lbr *s,
-			const struct lbr_snap_branch *want, unsigned int nr)
+			const struct lbr_snap_branch *want, unsigned int nr,
+			unsigned int reads)
 {
-	struct lbr_snap_branch got[32];
+	struct lbr_snap_branch got[SIM_DEPTH_MAX + 1], poison;
 	unsigned int n, i;
 	char what[32];
 
 	memset(got, 0xaa, sizeof(got));
-	n = sim_read(s, got);
+	memset(&poison, 0xaa, sizeof(poison));
+	sim_load(s);
+	n = lbr_hw_read(got);
 	expect_u64("nr", nr, n);
 	for (i = 0; i < nr && i < n; i++) {
 		snprintf(what, sizeof(what), "[%u].", i);
 		expect_branch(what, &want[i], &got[i]);
+	}
+	for (i = s->depth; i < ARRAY_SIZE(got); i++)
+		if (memcmp(&got[i], &poison, sizeof(poison)))
+			diag("out[%u] written, past the depth %u\n", i, s->depth);
+	expect_u64("MSRs read", reads, sim_nr_reads);
+	if (reads != sim_nr_reads) {
+		diag("read:");
+		for (i = 0; i < sim_nr_reads && i < SIM_MSRS; i++)
+			diag(" %#x", sim_log[i]);
+		diag("\n");
 	}
 }
 
@@ -766,7 +866,8 @@ static void test_stack_legacy(void)
 			.cycles = idx + 1,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* The TOS, then FROM, TO, INFO of 5..0, 31..20 and the empty 19. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 19 * 3);
 	result("stack: legacy INFO depth 32 TOS 5, wrapped, 6..19 empty: 18 oldest first");
 }
 
@@ -774,7 +875,7 @@ static void test_stack_legacy(void)
  * A full 16-deep EIP_FLAGS2 stack without TSX (Haswell with TSX off), TOS
  * 5: all 16 entries, oldest at index 6.  Entry k: FROM 0xffff8000000000k0
  * as read with bits 62:61 clear (bit 63 = mispred when k is odd), TO a user
- * address 0x400000 + k.
+ * address 0x400000 + k.  No LBR_INFO MSRs.
  */
 static void test_stack_legacy_full(void)
 {
@@ -793,7 +894,6 @@ static void test_stack_legacy_full(void)
 		s.from[k] = 0x1fff800000000000ULL + k * 0x10 +
 			    (k & 1 ? 0x8000000000000000ULL : 0);
 		s.to[k] = 0x400000 + k;
-		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
 		u8 idx = order[k];
@@ -804,13 +904,14 @@ static void test_stack_legacy_full(void)
 			.flags = idx & 1 ? MIS : PRED,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 16 * 2);
 	result("stack: legacy EIP_FLAGS2 no TSX depth 16 TOS 5, full: 16 oldest first");
 }
 
 /*
  * A 32-bit format stack, 8 deep, TOS 1, entries 0, 1, 7 and 6 written
- * (5 empty).  There is no TO MSR: lbr_hw_read() leaves raw.to at 0.
+ * (5 empty).  There is no TO MSR (the simulated CPU has none: a read of
+ * one fails the test), and no LBR_INFO.
  */
 static void test_stack_legacy_32(void)
 {
@@ -829,7 +930,6 @@ static void test_stack_legacy_32(void)
 		/* TO 0xc1000k00 in the high half, FROM 0xc0000k00 low. */
 		s.from[k] = 0xc100000000000000ULL + ((u64)k << 40) +
 			    0xc0000000ULL + (k << 8);
-		s.to[k] = 0xdeadbeefdeadbeefULL;	/* no such MSR */
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
 		u8 idx = order[k];
@@ -839,7 +939,8 @@ static void test_stack_legacy_32(void)
 			.to = 0xc1000000ULL + (idx << 8),
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* The TOS, then the FROM of 1, 0, 7, 6 and the empty 5. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 5);
 	result("stack: legacy fmt 32 depth 8 TOS 1, 2..5 empty: 4 oldest first");
 }
 
@@ -847,7 +948,8 @@ static void test_stack_legacy_32(void)
  * Arch LBR, 32 deep: entry 0 is the newest, 0..9 hold branches, 10 is
  * empty and 11 holds junk that must not be read as a branch.  Entry k:
  * FROM 0xffffffff81001000 + k, TO 0xffffffff81002000 + k, type CALL for
- * even k and RET for odd k, cycles 100 + k valid on even k.
+ * even k and RET for odd k, cycles 100 + k valid on even k.  There is no
+ * TOS: the simulated CPU has no MSR 0x1c9, a read of it fails the test.
  */
 static void test_stack_arch(void)
 {
@@ -880,7 +982,8 @@ static void test_stack_arch(void)
 			.type = idx & 1 ? LBR_SNAP_BT_RET : LBR_SNAP_BT_CALL,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* FROM, TO, INFO of 0..9 and the empty 10. */
+	check_stack(&s, want, ARRAY_SIZE(order), 11 * 3);
 	result("stack: arch depth 32, 0..9 then empty: 10 oldest first, TOS unused");
 }
 
@@ -890,7 +993,8 @@ static void test_stack_arch(void)
  * (valid = spec = 0) and 8 is a valid branch that must not be read.
  * Entry k: FROM 0x0000ffff81000k00 (kernel, sign-extended), TO a user
  * address 0x500000 + k; entry 5 spec on the wrong path, entry 2
- * mispredicted.
+ * mispredicted.  FROM and TO MSRs alternate (entry k at 0xc0010300 + 2k
+ * and 0xc0010301 + 2k); there is no TOS and no INFO.
  */
 static void test_stack_amd(void)
 {
@@ -905,7 +1009,6 @@ static void test_stack_amd(void)
 	for (k = 0; k < 16; k++) {
 		s.from[k] = 0x0000ffff81000000ULL + (k << 8) + (k == 2 ? M : 0);
 		s.to[k] = 0x500000 + k + (k == 5 ? S : V) + (k == 3 ? R : 0);
-		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
 	}
 	s.to[7] = 0x500007;
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
@@ -918,7 +1021,8 @@ static void test_stack_amd(void)
 				 idx == 5 ? PRED | SPEC | WRONG : PRED,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* FROM and TO of 0..6 and the empty 7. */
+	check_stack(&s, want, ARRAY_SIZE(order), 8 * 2);
 	result("stack: amd depth 16, 3 skipped, 7 empty: 6 oldest first");
 }
 
