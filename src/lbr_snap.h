@@ -12,35 +12,20 @@
 #include "../include/lbr_snap.h"
 #include "compat.h"
 #include "lbr_decode.h"
+#include "lbr_read.h"
 
 #define LBR_SNAP_VERSION	"0.2.0"
 
-/* --- LBR hardware (lbr_msr.c) --- */
-
-struct lbr_hw {
-	enum lbr_snap_backend backend;
-	const char *name;
-	u32 ctl_msr;		/* its enable bit freezes and unfreezes */
-	u64 enable_mask;
-	u32 tos_msr;		/* legacy only */
-	u32 from_msr;
-	u32 to_msr;
-	u32 info_msr;		/* 0: no LBR_INFO */
-	u32 from_stride;	/* MSR step between entries */
-	unsigned int depth;
-	bool double_abort;	/* drop Haswell's duplicated abort entries */
-	struct lbr_decode_fmt fmt;
-	char reason[96];	/* why this backend, shown by GET_INFO */
-};
-
-extern struct lbr_hw lbr_hw;
+/*
+ * --- LBR hardware (lbr_msr.c; struct lbr_hw, lbr_hw and lbr_hw_read() in
+ * lbr_read.h, shared with the unit test) ---
+ */
 
 int lbr_hw_detect(const char *force);
 void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
-unsigned int lbr_hw_read(struct lbr_snap_branch *out);
 
 /*
  * Stop recording by clearing the backend's enable bit and return the

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Unit tests of the LBR decoder, src/lbr_decode.c, in user space: builds
-# tests/unit/decode_test.c with it into a scratch directory and runs it.
+# Unit tests of the LBR decoder, src/lbr_decode.c, and of the module's read
+# loop, src/lbr_read.c, in user space: builds tests/unit/decode_test.c with
+# them into a scratch directory and runs it.
 # No module, kernel headers or root needed; works from any directory.
 #
 #   tests/unit/decode.sh            build, run, print TAP
@@ -34,7 +35,7 @@ cleanup()
 trap cleanup EXIT
 
 if ! "$CC" "${CFLAGS[@]}" -o "$T/decode_test" "$ROOT/src/lbr_decode.c" \
-	"$HERE/decode_test.c" 2>"$T/build.err"; then
+	"$ROOT/src/lbr_read.c" "$HERE/decode_test.c" 2>"$T/build.err"; then
 	sed 's/^/# /' "$T/build.err"
 	echo "Bail out! cannot build tests/unit/decode_test.c"
 	echo "# Totals: pass:0 fail:1 skip:0"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of src/lbr_decode.c, built for user space:
+ * Unit tests of src/lbr_decode.c and of the module's LBR read loop,
+ * src/lbr_read.c, built for user space:
  *
  *   gcc -O2 -Wall -Wextra -Werror -I include -I src \
- *	src/lbr_decode.c tests/unit/decode_test.c
+ *	src/lbr_decode.c src/lbr_read.c tests/unit/decode_test.c
  *
  * (tests/unit/decode.sh does that in a scratch directory and runs it.)
  *
@@ -15,7 +16,7 @@
  * arch/x86/events/amd/lbr.c.  Nothing is computed with the code under
  * test.  Where lbr_snap goes its own way (it stops at the first empty
  * entry, maps Arch LBR types to its ABI) the expectation follows
- * include/lbr_snap.h and src/lbr_msr.c.
+ * include/lbr_snap.h and src/lbr_read.c.
  *
  * Output is TAP; the exit status is 1 if any test failed.
  */
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "lbr_decode.h"
+#include "lbr_read.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -661,68 +663,166 @@ static void test_legacy_index(void)
 
 /* ----------------------------------------------- whole-stack reading */
 
-/* A simulated LBR: the MSR images of one CPU. */
+/*
+ * Whole stacks are read by the module's own loop, lbr_hw_read() in
+ * src/lbr_read.c, built into this test.  It takes the hardware from
+ * lbr_hw, set below as lbr_msr.c's probes set it, and reads the MSRs with
+ * lbr_rdmsr(), here a lookup in a simulated MSR file: a read of an MSR the
+ * simulated CPU does not have (it would fault) fails the test, and the
+ * reads are counted.  MSR numbers are written out from the Intel SDM vol. 4
+ * and the AMD APM vol. 2 (msr-index.h in Linux), not taken from lbr_msr.c.
+ */
+#define MSR_LBR_TOS		0x1c9
+#define MSR_LBR_CORE_FROM	0x40	/* Core2, Atom: 4 or 8 deep */
+#define MSR_LBR_CORE_TO		0x60
+#define MSR_LBR_NHM_FROM	0x680	/* Nehalem and later: 16 or 32 deep */
+#define MSR_LBR_NHM_TO		0x6c0
+#define MSR_LBR_INFO_0		0xdc0	/* Skylake and later */
+#define MSR_ARCH_LBR_FROM_0	0x1500
+#define MSR_ARCH_LBR_TO_0	0x1600
+#define MSR_ARCH_LBR_INFO_0	0x1200
+/* AMD LbrExtV2: entry n is FROM at 0xc0010300 + 2n, TO at 0xc0010301 + 2n. */
+#define MSR_AMD_SAMP_BR_FROM	0xc0010300
+
+#define SIM_DEPTH_MAX		64	/* LBR_SNAP_MAX_ENTRIES */
+
+struct lbr_hw lbr_hw;
+
+/* The simulated MSR file of one CPU, and the reads made of it. */
+#define SIM_MSRS		256
+static struct {
+	u32 msr;
+	u64 val;
+} sim_msr[SIM_MSRS];
+static unsigned int sim_nr_msrs;
+static u32 sim_log[SIM_MSRS];
+static unsigned int sim_nr_reads;
+
+static void sim_set(u32 msr, u64 val)
+{
+	if (sim_nr_msrs == SIM_MSRS) {
+		fprintf(stderr, "decode_test: more than %u simulated MSRs\n",
+			SIM_MSRS);
+		exit(2);
+	}
+	sim_msr[sim_nr_msrs].msr = msr;
+	sim_msr[sim_nr_msrs].val = val;
+	sim_nr_msrs++;
+}
+
+/* The shim lbr_read.h declares for user space: RDMSR on the simulated CPU. */
+u64 lbr_rdmsr(u32 msr)
+{
+	unsigned int k;
+
+	if (sim_nr_reads < SIM_MSRS)
+		sim_log[sim_nr_reads] = msr;
+	sim_nr_reads++;
+	for (k = 0; k < sim_nr_msrs; k++)
+		if (sim_msr[k].msr == msr)
+			return sim_msr[k].val;
+	diag("RDMSR 0x%x: no such MSR on the simulated CPU\n", msr);
+	return 0xdeadbeefdeadbeefULL;
+}
+
+/* A simulated LBR: the stack of one CPU, entries by MSR index. */
 struct sim_lbr {
 	struct lbr_decode_fmt fmt;
 	unsigned int depth;
-	bool has_info;			/* lbr_hw.info_msr != 0 */
+	bool has_info;			/* legacy: LBR_INFO MSRs (Arch: always) */
+	bool core_msrs;			/* legacy: at 0x40/0x60, not 0x680/0x6c0 */
+	bool double_abort;		/* Haswell's quirk */
 	u64 tos;
-	u64 from[32];
-	u64 to[32];
-	u64 info[32];
+	u64 from[SIM_DEPTH_MAX];
+	u64 to[SIM_DEPTH_MAX];
+	u64 info[SIM_DEPTH_MAX];
 };
 
-/* What src/lbr_msr.c's lbr_hw_read() does, with the MSRs from @s. */
-static unsigned int sim_read(const struct sim_lbr *s,
-			     struct lbr_snap_branch *out)
+/* Set lbr_hw as the backend's probe does, and the MSRs its CPU has. */
+static void sim_load(const struct sim_lbr *s)
 {
-	bool legacy = s->fmt.backend == LBR_SNAP_BACKEND_INTEL;
-	u64 tos = legacy ? s->tos : 0;
-	struct lbr_raw_entry raw = { 0 };
-	struct lbr_snap_branch tmp;
-	unsigned int i, n = 0, idx;
+	u32 from = s->core_msrs ? MSR_LBR_CORE_FROM : MSR_LBR_NHM_FROM;
+	u32 to = s->core_msrs ? MSR_LBR_CORE_TO : MSR_LBR_NHM_TO;
+	unsigned int k;
 
-	for (i = 0; i < s->depth; i++) {
-		idx = legacy ? lbr_legacy_index(tos, i, s->depth) : i;
-		raw.from = s->from[idx];
-		if (s->fmt.format != LBR_FMT_32 || !legacy)
-			raw.to = s->to[idx];
-		if (s->has_info)
-			raw.info = s->info[idx];
+	memset(&lbr_hw, 0, sizeof(lbr_hw));
+	lbr_hw.backend = s->fmt.backend;
+	lbr_hw.fmt = s->fmt;
+	lbr_hw.depth = s->depth;
+	lbr_hw.double_abort = s->double_abort;
+	lbr_hw.from_stride = 1;
+	sim_nr_msrs = 0;
+	sim_nr_reads = 0;
 
-		switch (lbr_decode_entry(&s->fmt, &raw, &out[n])) {
-		case LBR_DECODE_OK:
-			n++;
-			continue;
-		case LBR_DECODE_SKIP:
-			continue;
-		case LBR_DECODE_END:
-			break;
+	switch (s->fmt.backend) {
+	case LBR_SNAP_BACKEND_INTEL:
+		lbr_hw.tos_msr = MSR_LBR_TOS;
+		lbr_hw.from_msr = from;
+		lbr_hw.to_msr = to;
+		lbr_hw.info_msr = s->has_info ? MSR_LBR_INFO_0 : 0;
+		sim_set(MSR_LBR_TOS, s->tos);
+		for (k = 0; k < s->depth; k++) {
+			sim_set(from + k, s->from[k]);
+			/* LBR_FORMAT_32 packs FROM and TO in one MSR. */
+			if (s->fmt.format != LBR_FMT_32)
+				sim_set(to + k, s->to[k]);
+			if (s->has_info)
+				sim_set(MSR_LBR_INFO_0 + k, s->info[k]);
+		}
+		break;
+	case LBR_SNAP_BACKEND_ARCH:
+		lbr_hw.from_msr = MSR_ARCH_LBR_FROM_0;
+		lbr_hw.to_msr = MSR_ARCH_LBR_TO_0;
+		lbr_hw.info_msr = MSR_ARCH_LBR_INFO_0;
+		for (k = 0; k < s->depth; k++) {
+			sim_set(MSR_ARCH_LBR_FROM_0 + k, s->from[k]);
+			sim_set(MSR_ARCH_LBR_TO_0 + k, s->to[k]);
+			sim_set(MSR_ARCH_LBR_INFO_0 + k, s->info[k]);
+		}
+		break;
+	case LBR_SNAP_BACKEND_AMD:
+		lbr_hw.from_msr = MSR_AMD_SAMP_BR_FROM;
+		lbr_hw.to_msr = MSR_AMD_SAMP_BR_FROM + 1;
+		lbr_hw.from_stride = 2;
+		for (k = 0; k < s->depth; k++) {
+			sim_set(MSR_AMD_SAMP_BR_FROM + 2 * k, s->from[k]);
+			sim_set(MSR_AMD_SAMP_BR_FROM + 2 * k + 1, s->to[k]);
 		}
 		break;
 	}
-
-	for (i = 0; i < n / 2; i++) {
-		tmp = out[i];
-		out[i] = out[n - 1 - i];
-		out[n - 1 - i] = tmp;
-	}
-	return n;
 }
 
+/*
+ * Read @s with lbr_hw_read() into a buffer of 0xaa bytes and check the
+ * branches (oldest first), the number of MSRs read, and that nothing was
+ * written past the @s->depth branches the caller has room for.
+ */
 static void check_stack(const struct sim_lbr *s,
-			const struct lbr_snap_branch *want, unsigned int nr)
+			const struct lbr_snap_branch *want, unsigned int nr,
+			unsigned int reads)
 {
-	struct lbr_snap_branch got[32];
+	struct lbr_snap_branch got[SIM_DEPTH_MAX + 1], poison;
 	unsigned int n, i;
 	char what[32];
 
 	memset(got, 0xaa, sizeof(got));
-	n = sim_read(s, got);
+	memset(&poison, 0xaa, sizeof(poison));
+	sim_load(s);
+	n = lbr_hw_read(got);
 	expect_u64("nr", nr, n);
 	for (i = 0; i < nr && i < n; i++) {
 		snprintf(what, sizeof(what), "[%u].", i);
 		expect_branch(what, &want[i], &got[i]);
+	}
+	for (i = s->depth; i < ARRAY_SIZE(got); i++)
+		if (memcmp(&got[i], &poison, sizeof(poison)))
+			diag("out[%u] written, past the depth %u\n", i, s->depth);
+	expect_u64("MSRs read", reads, sim_nr_reads);
+	if (reads != sim_nr_reads) {
+		diag("read:");
+		for (i = 0; i < sim_nr_reads && i < SIM_MSRS; i++)
+			diag(" %#x", sim_log[i]);
+		diag("\n");
 	}
 }
 
@@ -766,7 +866,8 @@ static void test_stack_legacy(void)
 			.cycles = idx + 1,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* The TOS, then FROM, TO, INFO of 5..0, 31..20 and the empty 19. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 19 * 3);
 	result("stack: legacy INFO depth 32 TOS 5, wrapped, 6..19 empty: 18 oldest first");
 }
 
@@ -774,7 +875,7 @@ static void test_stack_legacy(void)
  * A full 16-deep EIP_FLAGS2 stack without TSX (Haswell with TSX off), TOS
  * 5: all 16 entries, oldest at index 6.  Entry k: FROM 0xffff8000000000k0
  * as read with bits 62:61 clear (bit 63 = mispred when k is odd), TO a user
- * address 0x400000 + k.
+ * address 0x400000 + k.  No LBR_INFO MSRs.
  */
 static void test_stack_legacy_full(void)
 {
@@ -793,7 +894,6 @@ static void test_stack_legacy_full(void)
 		s.from[k] = 0x1fff800000000000ULL + k * 0x10 +
 			    (k & 1 ? 0x8000000000000000ULL : 0);
 		s.to[k] = 0x400000 + k;
-		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
 		u8 idx = order[k];
@@ -804,13 +904,14 @@ static void test_stack_legacy_full(void)
 			.flags = idx & 1 ? MIS : PRED,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 16 * 2);
 	result("stack: legacy EIP_FLAGS2 no TSX depth 16 TOS 5, full: 16 oldest first");
 }
 
 /*
- * A 32-bit format stack, 8 deep, TOS 1, entries 0, 1, 7 and 6 written
- * (5 empty).  There is no TO MSR: lbr_hw_read() leaves raw.to at 0.
+ * A 32-bit format stack, 8 deep at 0x40, TOS 1, entries 0, 1, 7 and 6 written
+ * (5 empty).  There is no TO MSR (the simulated CPU has none: a read of
+ * one fails the test), and no LBR_INFO.
  */
 static void test_stack_legacy_32(void)
 {
@@ -818,7 +919,7 @@ static void test_stack_legacy_32(void)
 	struct sim_lbr s = {
 		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
 			 .format = LBR_FMT_32 },
-		.depth = 8, .tos = 1,
+		.depth = 8, .core_msrs = true, .tos = 1,
 	};
 	struct lbr_snap_branch want[ARRAY_SIZE(order)];
 	unsigned int k;
@@ -829,7 +930,6 @@ static void test_stack_legacy_32(void)
 		/* TO 0xc1000k00 in the high half, FROM 0xc0000k00 low. */
 		s.from[k] = 0xc100000000000000ULL + ((u64)k << 40) +
 			    0xc0000000ULL + (k << 8);
-		s.to[k] = 0xdeadbeefdeadbeefULL;	/* no such MSR */
 	}
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
 		u8 idx = order[k];
@@ -839,7 +939,8 @@ static void test_stack_legacy_32(void)
 			.to = 0xc1000000ULL + (idx << 8),
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* The TOS, then the FROM of 1, 0, 7, 6 and the empty 5. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 5);
 	result("stack: legacy fmt 32 depth 8 TOS 1, 2..5 empty: 4 oldest first");
 }
 
@@ -847,7 +948,8 @@ static void test_stack_legacy_32(void)
  * Arch LBR, 32 deep: entry 0 is the newest, 0..9 hold branches, 10 is
  * empty and 11 holds junk that must not be read as a branch.  Entry k:
  * FROM 0xffffffff81001000 + k, TO 0xffffffff81002000 + k, type CALL for
- * even k and RET for odd k, cycles 100 + k valid on even k.
+ * even k and RET for odd k, cycles 100 + k valid on even k.  There is no
+ * TOS: the simulated CPU has no MSR 0x1c9, a read of it fails the test.
  */
 static void test_stack_arch(void)
 {
@@ -880,7 +982,8 @@ static void test_stack_arch(void)
 			.type = idx & 1 ? LBR_SNAP_BT_RET : LBR_SNAP_BT_CALL,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* FROM, TO, INFO of 0..9 and the empty 10. */
+	check_stack(&s, want, ARRAY_SIZE(order), 11 * 3);
 	result("stack: arch depth 32, 0..9 then empty: 10 oldest first, TOS unused");
 }
 
@@ -890,7 +993,8 @@ static void test_stack_arch(void)
  * (valid = spec = 0) and 8 is a valid branch that must not be read.
  * Entry k: FROM 0x0000ffff81000k00 (kernel, sign-extended), TO a user
  * address 0x500000 + k; entry 5 spec on the wrong path, entry 2
- * mispredicted.
+ * mispredicted.  FROM and TO MSRs alternate (entry k at 0xc0010300 + 2k
+ * and 0xc0010301 + 2k); there is no TOS and no INFO.
  */
 static void test_stack_amd(void)
 {
@@ -905,7 +1009,6 @@ static void test_stack_amd(void)
 	for (k = 0; k < 16; k++) {
 		s.from[k] = 0x0000ffff81000000ULL + (k << 8) + (k == 2 ? M : 0);
 		s.to[k] = 0x500000 + k + (k == 5 ? S : V) + (k == 3 ? R : 0);
-		s.info[k] = 0xffffffffffffffffULL;	/* no INFO MSRs */
 	}
 	s.to[7] = 0x500007;
 	for (k = 0; k < ARRAY_SIZE(order); k++) {
@@ -918,8 +1021,345 @@ static void test_stack_amd(void)
 				 idx == 5 ? PRED | SPEC | WRONG : PRED,
 		};
 	}
-	check_stack(&s, want, ARRAY_SIZE(order));
+	/* FROM and TO of 0..6 and the empty 7. */
+	check_stack(&s, want, ARRAY_SIZE(order), 8 * 2);
 	result("stack: amd depth 16, 3 skipped, 7 empty: 6 oldest first");
+}
+
+/*
+ * Haswell's duplicated TSX aborts (x86_pmu.lbr_double_abort, which
+ * intel_pmu_init() sets for Haswell alone): an abort is recorded twice,
+ * the second, newer record without the abort bit.  intel_pmu_lbr_read_64()
+ * reads newest first and, on a record with the abort bit when it has kept
+ * one before, writes it over the last one kept ("out--"): the copy goes,
+ * the abort stays.  lbr_hw.double_abort (lbr_probe_intel(), the Haswell
+ * models) asks lbr_hw_read() for the same.
+ *
+ * EIP_FLAGS2 with TSX, 16 deep, TOS 4.  FROM bit 63 is mispredict, 62
+ * in_tx, 61 abort; the address is sign-extended from bit 60:
+ *   0  A   0x1fffffff81000100 -> 0xffffffff81000140
+ *   1  X   0x3fffffff81000200 -> 0xffffffff81000300   the abort
+ *   2  X'  0x1fffffff81000200 -> 0xffffffff81000300   its copy
+ *   3  B   0x9fffffff81000400 -> 0xffffffff81000440   mispredicted
+ *   4  C   0x1fffffff81000500 -> 0xffffffff81000540   newest (TOS)
+ * and 5..15 empty: 15, read after 0, ends the stack.
+ */
+static void sim_haswell(struct sim_lbr *s, bool double_abort)
+{
+	static const u64 from[] = {
+		0x1fffffff81000100ULL, 0x3fffffff81000200ULL,
+		0x1fffffff81000200ULL, 0x9fffffff81000400ULL,
+		0x1fffffff81000500ULL,
+	};
+	static const u64 to[] = {
+		0xffffffff81000140ULL, 0xffffffff81000300ULL,
+		0xffffffff81000300ULL, 0xffffffff81000440ULL,
+		0xffffffff81000540ULL,
+	};
+	unsigned int k;
+
+	memset(s, 0, sizeof(*s));
+	s->fmt.backend = LBR_SNAP_BACKEND_INTEL;
+	s->fmt.format = LBR_FMT_EIP_FLAGS2;
+	s->fmt.tsx = 1;
+	s->depth = 16;
+	s->tos = 4;
+	s->double_abort = double_abort;
+	for (k = 0; k < ARRAY_SIZE(from); k++) {
+		s->from[k] = from[k];
+		s->to[k] = to[k];
+	}
+}
+
+/* A branch with no cycles and no type. */
+#define BR(f, t, fl)	{ .from = (f), .to = (t), .flags = (fl) }
+
+#define HSW_A	BR(0xffffffff81000100ULL, 0xffffffff81000140ULL, PRED)
+#define HSW_X	BR(0xffffffff81000200ULL, 0xffffffff81000300ULL, PRED | ABRT)
+#define HSW_X2	BR(0xffffffff81000200ULL, 0xffffffff81000300ULL, PRED)
+#define HSW_B	BR(0xffffffff81000400ULL, 0xffffffff81000440ULL, MIS)
+#define HSW_C	BR(0xffffffff81000500ULL, 0xffffffff81000540ULL, PRED)
+
+static void test_stack_double_abort(void)
+{
+	static const struct lbr_snap_branch quirk[] = {
+		HSW_A, HSW_X, HSW_B, HSW_C,
+	};
+	static const struct lbr_snap_branch no_quirk[] = {
+		HSW_A, HSW_X, HSW_X2, HSW_B, HSW_C,
+	};
+	static const struct lbr_snap_branch newest[] = { HSW_A, HSW_X };
+	static const struct lbr_snap_branch twice[] = {
+		HSW_A,
+		BR(0xffffffff81000600ULL, 0xffffffff81000700ULL, PRED | ABRT),
+	};
+	static const struct lbr_snap_branch no_tsx[] = {
+		BR(0x401000, 0x402000, PRED),
+		BR(0x401100, 0x402100, PRED),
+		BR(0x401200, 0x402200, PRED),
+	};
+	struct sim_lbr s;
+
+	/* The TOS, then FROM and TO of 4..0 and the empty 15. */
+	sim_haswell(&s, true);
+	check_stack(&s, quirk, ARRAY_SIZE(quirk), 1 + 6 * 2);
+	result("stack: double abort (Haswell): the abort's newer copy is dropped, 4 of 5");
+
+	/* The same stack on a CPU without the quirk (Broadwell). */
+	sim_haswell(&s, false);
+	check_stack(&s, no_quirk, ARRAY_SIZE(no_quirk), 1 + 6 * 2);
+	result("stack: double abort off: the same stack is 5 branches, the copy kept");
+
+	/*
+	 * The abort is the newest entry (TOS 1): nothing kept before it to
+	 * drop ("the extra entry cannot be removed"), A and X stay.
+	 */
+	sim_haswell(&s, true);
+	s.tos = 1;
+	s.from[2] = s.from[3] = s.from[4] = 0;
+	s.to[2] = s.to[3] = s.to[4] = 0;
+	check_stack(&s, newest, ARRAY_SIZE(newest), 1 + 3 * 2);
+	result("stack: double abort, the abort newest: nothing to drop, 2 of 2");
+
+	/*
+	 * Two aborts in a row, C (index 3, TOS) newest, then X (2) and Y (1):
+	 * as in intel_pmu_lbr_read_64(), X is written over C, then Y over X:
+	 * A and Y are left.
+	 */
+	sim_haswell(&s, true);
+	s.tos = 3;
+	s.from[1] = 0x3fffffff81000600ULL;
+	s.to[1] = 0xffffffff81000700ULL;
+	s.from[2] = 0x3fffffff81000200ULL;
+	s.from[3] = 0x1fffffff81000500ULL;
+	s.to[3] = 0xffffffff81000540ULL;
+	s.from[4] = s.to[4] = 0;
+	check_stack(&s, twice, ARRAY_SIZE(twice), 1 + 5 * 2);
+	result("stack: double abort, two aborts in a row: each replaces the one before, 2 of 4");
+
+	/*
+	 * Haswell with TSX off (fmt.tsx 0): FROM bits 62:61 are no flags, so
+	 * index 1's bit 61 is no abort and nothing is dropped.  User
+	 * addresses 0x4010k0 -> 0x4020k0, TOS 2, 3..15 empty.
+	 */
+	sim_haswell(&s, true);
+	s.fmt.tsx = 0;
+	s.tos = 2;
+	s.from[0] = 0x0000000000401000ULL;
+	s.from[1] = 0x2000000000401100ULL;
+	s.from[2] = 0x0000000000401200ULL;
+	s.to[0] = 0x402000;
+	s.to[1] = 0x402100;
+	s.to[2] = 0x402200;
+	s.from[3] = s.from[4] = s.to[3] = s.to[4] = 0;
+	check_stack(&s, no_tsx, ARRAY_SIZE(no_tsx), 1 + 4 * 2);
+	result("stack: double abort without TSX: bit 61 is no abort, 3 of 3");
+}
+
+/*
+ * Full stacks at every depth the backends have: 8 (Atom, at 0x40/0x60;
+ * Arch), 16 (Nehalem to Broadwell; Arch; AMD Zen 4), 32 (Skylake and later,
+ * with LBR_INFO; Arch; AMD), legacy ones at the top, the bottom and the
+ * middle of the ring.  Entry at MSR index k: FROM 0xffffffff81000000 +
+ * 0x10 k, TO 0xffffffff82000000 + k, as each format encodes them,
+ * predicted, with k + 1 cycles where the format has cycles.  The branch of
+ * age a (0 the oldest) is at index (TOS + 1 + a) mod depth in legacy LBR,
+ * whose TOS is the newest; at depth - 1 - a in Arch and AMD LBR, whose
+ * entry 0 is the newest.  No entry is empty: all are read, and no more.
+ */
+static const struct {
+	const char *name;
+	u8 backend;
+	u8 format;
+	bool core_msrs;
+	unsigned int depth;
+	u64 tos;
+	unsigned int reads;	/* TOS, then FROM, TO (INFO) of each entry */
+} full_cases[] = {
+	{ "legacy EIP_FLAGS at 0x40", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS, true, 8, 7, 1 + 8 * 2 },
+	{ "legacy EIP_FLAGS at 0x40", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS, true, 8, 0, 1 + 8 * 2 },
+	{ "legacy EIP_FLAGS at 0x40", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS, true, 8, 3, 1 + 8 * 2 },
+	{ "legacy EIP_FLAGS2", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS2, false, 16, 15, 1 + 16 * 2 },
+	{ "legacy EIP_FLAGS2", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS2, false, 16, 0, 1 + 16 * 2 },
+	{ "legacy EIP_FLAGS2", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_EIP_FLAGS2, false, 16, 9, 1 + 16 * 2 },
+	{ "legacy INFO", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_INFO, false, 32, 31, 1 + 32 * 3 },
+	{ "legacy INFO", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_INFO, false, 32, 0, 1 + 32 * 3 },
+	{ "legacy INFO", LBR_SNAP_BACKEND_INTEL,
+	  LBR_FMT_INFO, false, 32, 17, 1 + 32 * 3 },
+	{ "arch", LBR_SNAP_BACKEND_ARCH, 0, false, 8, 0, 8 * 3 },
+	{ "arch", LBR_SNAP_BACKEND_ARCH, 0, false, 16, 0, 16 * 3 },
+	{ "arch", LBR_SNAP_BACKEND_ARCH, 0, false, 32, 0, 32 * 3 },
+	{ "amd", LBR_SNAP_BACKEND_AMD, 0, false, 8, 0, 8 * 2 },
+	{ "amd", LBR_SNAP_BACKEND_AMD, 0, false, 16, 0, 16 * 2 },
+	{ "amd", LBR_SNAP_BACKEND_AMD, 0, false, 32, 0, 32 * 2 },
+};
+
+static void test_stack_full(void)
+{
+	struct lbr_snap_branch want[SIM_DEPTH_MAX];
+	struct sim_lbr s;
+	unsigned int c, k, a, d;
+	u64 from;
+
+	for (c = 0; c < ARRAY_SIZE(full_cases); c++) {
+		memset(&s, 0, sizeof(s));
+		s.fmt.backend = full_cases[c].backend;
+		s.fmt.format = full_cases[c].format;
+		s.fmt.tsx = full_cases[c].format == LBR_FMT_INFO;
+		s.fmt.virt_bits = 48;
+		s.core_msrs = full_cases[c].core_msrs;
+		s.has_info = full_cases[c].format == LBR_FMT_INFO;
+		s.depth = d = full_cases[c].depth;
+		s.tos = full_cases[c].tos;
+		memset(want, 0, sizeof(want));
+		for (k = 0; k < d; k++) {
+			from = 0xffffffff81000000ULL + 0x10 * k;
+			s.to[k] = 0xffffffff82000000ULL + k;
+			if (s.fmt.backend == LBR_SNAP_BACKEND_AMD) {
+				/* 48-bit ips, TO bit 63 valid. */
+				s.from[k] = from & 0x0000ffffffffffffULL;
+				s.to[k] = V | (s.to[k] & 0x0000ffffffffffffULL);
+			} else if (s.fmt.backend == LBR_SNAP_BACKEND_ARCH) {
+				s.from[k] = from;
+				/* CYC_CNT_VALID, type 0 (JCC) */
+				s.info[k] = 0x1000000000000000ULL | (k + 1);
+			} else if (s.fmt.format == LBR_FMT_EIP_FLAGS) {
+				s.from[k] = from & ~(1ULL << 63);
+			} else if (s.fmt.format == LBR_FMT_EIP_FLAGS2) {
+				s.from[k] = from & ~(7ULL << 61);
+			} else {
+				s.from[k] = from;
+				s.info[k] = k + 1;
+			}
+		}
+		for (a = 0; a < d; a++) {
+			k = s.fmt.backend == LBR_SNAP_BACKEND_INTEL ?
+			    (unsigned int)((s.tos + 1 + a) % d) : d - 1 - a;
+			want[a].from = 0xffffffff81000000ULL + 0x10 * k;
+			want[a].to = 0xffffffff82000000ULL + k;
+			want[a].flags = PRED;
+			if (s.has_info || s.fmt.backend == LBR_SNAP_BACKEND_ARCH) {
+				want[a].flags |= CYC;
+				want[a].cycles = k + 1;
+			}
+			if (s.fmt.backend == LBR_SNAP_BACKEND_ARCH)
+				want[a].type = LBR_SNAP_BT_JCC;
+		}
+		check_stack(&s, want, d, full_cases[c].reads);
+		if (s.fmt.backend == LBR_SNAP_BACKEND_INTEL)
+			result("stack: full %s depth %u TOS %llu: %u oldest first",
+			       full_cases[c].name, d,
+			       (unsigned long long)s.tos, d);
+		else
+			result("stack: full %s depth %u: %u oldest first",
+			       full_cases[c].name, d, d);
+	}
+}
+
+/*
+ * The legacy ring wrapping round to its top with an empty entry below:
+ * Atom, EIP_FLAGS, 8 deep at 0x40/0x60, TOS 2.  The newest are 2, 1, 0,
+ * then 7 and 6 past the wrap; 5 is empty and ends the stack; 4 and 3 hold
+ * branches that must not be read.  Entry k: FROM 0x7fffffff81000k00 (a
+ * predicted kernel FROM), TO 0xffffffff81000k40.  Then again with TOS bits
+ * above the depth set (0x1a): intel_pmu_lbr_read_64() masks them, as
+ * lbr_legacy_index() does.
+ */
+static void test_stack_wrap(void)
+{
+	static const u8 order[] = { 6, 7, 0, 1, 2 };
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_EIP_FLAGS },
+		.depth = 8, .core_msrs = true, .tos = 2,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 8; k++) {
+		if (k == 5)
+			continue;
+		s.from[k] = 0x7fffffff81000000ULL + (k << 8);
+		s.to[k] = 0xffffffff81000040ULL + (k << 8);
+	}
+	for (k = 0; k < ARRAY_SIZE(order); k++) {
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81000000ULL + (order[k] << 8),
+			.to = 0xffffffff81000040ULL + (order[k] << 8),
+			.flags = PRED,
+		};
+	}
+	/* The TOS, then FROM and TO of 2, 1, 0, 7, 6 and the empty 5. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 6 * 2);
+	result("stack: legacy depth 8 TOS 2 wraps to 7, 6; 5 empty, 4, 3 unread: 5 oldest first");
+	s.tos = 0x1a;
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 6 * 2);
+	result("stack: legacy depth 8 TOS 0x1a is TOS 2: 5 oldest first");
+}
+
+/*
+ * The newest entry empty: no branch, and nothing read past it, though
+ * every other entry holds one.  Legacy EIP_FLAGS2 16 deep, TOS 7, 7 empty;
+ * Arch 16 deep, entry 0 FROM 0 (TO and INFO set); AMD 16 deep, entry 0
+ * neither valid nor spec (FROM set).  Then AMD's erratum-1452 records do
+ * not end the stack: entries 0 and 1 have the reserved bit, 2 is a
+ * branch, 3 is empty, 4 a branch that must not be read.
+ */
+static void test_stack_empty(void)
+{
+	static const struct lbr_snap_branch amd_want[] = {
+		BR(0xffffffff81000020ULL, 0xffffffff82000002ULL, PRED),
+	};
+	struct sim_lbr s;
+	unsigned int k;
+
+	memset(&s, 0, sizeof(s));
+	s.fmt.backend = LBR_SNAP_BACKEND_INTEL;
+	s.fmt.format = LBR_FMT_EIP_FLAGS2;
+	s.depth = 16;
+	s.tos = 7;
+	for (k = 0; k < 16; k++) {
+		s.from[k] = k == 7 ? 0 : 0x1fffffff81000000ULL + 0x10 * k;
+		s.to[k] = k == 7 ? 0 : 0xffffffff82000000ULL + k;
+	}
+	check_stack(&s, NULL, 0, 1 + 2);
+	result("stack: legacy depth 16, the newest (TOS 7) empty: 0 branches, 3 MSRs read");
+
+	memset(&s, 0, sizeof(s));
+	s.fmt.backend = LBR_SNAP_BACKEND_ARCH;
+	s.depth = 16;
+	for (k = 0; k < 16; k++) {
+		s.from[k] = k ? 0xffffffff81000000ULL + 0x10 * k : 0;
+		s.to[k] = 0xffffffff82000000ULL + k;
+		s.info[k] = 0x1000000000000000ULL | (k + 1);
+	}
+	check_stack(&s, NULL, 0, 3);
+	result("stack: arch depth 16, entry 0 FROM 0: 0 branches, 3 MSRs read");
+
+	memset(&s, 0, sizeof(s));
+	s.fmt.backend = LBR_SNAP_BACKEND_AMD;
+	s.fmt.virt_bits = 48;
+	s.depth = 16;
+	for (k = 0; k < 16; k++) {
+		s.from[k] = 0x0000ffff81000000ULL + 0x10 * k;
+		s.to[k] = (k ? V : 0) | (0x0000ffff82000000ULL + k);
+	}
+	check_stack(&s, NULL, 0, 2);
+	result("stack: amd depth 16, entry 0 not valid nor spec: 0 branches, 2 MSRs read");
+
+	s.to[0] = V | R | 0x0000ffff82000000ULL;
+	s.to[1] = V | R | 0x0000ffff82000001ULL;
+	s.to[3] = 0x0000ffff82000003ULL;
+	check_stack(&s, amd_want, ARRAY_SIZE(amd_want), 4 * 2);
+	result("stack: amd depth 16, 0 and 1 erratum records, 3 empty: 1 branch, 8 MSRs read");
 }
 
 /* ---------------------------------------------------- probe entries */
@@ -991,6 +1431,10 @@ int main(void)
 	test_stack_legacy_32();
 	test_stack_arch();
 	test_stack_amd();
+	test_stack_double_abort();
+	test_stack_full();
+	test_stack_wrap();
+	test_stack_empty();
 	test_probe_entries();
 
 	printf("1..%u\n", nr_tests);
