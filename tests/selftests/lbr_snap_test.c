@@ -1211,13 +1211,34 @@ static int kretprobe_pinned(char *key, size_t len)
 }
 
 /*
+ * The hooks' return sites: the fexit trampolines (lbr_fexit_lbr_N), and
+ * the kretprobe trampoline under each name it had (rethook on x86 since
+ * 5.19; __kretprobe_trampoline since 5.15).  A name ending in '_' is a
+ * prefix.
+ */
+#define FEXIT_SITE	"lbr_fexit_lbr_"
+#define KRETPROBE_SITE	"arch_rethook_trampoline __kretprobe_trampoline kretprobe_trampoline"
+
+static bool site_is(const char *sites, const char *name)
+{
+	size_t n;
+
+	for (; *sites; sites += n + !!sites[n]) {
+		n = strcspn(sites, " ");
+		if (n && sites[n - 1] == '_' ? !strncmp(name, sites, n) :
+		    strlen(name) == n && !strncmp(name, sites, n))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Where in @r the traced function returned (ksyms_snapshot() taken), found
- * from addresses alone
- * (never from the module's NO_RETURN flag or its probe_entries): the
- * newest branch that leaves @ret_fn with a RET, or, with a return thunk,
- * the thunk's RET after a jump into the thunk from @ret_fn; it must land
- * in a symbol starting with @site (the hook's return site).  -1 if no
- * entry is that return.
+ * from addresses alone (never from the module's NO_RETURN flag or its
+ * probe_entries): the newest branch that leaves @ret_fn with a RET, or,
+ * with a return thunk, the thunk's RET after a jump into the thunk from
+ * @ret_fn; it must land on one of @sites (site_is()).  -1 if no entry is
+ * that return.
  */
 static int find_return(const struct rec *r, unsigned long long ret_fn,
 		       const char *site)
@@ -1233,7 +1254,7 @@ static int find_return(const struct rec *r, unsigned long long ret_fn,
 		const struct lbr_snap_branch *b = &r->br[i];
 
 		if (!ksym_range(b->to, sname, sizeof(sname), &ss, &se) ||
-		    strncmp(sname, site, strlen(site)))
+		    !site_is(site, sname))
 			continue;
 		if (b->from >= ret_fn && b->from < ret_end)
 			return i;
@@ -1271,9 +1292,7 @@ TEST_F(cap, error_path_branches)
 	unsigned long long fn = ksym("lbr_test_int");
 	unsigned long long fn_end = ksym_end(fn);
 	unsigned long long fail = ksym("lbr_test_fail");
-	const char *site = is_fexit(variant) ? "lbr_fexit_lbr_" :
-		ksym("__kretprobe_trampoline") ? "__kretprobe_trampoline" :
-						 "kretprobe_trampoline";
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
 	int i, n, ret, pinned, found = 0, checked = 0;
 	char key[128];
 
@@ -1992,7 +2011,7 @@ TEST_F(fexit, same_record_as_kretprobe)
 	 * an interrupt that came in between the return and the freeze).
 	 */
 	ASSERT_TRUE(ksyms_snapshot());
-	ret = find_return(&fr, fail, "lbr_fexit_lbr_");
+	ret = find_return(&fr, fail, FEXIT_SITE);
 	if (ret >= 0 && !interrupted_after(&fr, ret))
 		EXPECT_EQ(0, fr.h.probe_entries);
 	ksyms_drop();
