@@ -9,6 +9,26 @@ import time
 LAB = os.path.dirname(os.path.abspath(__file__))
 CPUS = [("Skylake-Client-LBR", "legacy"), ("SapphireRapids-LBR", "arch")]
 
+# Branch kinds: arch LBR_INFO.BR_TYPE values
+JCC, IND_JMP, REL_JMP, IND_CALL, REL_CALL, RET, FAR = 0, 1, 2, 3, 4, 5, 8
+INFO_MISPRED = 1 << 63          # 62, 61 (TSX): always 0 in the lab
+INFO_CYC_CNT_VALID = 1 << 60    # arch LBR only
+INFO_BR_TYPE_SHIFT = 56         # arch LBR only
+
+
+def lab_info(frm, to, kind, arch):
+    """The LBR_INFO the lab records for a branch (README.md, "LBR_INFO").
+
+    Cycle count (15:0) = ((from ^ to) >> 1) & 0xffff, or 1 when that is 0;
+    MISPRED (63) for near returns and near indirect jumps and calls; no
+    TSX bits; arch LBR adds CYC_CNT_VALID (60) and BR_TYPE (59:56)."""
+    info = ((frm ^ to) >> 1) & 0xffff or 1
+    if kind in (RET, IND_JMP, IND_CALL):
+        info |= INFO_MISPRED
+    if arch:
+        info |= INFO_CYC_CNT_VALID | kind << INFO_BR_TYPE_SHIFT
+    return info
+
 
 class Tap:
     def __init__(self):

@@ -3,8 +3,10 @@
 #
 # Proof (a): hand-written user-space branch sequences with known
 # addresses, recorded by the lab's legacy and arch LBR in a guest and
-# compared exactly (from, to, branch type), plus the CPL and branch-kind
-# filters.  Guest side: guest/asm-tests.sh + guest/lbrtest (static).
+# compared exactly (from, to, and LBR_INFO by the lab's rule: cycle count,
+# mispredict, and for arch LBR CYC_CNT_VALID and branch type), plus the
+# CPL and branch-kind filters.  Guest side: guest/asm-tests.sh +
+# guest/lbrtest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
