@@ -89,6 +89,30 @@ class Monitor:
         self.s.sendall(c.encode() + b"\n")
 
 
+def klog_check(tap, name, console):
+    """The kernel-log gate of a lab guest, from its CONSOLE lines.
+
+    boot/mkinitramfs.sh's /init runs tests/vm/kernel-log-gate.sh on dmesg
+    after the guest script; a kernel report (or a guest that never got to
+    the gate) fails this check, which shows the offending lines."""
+    lines = [ln.rstrip("\r") for ln in console]
+    ok = "LBRLAB-KLOG clean" in lines
+    diag = []
+    if not ok:
+        if any(ln.startswith("LBRLAB-KLOG reports") for ln in lines):
+            for ln in lines:
+                if ln.startswith("LBRLAB-KLOG-REPORT "):
+                    diag.append("report: " + ln.split(" ", 1)[1])
+                elif ln.startswith("LBRLAB-KLOG-CONTEXT "):
+                    diag.append("log: " + ln.split(" ", 1)[1])
+        else:
+            diag = ["the guest did not reach the kernel-log gate; its "
+                    "console ends:"] + lines[-10:]
+    tap.check(ok, f"{name}: guest kernel log has no WARNING/BUG/Oops/... "
+              f"(tests/vm/kernel-log-gate.sh)", diag)
+    return ok
+
+
 def setup(tap, work, guest_script):
     """Kernel, QEMU, lbrtest and an initramfs with GUEST_SCRIPT.
 

@@ -15,7 +15,8 @@ classifies each by decoding its opcode bytes itself, and requires the
 lab's LBR to be exactly the newest 32 (or all) of them, in order, with
 the right from/to, and each entry's LBR_INFO to be the lab's rule
 (lablib.lab_info()) applied to the trace's from/to and decoded kind:
-cycle count, MISPRED, and for arch LBR CYC_CNT_VALID and BR_TYPE.
+cycle count, MISPRED, and for arch LBR CYC_CNT_VALID and BR_TYPE.  The
+guest's kernel log must pass the kernel-log gate.
 
 Usage: test-crosscheck.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
 """
@@ -28,7 +29,7 @@ import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 from lablib import (CPUS, FAR, IND_CALL, IND_JMP, JCC, REL_CALL, REL_JMP,
-                    RET, Monitor, Tap, guest_cmd, lab_info, setup)
+                    RET, Monitor, Tap, guest_cmd, klog_check, lab_info, setup)
 
 MODES = ["all", "calls", "far"]
 HF_LBR = 1 << 29                       # TB flag added by the lab patches
@@ -268,6 +269,7 @@ def main():
                 check_window(tap, name, flavour, mode, logs[mode], code,
                              lbr[mode])
                 os.unlink(logs[mode])
+            klog_check(tap, f"{cpu} ({flavour})", console)
     return tap.done()
 
 
