@@ -9,6 +9,26 @@ import time
 LAB = os.path.dirname(os.path.abspath(__file__))
 CPUS = [("Skylake-Client-LBR", "legacy"), ("SapphireRapids-LBR", "arch")]
 
+# Branch kinds: arch LBR_INFO.BR_TYPE values
+JCC, IND_JMP, REL_JMP, IND_CALL, REL_CALL, RET, FAR = 0, 1, 2, 3, 4, 5, 8
+INFO_MISPRED = 1 << 63          # 62, 61 (TSX): always 0 in the lab
+INFO_CYC_CNT_VALID = 1 << 60    # arch LBR only
+INFO_BR_TYPE_SHIFT = 56         # arch LBR only
+
+
+def lab_info(frm, to, kind, arch):
+    """The LBR_INFO the lab records for a branch (README.md, "LBR_INFO").
+
+    Cycle count (15:0) = ((from ^ to) >> 1) & 0xffff, or 1 when that is 0;
+    MISPRED (63) for near returns and near indirect jumps and calls; no
+    TSX bits; arch LBR adds CYC_CNT_VALID (60) and BR_TYPE (59:56)."""
+    info = ((frm ^ to) >> 1) & 0xffff or 1
+    if kind in (RET, IND_JMP, IND_CALL):
+        info |= INFO_MISPRED
+    if arch:
+        info |= INFO_CYC_CNT_VALID | kind << INFO_BR_TYPE_SHIFT
+    return info
+
 
 class Tap:
     def __init__(self):
@@ -67,6 +87,30 @@ class Monitor:
     def send(self, c):
         """A command that gets no prompt back (quit)."""
         self.s.sendall(c.encode() + b"\n")
+
+
+def klog_check(tap, name, console):
+    """The kernel-log gate of a lab guest, from its CONSOLE lines.
+
+    boot/mkinitramfs.sh's /init runs tests/vm/kernel-log-gate.sh on dmesg
+    after the guest script; a kernel report (or a guest that never got to
+    the gate) fails this check, which shows the offending lines."""
+    lines = [ln.rstrip("\r") for ln in console]
+    ok = "LBRLAB-KLOG clean" in lines
+    diag = []
+    if not ok:
+        if any(ln.startswith("LBRLAB-KLOG reports") for ln in lines):
+            for ln in lines:
+                if ln.startswith("LBRLAB-KLOG-REPORT "):
+                    diag.append("report: " + ln.split(" ", 1)[1])
+                elif ln.startswith("LBRLAB-KLOG-CONTEXT "):
+                    diag.append("log: " + ln.split(" ", 1)[1])
+        else:
+            diag = ["the guest did not reach the kernel-log gate; its "
+                    "console ends:"] + lines[-10:]
+    tap.check(ok, f"{name}: guest kernel log has no WARNING/BUG/Oops/... "
+              f"(tests/vm/kernel-log-gate.sh)", diag)
+    return ok
 
 
 def setup(tap, work, guest_script):

@@ -51,6 +51,28 @@ lab_qemu() {
 	[ -x "$LAB_QEMU" ] || lab_die "no lab QEMU ($LAB_QEMU)"
 }
 
+# The kernel-log gate of a lab guest (boot/mkinitramfs.sh's /init runs
+# tests/vm/kernel-log-gate.sh on dmesg after the guest script): one TAP
+# check per guest boot; a kernel report fails it and shows the offending
+# lines, as does a guest that never got to the gate.
+#   lab_klog_check CONSOLE-LOG NAME
+lab_klog_check() {
+	local log=$1 name=$2
+	if tr -d '\r' < "$log" | grep -q '^LBRLAB-KLOG clean$'; then
+		tap_ok "$name: guest kernel log has no WARNING/BUG/Oops/... (tests/vm/kernel-log-gate.sh)"
+		return 0
+	fi
+	tap_fail "$name: guest kernel log has no WARNING/BUG/Oops/... (tests/vm/kernel-log-gate.sh)"
+	if tr -d '\r' < "$log" | grep -q '^LBRLAB-KLOG reports'; then
+		tr -d '\r' < "$log" |
+			sed -n 's/^LBRLAB-KLOG-REPORT /#   report: /p; s/^LBRLAB-KLOG-CONTEXT /#   log: /p'
+	else
+		echo "#   the guest did not reach the kernel-log gate; its console ends:"
+		tail -n 10 "$log" | tr -d '\r' | sed 's/^/#   /'
+	fi
+	return 1
+}
+
 # Static guest binary, built on the host
 lab_lbrtest() {
 	gcc -static -O2 -Wall -o "$1" "$LAB/guest/lbrtest.c" \

@@ -3,8 +3,10 @@
 #
 # Proof (a): hand-written user-space branch sequences with known
 # addresses, recorded by the lab's legacy and arch LBR in a guest and
-# compared exactly (from, to, branch type), plus the CPL and branch-kind
-# filters.  Guest side: guest/asm-tests.sh + guest/lbrtest (static).
+# compared exactly (from, to, and LBR_INFO by the lab's rule: cycle count,
+# mispredict, and for arch LBR CYC_CNT_VALID and branch type), plus the
+# CPL and branch-kind filters; each guest's kernel log must pass the
+# kernel-log gate.  Guest side: guest/asm-tests.sh + guest/lbrtest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,6 +48,7 @@ for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
 	done < "$log"
 	grep -q '^LBRLAB-EXIT 0' "$log"
 	tap_check $? "$cpu: guest lbrtest exit status 0"
+	lab_klog_check "$log" "$cpu"
 	# lbr_seq ran both with LBR off and on: its TBs were translated both
 	# ways, and only the LBR-on translations call the helper.
 	with=$(awk '/^OP:/ {if (n) c += h; n = 1; h = 0} /call lbr_branch/ {h = 1}

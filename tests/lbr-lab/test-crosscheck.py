@@ -13,7 +13,10 @@ sequence of executed instructions, interrupt deliveries) this script
 computes the taken near branches that ended in ring 0 while LBR was on,
 classifies each by decoding its opcode bytes itself, and requires the
 lab's LBR to be exactly the newest 32 (or all) of them, in order, with
-the right from/to and, for arch LBR, the right BR_TYPE.
+the right from/to, and each entry's LBR_INFO to be the lab's rule
+(lablib.lab_info()) applied to the trace's from/to and decoded kind:
+cycle count, MISPRED, and for arch LBR CYC_CNT_VALID and BR_TYPE.  The
+guest's kernel log must pass the kernel-log gate.
 
 Usage: test-crosscheck.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
 """
@@ -25,11 +28,11 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-from lablib import CPUS, Monitor, Tap, guest_cmd, setup
+from lablib import (CPUS, FAR, IND_CALL, IND_JMP, JCC, REL_CALL, REL_JMP,
+                    RET, Monitor, Tap, guest_cmd, klog_check, lab_info, setup)
 
 MODES = ["all", "calls", "far"]
 HF_LBR = 1 << 29                       # TB flag added by the lab patches
-JCC, IND_JMP, REL_JMP, IND_CALL, REL_CALL, RET, FAR = 0, 1, 2, 3, 4, 5, 8
 KIND_NAME = {JCC: "JCC", IND_JMP: "NEAR_IND_JMP", REL_JMP: "NEAR_REL_JMP",
              IND_CALL: "NEAR_IND_CALL", REL_CALL: "NEAR_REL_CALL",
              RET: "NEAR_RET", FAR: "FAR"}
@@ -266,6 +269,7 @@ def main():
                 check_window(tap, name, flavour, mode, logs[mode], code,
                              lbr[mode])
                 os.unlink(logs[mode])
+            klog_check(tap, f"{cpu} ({flavour})", console)
     return tap.done()
 
 
@@ -308,16 +312,16 @@ def check_window(tap, name, flavour, mode, log, code, got):
               f"{len(exp)} of {len(want)} taken ring-0 branches in QEMU's "
               f"trace, in order, none missing"
               + (f" ({nfar} far)" if mode == "far" else ""), diag)
-    if flavour == "arch":
-        bad = [i for i in range(min(len(got), len(exp)))
-               if (got[i][2] >> 56) & 0xf != exp[i][2]]
-        tap.check(not bad and ok, f"{name}: BR_TYPE of every entry matches "
-                  f"the opcode class decoded from the trace",
-                  [f"entry {i}: info {got[i][2]:016x} vs "
-                   f"{KIND_NAME[exp[i][2]]}" for i in bad[:5]])
-    else:
-        tap.check(ok and all(g[2] == 0 for g in got),
-                  f"{name}: LBR_INFO is 0 (no mispredict/cycle data)")
+    arch = flavour == "arch"
+    bad = [i for i in range(min(len(got), len(exp)))
+           if got[i][2] != lab_info(exp[i][0], exp[i][1], exp[i][2], arch)]
+    tap.check(not bad and ok, f"{name}: LBR_INFO of every entry is the "
+              f"lab's rule for the trace's from/to and decoded opcode class "
+              f"(cycle count, MISPRED"
+              + (", CYC_CNT_VALID, BR_TYPE)" if arch else ", no TSX)"),
+              [f"entry {i}: info {got[i][2]:016x}, want "
+               f"{lab_info(exp[i][0], exp[i][1], exp[i][2], arch):016x} "
+               f"({KIND_NAME[exp[i][2]]})" for i in bad[:5]])
     if info["ambiguous"]:
         print(f"# {name}: {info['ambiguous']} jcc to the next instruction "
               "(taken/not taken indistinguishable in the trace)")

@@ -9,7 +9,9 @@ to a file ("migrate exec:cat > FILE"), quits that QEMU, starts a new one
 with -incoming from the file, and sends a line.  The guest takes three
 more branches, disables LBR and compares the six entries exactly: the
 first three prove the entries migrated, the last three that recording
-stayed enabled (the per-TB HF_LBR flag is recomputed on load).
+stayed enabled (the per-TB HF_LBR flag is recomputed on load).  The
+guest's kernel log (all of it: the destination goes on with the source's
+kernel) must pass the kernel-log gate.
 
 Usage: test-migrate.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
 """
@@ -20,7 +22,7 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-from lablib import CPUS, Monitor, Tap, guest_cmd, setup
+from lablib import CPUS, Monitor, Tap, guest_cmd, klog_check, setup
 
 
 def migrate_run(tap, qemu, kernel, initrd, cpu, work):
@@ -82,6 +84,8 @@ def migrate_run(tap, qemu, kernel, initrd, cpu, work):
                   [x for x in lines if x.startswith("#")])
     if not results:
         tap.check(False, f"{cpu}: guest resumed after migration", lines[-20:])
+    # the destination runs the same kernel on: its log covers the source's
+    klog_check(tap, f"{cpu}: after migration", lines)
 
 
 def main():

@@ -6,7 +6,8 @@
 # TCG lacks), and report what the kernel's perf init says.  Under TCG
 # there is no architectural PMU (CPUID leaf 0xA is 0), so perf registers
 # no hardware PMU and cannot use the LBR; the test checks exactly that,
-# and that the LBR CPUID bits are visible to the kernel.
+# that the LBR CPUID bits are visible to the kernel, and that its kernel
+# log passes the kernel-log gate (no WARNING, BUG, Oops...).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +31,7 @@ for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
 	sed 's/^/#   qemu: /' "$err"
 	grep -q '^PERFINIT-END' "$log"
 	tap_check $? "$cpu: stock $LAB_KVER kernel boots to user space"
+	lab_klog_check "$log" "$cpu"
 	tr -d '\r' < "$log" | sed -n 's/^DMESG /#   dmesg: /p'
 	tr -d '\r' < "$log" | grep -E '^(CPUFLAGS|MODEL|EVENT_SOURCES|INFO) ' | sed 's/^/#   /'
 	perf=$(tr -d '\r' < "$log" | sed -n 's/^DMESG .*\(Performance Events: .*\)/\1/p' | head -n1)

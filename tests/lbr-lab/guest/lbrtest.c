@@ -52,6 +52,12 @@
 #define NR			32
 #define KERNEL_BASE		0xffff800000000000ULL
 
+/* LBR_INFO fields (LBR format 5 and arch LBR) */
+#define INFO_MISPRED		(1ULL << 63)	/* 62, 61 (TSX): always 0 */
+#define INFO_CYC_CNT_VALID	(1ULL << 60)	/* arch LBR only */
+#define INFO_BR_TYPE_SHIFT	56		/* arch LBR only */
+#define INFO_CYCLES		0xffffULL
+
 /* Branch kinds: arch LBR_INFO.BR_TYPE values */
 enum kind { JCC = 0, IND_JMP = 1, REL_JMP = 2, IND_CALL = 3, REL_CALL = 4,
 	    RET = 5, FAR = 8 };
@@ -94,6 +100,40 @@ struct br {
 static int msr_fd = -1;
 static bool arch;		/* arch LBR, else legacy */
 static int n_ok, n_fail;
+
+/*
+ * The LBR_INFO the lab records for a branch (tests/lbr-lab/README.md,
+ * "LBR_INFO"): cycle count = ((from ^ to) >> 1) & 0xffff, 1 if that is 0;
+ * MISPRED for near returns and near indirect jumps and calls; no TSX
+ * bits; arch LBR adds CYC_CNT_VALID and BR_TYPE.
+ */
+static uint64_t lab_info(uint64_t from, uint64_t to, int kind)
+{
+	uint64_t info = ((from ^ to) >> 1) & INFO_CYCLES;
+
+	if (!info)
+		info = 1;
+	if (kind == RET || kind == IND_JMP || kind == IND_CALL)
+		info |= INFO_MISPRED;
+	if (arch)
+		info |= INFO_CYC_CNT_VALID |
+			((uint64_t)kind << INFO_BR_TYPE_SHIFT);
+	return info;
+}
+
+/*
+ * LBR_INFO of a branch whose kind the test does not know (kernel
+ * branches): arch LBR names it in BR_TYPE, so all of INFO must follow the
+ * rule; on legacy LBR everything but MISPRED must.
+ */
+static bool lab_info_any_kind(uint64_t from, uint64_t to, uint64_t info)
+{
+	if (arch)
+		return info == lab_info(from, to,
+					(info >> INFO_BR_TYPE_SHIFT) & 0xf);
+	return (info & ~INFO_MISPRED) ==
+	       (lab_info(from, to, JCC) & ~INFO_MISPRED);
+}
 
 static uint64_t rdmsr(uint32_t msr)
 {
@@ -200,8 +240,13 @@ static uint32_t lbr_program(const struct cfg *c, uint64_t *on, uint64_t *off)
 	return MSR_DEBUGCTL;
 }
 
-/* Read the stack, oldest entry first; returns the number of entries */
-static int lbr_read(struct br *out)
+/*
+ * Read the stack, oldest entry first; returns the number of entries.
+ * INFO_SKEW != 0 and INFO_ZERO make a wrong reader on purpose (the
+ * negative controls in test_asm()): INFO of entry i + INFO_SKEW paired
+ * with FROM/TO of entry i, or INFO taken as 0.
+ */
+static int lbr_read_as(struct br *out, int info_skew, bool info_zero)
 {
 	struct br tmp[NR];
 	int i, n = 0;
@@ -212,16 +257,21 @@ static int lbr_read(struct br *out)
 		if (arch) {
 			from = rdmsr(MSR_ARCH_LBR_FROM + i);
 			to = rdmsr(MSR_ARCH_LBR_TO + i);
-			info = rdmsr(MSR_ARCH_LBR_INFO + i);
+			info = rdmsr(MSR_ARCH_LBR_INFO +
+				     ((i + info_skew) & (NR - 1)));
 		} else {
-			int idx = (rdmsr(MSR_LBR_TOS) - i) & (NR - 1);
+			int tos = rdmsr(MSR_LBR_TOS);
+			int idx = (tos - i) & (NR - 1);
 
 			from = rdmsr(MSR_LBR_FROM + idx);
 			to = rdmsr(MSR_LBR_TO + idx);
-			info = rdmsr(MSR_LBR_INFO + idx);
+			info = rdmsr(MSR_LBR_INFO +
+				     ((tos - i - info_skew) & (NR - 1)));
 		}
 		if (!from)
 			break;
+		if (info_zero)
+			info = 0;
 		tmp[n].from = from;
 		tmp[n].to = to;
 		tmp[n].info = info;
@@ -231,6 +281,11 @@ static int lbr_read(struct br *out)
 	for (i = 0; i < n; i++)
 		out[i] = tmp[n - 1 - i];
 	return n;
+}
+
+static int lbr_read(struct br *out)
+{
+	return lbr_read_as(out, 0, false);
 }
 
 static int run(lbr_fn *fn, const struct cfg *c, struct br *out)
@@ -280,10 +335,21 @@ static void dump(const char *what, const struct br *b, int n)
 		       b[i].info, b[i].kind >= 0 ? kind_name(b[i].kind) : "");
 }
 
+/* Expected entries get the lab's LBR_INFO of their from/to/kind */
+static void fill_info(struct br *want, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		want[i].info = lab_info(want[i].from, want[i].to, want[i].kind);
+}
+
 /*
- * Compare got[] with want[] exactly: addresses, and for arch LBR the
- * BR_TYPE field; legacy LBR_INFO must be 0 (no mispredict/cycles).
- * A want entry with from == 0 matches any kernel-space FROM.
+ * Compare got[] with want[] exactly: from, to and the whole LBR_INFO,
+ * which must be the lab's rule applied to the wanted from/to/kind
+ * (lab_info(): cycle count, MISPRED, no TSX bits; arch LBR also
+ * CYC_CNT_VALID and BR_TYPE).  A want entry with from == 0 matches any
+ * kernel-space FROM, and its INFO is computed from the FROM read.
  */
 static bool same(const struct br *got, int ng, const struct br *want, int nw)
 {
@@ -292,13 +358,14 @@ static bool same(const struct br *got, int ng, const struct br *want, int nw)
 	if (ng != nw)
 		return false;
 	for (i = 0; i < ng; i++) {
+		uint64_t from = want[i].from ? want[i].from : got[i].from;
+
 		if (want[i].from ? got[i].from != want[i].from
 				 : got[i].from < KERNEL_BASE)
 			return false;
 		if (got[i].to != want[i].to)
 			return false;
-		if (arch ? got[i].info != ((uint64_t)want[i].kind << 56)
-			 : got[i].info != 0)
+		if (got[i].info != lab_info(from, want[i].to, want[i].kind))
 			return false;
 	}
 	return true;
@@ -322,7 +389,11 @@ static void check_exact(const char *name, lbr_fn *fn, const struct cfg *c,
 	result(attempt <= 3, "%s (%d entries%s)", name, nw,
 	       attempt > 1 && attempt <= 3 ? ", after a retry" : "");
 	if (attempt > 3) {
-		dump("expected", want, nw);
+		struct br exp[2 * NR];
+
+		memcpy(exp, want, nw * sizeof(*want));
+		fill_info(exp, nw);
+		dump("expected (info by the lab's rule)", exp, nw);
 		dump("LBR", got, ng);
 	}
 }
@@ -340,10 +411,10 @@ static void test_cpuid_msrs(void)
 	if (arch) {
 		__cpuid_count(0x1c, 0, a, b, c, d);
 		result(pdcm && albr && (caps & 0x3f) == 0x3f &&
-		       (a & 0xff) == 0x08 && (b & 7) == 3 && (c & 7) == 4,
+		       (a & 0xff) == 0x08 && (b & 7) == 3 && (c & 7) == 7,
 		       "CPUID ARCH_LBR, leaf 0x1C eax=%#x ebx=%#x ecx=%#x "
-		       "(depth 32, CPL+branch filter, br_type), "
-		       "PERF_CAPABILITIES=%#" PRIx64, a, b, c, caps);
+		       "(depth 32, CPL+branch filter, mispredict, timed LBR, "
+		       "br_type), PERF_CAPABILITIES=%#" PRIx64, a, b, c, caps);
 	} else {
 		result(pdcm && !albr && (caps & 0x3f) == 5,
 		       "CPUID PDCM=%d ARCH_LBR=%d, PERF_CAPABILITIES[5:0]=%"
@@ -427,8 +498,41 @@ static void test_asm(void)
 
 	/* Every near branch kind, CPL0 and far branches suppressed */
 	n = expected_seq(want, ALL_NEAR);
-	check_exact("user branches, all near kinds, exact from/to/type",
+	check_exact(arch ? "user branches, all near kinds, exact from/to/info "
+			   "(cycle count, MISPRED, no TSX, CYC_CNT_VALID, "
+			   "BR_TYPE)"
+			 : "user branches, all near kinds, exact from/to/info "
+			   "(cycle count, MISPRED, no TSX)",
 		    lbr_seq, &user_all, want, n);
+
+	/*
+	 * Negative controls on the same recording: a reader that pairs the
+	 * INFO of the next older entry with FROM/TO, or that takes INFO as
+	 * 0 (a wrong or unimplemented LBR_INFO MSR), must fail the compare.
+	 */
+	{
+		struct br skew[NR], zero[NR];
+		int ns, nz;
+
+		ng = lbr_read(got);
+		ns = lbr_read_as(skew, 1, false);
+		nz = lbr_read_as(zero, 0, true);
+		ok = same(got, ng, want, n) && !same(skew, ns, want, n) &&
+		     !same(zero, nz, want, n);
+		fill_info(want, n);
+		for (i = 0; i + 1 < n; i++)
+			if (want[i].info == want[i + 1].info &&
+			    (want[i].from != want[i + 1].from ||
+			     want[i].to != want[i + 1].to))
+				ok = false;
+		result(ok, "the compare bites: INFO of the neighbour entry, "
+		       "or INFO read as 0, does not match; neighbours' INFO "
+		       "differ");
+		if (!ok) {
+			dump("LBR", got, ng);
+			dump("INFO of entry i+1", skew, ns);
+		}
+	}
 
 	/* One kind filtered out at a time */
 	for (i = 0; i < (int)(sizeof(kinds) / sizeof(kinds[0])); i++) {
@@ -477,9 +581,11 @@ static void test_asm(void)
 	ng = run(lbr_seq, &c, got);
 	ok = ng > 0;
 	for (i = 0; i < ng; i++)
-		if (got[i].to < KERNEL_BASE || got[i].from < KERNEL_BASE)
+		if (got[i].to < KERNEL_BASE || got[i].from < KERNEL_BASE ||
+		    !lab_info_any_kind(got[i].from, got[i].to, got[i].info))
 			ok = false;
-	result(ok, "CPL>0 suppressed: %d entries, all kernel from/to", ng);
+	result(ok, "CPL>0 suppressed: %d entries, all kernel from/to, INFO "
+	       "by the rule%s", ng, arch ? "" : " (MISPRED not checked)");
 	if (!ok)
 		dump("LBR", got, ng);
 
@@ -569,9 +675,13 @@ static int migrate(void)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	ng = run(lbr_mig, &c, got);
 	result(same(got, ng, want, 6), "3 branches before and 3 after a "
-	       "migration, exact from/to/type (%d entries)", ng);
+	       "migration, exact from/to/info (%d entries)", ng);
 	if (!same(got, ng, want, 6)) {
-		dump("expected", want, 6);
+		struct br exp[6];
+
+		memcpy(exp, want, sizeof(exp));
+		fill_info(exp, 6);
+		dump("expected (info by the lab's rule)", exp, 6);
 		dump("LBR", got, ng);
 	}
 	return n_fail ? 1 : 0;
