@@ -4,14 +4,16 @@
 # "N passed, N failed, N skipped".
 #
 # Host suites: the package list against the scripts, the kernel-log gate
-# and the TAP plans on crafted input, W=1 build,
-# checkpatch, freeze-first disassembly check, the selftests' helpers, the
-# tool's and the decoder's unit tests.  Guest suites (QEMU TCG, Debian's
-# kernel): the kselftests with -smp 2 and -smp 4, on sid's 7.2 and on the
-# debug kernel (KASAN, lockdep, kmemleak), the DKMS round trip, and the
-# stress suite (load/unload storm, runtime and fexit churn).
-# LBR lab (tests/lbr-lab): build its QEMU, its proofs, and the kselftests
-# again on its legacy and Arch LBR CPUs, where nothing skips for want of LBR.
+# and the TAP plans on crafted input, W=1 build, checkpatch, freeze-first
+# disassembly check, the selftests' helpers, the tool's and the decoder's
+# unit tests.  Guest suites (QEMU TCG, Debian's kernel): the kselftests
+# with -smp 2 and -smp 4 on the stock CPU, the DKMS round trip.  LBR lab
+# (tests/lbr-lab): build its QEMU, its proofs, the kselftests on its legacy
+# and Arch LBR CPUs, where nothing skips for want of LBR, the tool; then on
+# a lab CPU too: sid's 7.2 (call depth tracking on), bullseye's 5.10 and
+# trixie's 6.12 (and on the stock CPU), the debug kernel (KASAN, lockdep,
+# kmemleak), and the stress suite (load/unload storm, runtime and fexit
+# churn) on both kernels.
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -33,11 +35,14 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
 ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit decode-unit
-	guest-smp2 guest-smp4 guest-sid-7.2 guest-debug freeze-first-debug
-	guest-debug-stress
-	dkms-roundtrip guest-stress lab-qemu lab-proofs guest-lbr-legacy
-	guest-nested
-	guest-lbr-arch tool-guest"
+	guest-smp2 guest-smp4 dkms-roundtrip lab-qemu lab-proofs
+	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
+	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
+	guest-stress guest-nested"
+# The suites that boot a lab CPU: without the lab's QEMU they fail.
+LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
+	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
+	guest-stress guest-nested"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -56,6 +61,44 @@ suite() {	# $1 = name, then the command
 	"$@" 2>&1 | tee "$log/$name.log"
 	rc=${PIPESTATUS[0]}
 	count "$name" "$rc" "$log/$name.log"
+}
+
+# Suites whose guests run single-threaded TCG use one host core each: two
+# of them run side by side (suite_bg), their output shown and counted, in
+# order, at suite_join.  Each line is one job: suites run one after another.
+bg_jobs=()
+suite_bg() {	# "name command..." per argument, run in that order
+	local job
+	for job in "$@"; do
+		job=${job%% *}
+		[[ " $(echo $ALL_SUITES) " == *" $job "* ]] ||
+			die "suite $job is not in ALL_SUITES"
+	done
+	(
+		for job in "$@"; do
+			want "${job%% *}" || continue
+			echo "$(date +%s)" >"$log/${job%% *}.start"
+			# shellcheck disable=SC2086
+			${job#* } >"$log/${job%% *}.log" 2>&1
+			echo $? >"$log/${job%% *}.rc"
+		done
+	) &
+	bg_jobs+=("$!")
+}
+suite_join() {	# suite names, in the order to report them
+	local pid name
+	for pid in "${bg_jobs[@]}"; do
+		wait "$pid"
+	done
+	bg_jobs=()
+	for name in "$@"; do
+		want "$name" || continue
+		echo "== $name (run beside another)"
+		cat "$log/$name.log" 2>/dev/null
+		start=$(cat "$log/$name.start" 2>/dev/null || date +%s)
+		count "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)" \
+			"$log/$name.log"
+	done
 }
 
 t_check=$(date +%s)
@@ -107,53 +150,7 @@ suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"
 vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
 suite guest-smp2 vm --smp 2 --script "$LBR_TOP/tests/guest/selftests.sh"
 suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
-# Debian sid's kernel (7.2 when written; rename the suite when sid moves on),
-# fetched and unpacked into .cache/matrix/sid, its modules built in the
-# matrix's sid chroot (the first run downloads and debootstraps).  On a
-# Skylake with retbleed=stuff: call depth tracking on, which 7.2 has and
-# 6.1 does not (fexit.call_depth_accounted_once).
-guest_sid() {
-	local kv
-	kv=$("$LBR_TOP/tests/vm/kernel.sh" sid) ||
-		{ echo "not ok - fetching Debian sid's kernel"; return 1; }
-	LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
-		--cpu skylake \
-		--append "spectre_v2=retpoline retbleed=stuff LBR_EXPECT_STUFFING=1" \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
-}
-suite guest-sid-7.2 guest_sid
-# The debug kernel (KASAN, lockdep, kmemleak, atomic-sleep and RCU checks;
-# tests/vm/debug.config) built from Debian's linux-source and cached: about
-# 12 minutes on 2 cores the first time.  Any report fails the run.
-guest_debug() {
-	local kv
-	kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
-		{ echo "not ok - building the debug kernel"; return 1; }
-	LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
-		--timeout 2400 "$@"
-}
-# The fuzzer runs three times longer there (20000 operations elsewhere).
-suite guest-debug guest_debug --append LBR_FUZZ_OPS=60000 \
-	--script "$LBR_TOP/tests/guest/selftests.sh"
-# The freeze-first check again on the debug kernel's build, where KASAN
-# and UBSAN instrument what Kbuild does not exempt.
-freeze_first_debug() {
-	local kv b
-	kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
-		{ echo "not ok - building the debug kernel"; return 1; }
-	b=$("$LBR_TOP/tests/vm/build.sh" "$kv") ||
-		{ echo "not ok - building lbr_snap for $kv"; return 1; }
-	"$LBR_TOP/tests/freeze-first/run.sh" "$b/lbr_snap.ko" \
-		"$b/lbr_snap_fexit.ko"
-}
-suite freeze-first-debug freeze_first_debug
-suite guest-debug-stress guest_debug --accel tcg,thread=single \
-	--append LBR_FEXIT_CYCLES=1000 --script "$LBR_TOP/tests/guest/stress.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
-# The full 1000 fexit attach/detach cycles run on the debug kernel
-# (guest-debug-stress); here 200 keep the suite to a few minutes.
-suite guest-stress vm --smp 2 --accel tcg,thread=single \
-	--append LBR_FEXIT_CYCLES=200 --script "$LBR_TOP/tests/guest/stress.sh"
 
 lab_qemu() {
 	local t0=$(date +%s) q
@@ -193,14 +190,15 @@ lab_build_failure() {
 }
 rm -f "$log/lab-qemu.path"	# never a previous run's
 suite lab-qemu lab_qemu
-if ! want lab-qemu && { want lab-proofs || want guest-lbr-legacy ||
-		       want guest-lbr-arch || want guest-nested || want tool-guest; }; then
+need_lab=
+for s in $LAB_SUITES; do want "$s" && need_lab=1; done
+if ! want lab-qemu && [ -n "$need_lab" ]; then
 	q=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) && [ -x "$q" ] &&
 		echo "$q" >"$log/lab-qemu.path"
 fi
 if [ ! -s "$log/lab-qemu.path" ]; then
 	# No lab QEMU: its suites fail, they do not vanish.
-	for s in lab-proofs guest-lbr-legacy guest-lbr-arch guest-nested tool-guest; do
+	for s in $LAB_SUITES; do
 		want "$s" || continue
 		echo "not ok - $s: not run, no LBR lab QEMU"
 		fail=$((fail + 1))
@@ -213,12 +211,77 @@ else
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite guest-lbr-arch vm --smp 2 --cpu lbr-arch \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
-	# The selftests again, single-threaded TCG, with the test that hooks
-	# the clocksource read (LBR_NESTED_CLOCK; README, known limits).
-	suite guest-nested vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
-		--append LBR_NESTED_CLOCK=1 \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
+
+	# Another release's kernel (tests/vm/kernel.sh RELEASE: Debian's
+	# image and headers unpacked into .cache/matrix/RELEASE, the modules
+	# built with W=1 in its chroot or with the host's gcc), booted with
+	# the suite on each CPU named.
+	release_guest() {	# $1 = release, then --cpu values, then -- args
+		local rel=$1 kv cpu rc=0 cpus=()
+		shift
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do cpus+=("$1"); shift; done
+		shift
+		kv=$("$LBR_TOP/tests/vm/kernel.sh" "$rel") ||
+			{ echo "not ok - fetching Debian $rel's kernel"; return 1; }
+		for cpu in "${cpus[@]}"; do
+			echo "# $rel ($kv) on CPU $cpu"
+			LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" \
+				--cpu "$cpu" "$@" || rc=1
+		done
+		return $rc
+	}
+	# Debian sid's kernel (7.2 when written; rename the suite when sid
+	# moves on), on the lab's Skylake with retbleed=stuff: call depth
+	# tracking on, which 7.2 has and 6.1 does not
+	# (fexit.call_depth_accounted_once), and the LBR path on 7.2.
+	suite guest-sid-7.2 release_guest sid lbr-legacy -- --smp 2 \
+		--append "spectre_v2=retpoline retbleed=stuff LBR_EXPECT_STUFFING=1" \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+	# The oldest and the newest stable kernel the README promises, each on
+	# the stock CPU (no LBR) and a lab CPU; a shorter fuzzer run.
+	suite guest-5.10 release_guest bullseye stock lbr-legacy -- --smp 2 \
+		--append LBR_FUZZ_OPS=5000 \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+	suite guest-6.12 release_guest trixie stock lbr-arch -- --smp 2 \
+		--append LBR_FUZZ_OPS=5000 \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+
+	# The debug kernel (KASAN, lockdep, kmemleak, atomic-sleep and RCU
+	# checks; tests/vm/debug.config) built from Debian's linux-source and
+	# cached: about 12 minutes on 2 cores the first time.  Any report
+	# fails the run.  On the lab's CPUs, so that the LBR path (freeze,
+	# read, unfreeze, hotplug, the fexit freeze) runs under the checkers.
+	guest_debug() {
+		local kv
+		kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
+			{ echo "not ok - building the debug kernel"; return 1; }
+		LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
+			--timeout 2400 "$@"
+	}
+	# The fuzzer runs three times longer there (20000 operations elsewhere).
+	suite guest-debug guest_debug --cpu lbr-legacy --append LBR_FUZZ_OPS=60000 \
+		--script "$LBR_TOP/tests/guest/selftests.sh"
+	# The freeze-first check again on the debug kernel's build, where KASAN
+	# and UBSAN instrument what Kbuild does not exempt.
+	freeze_first_debug() {
+		local kv b
+		kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
+			{ echo "not ok - building the debug kernel"; return 1; }
+		b=$("$LBR_TOP/tests/vm/build.sh" "$kv") ||
+			{ echo "not ok - building lbr_snap for $kv"; return 1; }
+		"$LBR_TOP/tests/freeze-first/run.sh" "$b/lbr_snap.ko" \
+			"$b/lbr_snap_fexit.ko"
+	}
+	suite freeze-first-debug freeze_first_debug
+	# Single-threaded TCG, two at a time.  The full 1000 fexit
+	# attach/detach cycles run on the debug kernel; 200 in guest-stress.
+	# guest-nested: the selftests once more with the test that hooks the
+	# clocksource read (LBR_NESTED_CLOCK; README, known limits).
+	suite_bg "guest-debug-stress guest_debug --cpu lbr-arch --accel tcg,thread=single --append LBR_FEXIT_CYCLES=1000 --script $LBR_TOP/tests/guest/stress.sh"
+	suite_bg "guest-stress vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single --append LBR_FEXIT_CYCLES=200 --script $LBR_TOP/tests/guest/stress.sh" \
+		"guest-nested vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single --append LBR_NESTED_CLOCK=1 --script $LBR_TOP/tests/guest/selftests.sh"
+	suite_join guest-debug-stress guest-stress guest-nested
 fi
 
 if [ "$ran" = 0 ]; then

@@ -1189,6 +1189,8 @@ static const struct {
 	{ "5.10.", false, NULL, 16 },
 	{ "6.1.0-", false, NULL, 13 },
 	{ "6.1.0-", true, NULL, 7 },
+	{ "6.12.", false, NULL, 13 },
+	{ "7.2.", false, "retbleed=stuff", 11 },
 };
 
 /* The pinned figure for this kernel, or -1. */
@@ -1346,6 +1348,87 @@ TEST_F(cap, error_path_branches)
 			       key, self->recs[0].h.probe_entries);
 }
 
+/*
+ * The LBR lab fills LBR_INFO by a fixed rule (tests/lbr-lab/README.md,
+ * "LBR_INFO: a fixed rule"): cycles ((from ^ to) >> 1) & 0xffff, 1 for 0;
+ * MISPRED for near returns, indirect jumps and indirect calls; on Arch LBR
+ * the branch type as well.  Every entry's flags, cycles and type must be
+ * what the lab wrote for its own from and to: a reader that pairs INFO i
+ * with another entry's FROM/TO, reads INFO from the wrong MSR or decodes
+ * a field wrongly fails here.
+ */
+TEST_F(cap, branch_info_as_the_lab_made_it)
+{
+	unsigned long long fn = ksym("lbr_test_int");
+	unsigned long long fn_end = ksym_end(fn);
+	unsigned long long fail = ksym("lbr_test_fail");
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	const unsigned int odd = LBR_SNAP_BR_IN_TX | LBR_SNAP_BR_ABORT |
+				 LBR_SNAP_BR_SPEC | LBR_SNAP_BR_WRONG_PATH;
+	int i, j, n, ret, bad = 0, known = 0;
+	bool arch;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (!lbr_lab_cpu())
+		SKIP(return, "not the LBR lab: a CPU's cycle counts and predictions cannot be known in advance");
+	arch = self->info.backend == LBR_SNAP_BACKEND_ARCH;
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(3, n)
+		TH_LOG("%s", lbr_why);
+	ASSERT_TRUE(ksyms_snapshot());
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		for (j = 0; j < r->h.nr_entries; j++) {
+			const struct lbr_snap_branch *b = &r->br[j];
+			unsigned int cyc = ((b->from ^ b->to) >> 1) & 0xffff;
+			bool mis = b->flags & LBR_SNAP_BR_MISPRED;
+			bool ind = b->type == LBR_SNAP_BT_RET ||
+				   b->type == LBR_SNAP_BT_IND_JMP ||
+				   b->type == LBR_SNAP_BT_IND_CALL;
+
+			if (!cyc)
+				cyc = 1;
+			if (b->cycles == cyc && (b->flags & LBR_SNAP_BR_CYCLES) &&
+			    !(b->flags & odd) &&
+			    mis != !!(b->flags & LBR_SNAP_BR_PREDICTED) &&
+			    (arch ? b->type != LBR_SNAP_BT_UNKNOWN && mis == ind :
+				    b->type == LBR_SNAP_BT_UNKNOWN))
+				continue;
+			if (!bad++)
+				TH_LOG("record %d entry %d: %llx -> %llx flags %#x cycles %u type %u; the lab wrote cycles %u",
+				       i, j, b->from, b->to, b->flags,
+				       b->cycles, b->type, cyc);
+		}
+
+		/* The branches whose kind the test knows, on both flavours. */
+		ret = find_return(r, fail, site);
+		if (ret < 0)
+			continue;
+		known++;
+		EXPECT_TRUE(r->br[ret].flags & LBR_SNAP_BR_MISPRED)
+			TH_LOG("record %d: the return is a RET: mispredicted", i);
+		if (arch)
+			EXPECT_EQ(LBR_SNAP_BT_RET, r->br[ret].type);
+		for (j = 0; j < ret; j++) {
+			const struct lbr_snap_branch *b = &r->br[j];
+
+			/* lbr_test_int's tail call: a direct JMP. */
+			if (b->to != fail || b->from < fn || b->from >= fn_end)
+				continue;
+			EXPECT_TRUE(b->flags & LBR_SNAP_BR_PREDICTED);
+			if (arch)
+				EXPECT_EQ(LBR_SNAP_BT_JMP, b->type);
+		}
+	}
+	ksyms_drop();
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(2, known);
+}
+
 /* ---- LBR programming: every CPU, hotplug, restored on unload ---- */
 
 static int ctl_msr_of(const struct lbr_snap_info *info, unsigned long long *bit)
@@ -1463,6 +1546,20 @@ TEST_F(cap, changed_underneath_is_reported)
 	EXPECT_EQ(before, val);
 }
 
+/* Is call depth tracking on (retbleed=stuff)? */
+static bool retbleed_stuffing(void)
+{
+	char mit[256] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/vulnerabilities/retbleed", "r");
+
+	if (f) {
+		if (!fgets(mit, sizeof(mit), f))
+			mit[0] = 0;
+		fclose(f);
+	}
+	return strstr(mit, "Stuffing");
+}
+
 TEST_F(cap, cpu_hotplug_keeps_capturing)
 {
 	int cpu = nr_cpus() - 1, i, found = 0;
@@ -1476,6 +1573,13 @@ TEST_F(cap, cpu_hotplug_keeps_capturing)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	if (cpu < 1)
 		SKIP(return, "one CPU: nothing to unplug");
+	/*
+	 * Seen on sid's 7.2 under QEMU TCG: with call depth tracking on,
+	 * onlining a CPU resets the guest, on QEMU's own Skylake and without
+	 * lbr_snap loaded; not ours to test through.
+	 */
+	if (retbleed_stuffing())
+		SKIP(return, "onlining a CPU with retbleed=stuff resets a TCG guest, lbr_snap or not");
 	ASSERT_EQ(0, set_online(cpu, 0));
 	ASSERT_EQ(0, set_online(cpu, 1));
 	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
