@@ -28,8 +28,9 @@ mkdir -p "$out"
 # A kernel built with an older gcc than the host's (bullseye's gcc-10) is
 # built for with the host's, as tests/matrix/matrix.sh does.
 cc=()
-kgcc=$(sed -n 's/^CC = .*gcc-\([0-9]*\).*/\1/p' "$kdir/.kernelvariables" 2>/dev/null |
-	head -n1)
+kgcc=
+[ ! -f "$kdir/.kernelvariables" ] ||
+	kgcc=$(sed -n 's/^CC = .*gcc-\([0-9]*\).*/\1/p' "$kdir/.kernelvariables" | head -n1)
 [ -z "$kgcc" ] || [ "$kgcc" = "$(gcc -dumpversion | cut -d. -f1)" ] || cc=(CC=gcc)
 
 # Build from a copy so several kernels never share objects.
