@@ -340,12 +340,13 @@ TEST_F(load, mode_perf)
 	ret = load_get_info("targets=lbr_test_int mode=perf", &info);
 	if (!depth) {
 		/* No LBR at all loads as mode "none"; LBR without perf's fails. */
+		/* (ASSERT: a SKIP would hide a failed EXPECT.) */
 		if (!ret) {
-			EXPECT_STREQ("none", info.mode);
-			EXPECT_EQ(LBR_SNAP_BACKEND_NONE, info.backend);
+			ASSERT_STREQ("none", info.mode);
+			ASSERT_EQ(LBR_SNAP_BACKEND_NONE, info.backend);
 		} else {
-			EXPECT_FALSE(hooked("lbr_test_int"));
-			EXPECT_TRUE(kmsg_has(self->kmsg,
+			ASSERT_FALSE(hooked("lbr_test_int"));
+			ASSERT_TRUE(kmsg_has(self->kmsg,
 					     "mode=perf: perf cannot keep LBR on"));
 		}
 		SKIP(return, "perf has no LBR (load: %s): %s", strerror(-ret),
@@ -1268,56 +1269,58 @@ static bool return_fits(const FIXTURE_VARIANT(cap) *variant)
 /*
  * Where in @r the traced function returned (ksyms_snapshot() taken), found
  * from addresses alone (never from the module's NO_RETURN flag or its
- * probe_entries): the newest branch that leaves @ret_fn with a RET, or,
- * with a return thunk, the thunk's RET after a jump into the thunk from
- * @ret_fn; it must land on one of @sites (site_is()).  -1 if no entry is
- * that return.
+ * probe_entries): the newest branch landing on one of @site (site_is())
+ * that leaves @ret_fn, or ends a chain of branches through thunks that
+ * starts in @ret_fn.  -1 if no entry is that return.
  */
 static int find_return(const struct rec *r, unsigned long long ret_fn,
 		       const char *site)
 {
-	unsigned long long ret_end, ts, te, ss, se;
-	char tname[256], sname[256];
+	unsigned long long ret_end, s0, ss, se;
+	char name[256];
 	int i, j;
 
-	if (!ksym_range(ret_fn, tname, sizeof(tname), &ts, &ret_end))
+	if (!ksym_range(ret_fn, name, sizeof(name), &s0, &ret_end))
 		return -1;
-
 	for (i = r->h.nr_entries - 1; i >= 0; i--) {
 		const struct lbr_snap_branch *b = &r->br[i];
 
-		if (!ksym_range(b->to, sname, sizeof(sname), &ss, &se) ||
-		    !site_is(site, sname))
+		if (!ksym_range(b->to, name, sizeof(name), &ss, &se) ||
+		    !site_is(site, name))
 			continue;
-		if (b->from >= ret_fn && b->from < ret_end)
-			return i;
-		/* A thunk: walk back over its own branches to the jump in. */
-		if (!ksym_range(b->from, tname, sizeof(tname), &ts, &te) ||
-		    !strstr(tname, "return_thunk"))
-			continue;
-		for (j = i - 1; j >= 0 && r->br[j].from >= ts &&
-		     r->br[j].from < te; j--)
-			;
-		if (j >= 0 && r->br[j].from >= ret_fn &&
-		    r->br[j].from < ret_end && r->br[j].to >= ts &&
-		    r->br[j].to < te)
-			return i;
+		/*
+		 * Walk back through the thunks (return thunk, SRSO's safe
+		 * RET, call depth stuffing): each older entry must land in
+		 * the symbol the next newer one leaves from, until one leaves
+		 * @ret_fn itself.
+		 */
+		for (j = i; j >= 0; j--) {
+			if (r->br[j].from >= ret_fn && r->br[j].from < ret_end)
+				return i;
+			if (!j || !ksym_range(r->br[j].from, name, sizeof(name),
+					      &ss, &se) ||
+			    r->br[j - 1].to < ss || r->br[j - 1].to >= se)
+				break;
+		}
 	}
 	return -1;
 }
 
 /*
- * Was the first branch after the return an interrupt or exception entry?
- * Then it, not the hook, put the entries after the return.
+ * Did an interrupt or exception come in after the return?  Then it, not
+ * the hook alone, put the entries after the return.
  */
 static bool interrupted_after(const struct rec *r, int ret)
 {
 	char name[256];
 	unsigned long long s, e;
+	int i;
 
-	return ret + 1 < r->h.nr_entries &&
-	       ksym_range(r->br[ret + 1].to, name, sizeof(name), &s, &e) &&
-	       !strncmp(name, "asm_", 4);
+	for (i = ret + 1; i < r->h.nr_entries; i++)
+		if (ksym_range(r->br[i].to, name, sizeof(name), &s, &e) &&
+		    !strncmp(name, "asm_", 4))
+			return true;
+	return false;
 }
 
 TEST_F(cap, error_path_branches)
@@ -1332,7 +1335,10 @@ TEST_F(cap, error_path_branches)
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
 		SKIP(return, "no LBR here: %s", self->info.reason);
+	/* The kretprobe figure is the lab's; a real CPU's mitigations vary. */
 	pinned = is_fexit(variant) ? 0 : kretprobe_pinned(key, sizeof(key));
+	if (!is_fexit(variant) && !lbr_lab_cpu() && pinned != PATH_FILLS_LBR)
+		pinned = -1;
 	ASSERT_EQ(0, trigger("int", -22, 5));
 	n = drain(self->fd, self->recs, MAX_RECS);
 	ASSERT_EQ(5, n)
