@@ -74,6 +74,11 @@ suite_bg() {	# "name command..." per argument, run in that order
 		[[ " $(echo $ALL_SUITES) " == *" $job "* ]] ||
 			die "suite $job is not in ALL_SUITES"
 	done
+	# Never a previous run's files: a job that dies before writing its
+	# status is a failure (suite_join), not an old pass.
+	for job in "$@"; do
+		rm -f "$log/${job%% *}".{log,rc,start}
+	done
 	(
 		for job in "$@"; do
 			want "${job%% *}" || continue
