@@ -6,6 +6,11 @@
  * The device returns whole records per read(), but a regular file or a pipe
  * replaying a capture does not, so an incomplete record at the end of the
  * buffer is kept and completed by the next read().
+ *
+ * A read() takes as many records as the buffer holds (the device gives
+ * whole records up to its size), and their output is flushed once, after
+ * the last of them: a burst costs a few syscalls, not one per record or
+ * per line.
  */
 #include <errno.h>
 #include <signal.h>
@@ -149,6 +154,11 @@ static int consume(struct stream *s)
 	memmove(s->buf, s->buf + at, s->len - at);
 	s->len -= at;
 	s->offset += at;
+	/*
+	 * stdout is fully buffered (stdout_buffered()): what these records
+	 * printed goes out now, before a read() that may wait for more.
+	 */
+	fflush(stdout);
 	return ret;
 }
 

@@ -226,7 +226,7 @@ fifo_count()
 t "-n 3 stops without waiting for more input" 0 first3.txt - fifo_count
 
 # The tool blocks on a FIFO whose writer stays; a signal must end it cleanly
-# with every record printed (stdout is line-buffered, so they show at once).
+# with every record printed (flushed after each read, so they show at once).
 signalled()
 {
 	local sig=$1 writer tool rc i
@@ -242,7 +242,7 @@ signalled()
 		cmp -s sig.out "$EXP/stream.txt" && break
 		sleep 0.05
 	done
-	[ "$i" = 100 ] && echo "no full output before the signal: not line-buffered?" >&2
+	[ "$i" = 100 ] && echo "no full output before the signal: not flushed after the read?" >&2
 	kill -s "$sig" "$tool"
 	wait "$tool"
 	rc=$?
