@@ -57,10 +57,11 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 static void put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 		     struct srcloc *loc)
 {
-	char sym[KSYM_BUF_LEN];
+	bool found;
+	size_t len;
+	const char *sym = ksyms_sym(ks, addr, &len, &found);
 
-	ksyms_format(ks, addr, sym, sizeof(sym));
-	fputs(sym, f);
+	fwrite(sym, 1, len, f);
 	if (srclines_lookup(ks->lines, ks, addr, loc))
 		fprintf(f, " (%s:%d)", loc->file, loc->line);
 }
@@ -156,15 +157,17 @@ static void json_sym(FILE *f, const char *key, const struct ksyms *ks,
 		     unsigned long long addr, bool func)
 {
 	char buf[KSYM_BUF_LEN];
+	const char *sym = buf;
+	size_t len = sizeof(buf);
 	bool found;
 
 	if (func)
 		found = ksyms_func(ks, addr, buf, sizeof(buf));
 	else
-		found = ksyms_format(ks, addr, buf, sizeof(buf));
+		sym = ksyms_sym(ks, addr, &len, &found);
 	fprintf(f, "\"%s\":", key);
 	if (found)
-		json_str(f, buf, sizeof(buf));
+		json_str(f, sym, len);
 	else
 		fputs("null", f);
 }
