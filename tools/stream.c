@@ -140,10 +140,17 @@ static int consume(struct stream *s)
 	char why[128];
 	int ret = 0;
 
+	/*
+	 * Printing a branch takes dozens of stdio calls; each locks stdout
+	 * with atomic operations, unless the lock is held already.
+	 */
+	flockfile(stdout);
 	while (!ret && s->len - at >= sizeof(size)) {
 		memcpy(&size, s->buf + at, sizeof(size));
-		if (rec_check_size(size, why, sizeof(why)) != REC_OK)
+		if (rec_check_size(size, why, sizeof(why)) != REC_OK) {
+			funlockfile(stdout);
 			return bad_record(s, at, why);
+		}
 		if (s->len - at < size) {
 			reserve(s, size);
 			break;
@@ -151,6 +158,7 @@ static int consume(struct stream *s)
 		ret = one_record(s, at);
 		at += size;
 	}
+	funlockfile(stdout);
 	memmove(s->buf, s->buf + at, s->len - at);
 	s->len -= at;
 	s->offset += at;
