@@ -9,7 +9,8 @@
 # check-json.py validates the JSON, check-report.py recounts what report
 # prints from the records, test-errname.c checks the errno table.
 #
-# Needs gcc, make, python3, readelf, mkfifo, timeout and, as root, setpriv.
+# Needs gcc, make, python3, readelf, mkfifo, timeout, /proc/PID/io (task I/O
+# accounting, for the syscall counts) and, as root, setpriv.
 #
 #   tests/unit/run.sh           build what is needed, run the tests, print TAP
 #   KEEP=1 tests/unit/run.sh    keep the scratch directory for a look
@@ -256,6 +257,48 @@ t "SIGINT ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
 	fifo.err signalled INT
 t "SIGTERM ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
 	fifo.err signalled TERM
+
+# A burst must cost few syscalls: many records per read() (the device gives
+# whole records up to the buffer's size), output written in big blocks, not
+# a line (or 4 KiB) at a time.  The counts are the kernel's, read from
+# /proc/PID/io of the exited but not yet reaped tool: no strace needed, and
+# the static binary is measured as it is.
+./gen-records kallsyms 2000 >bulk-kallsyms.txt
+./gen-records bulk 2000 2000 >bulk.bin
+syscalls()
+{
+	python3 -c '
+import os, subprocess, sys
+out = open("calls.out", "wb")
+p = subprocess.Popen(sys.argv[1:], stdout=out, stderr=subprocess.DEVNULL)
+os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+with open(f"/proc/{p.pid}/io") as f:
+    io = dict(line.split(": ") for line in f.read().splitlines())
+p.wait()
+print(p.returncode, io["syscr"], io["syscw"], out.tell())
+' "$@"
+}
+few_syscalls()
+{
+	local rc reads writes bytes
+
+	read -r rc reads writes bytes < <(syscalls "$LBR" -d bulk.bin \
+		--kallsyms bulk-kallsyms.txt "$@") || return 1
+	echo "exit $rc, $reads read()s for 2000 records, $writes write()s of $bytes bytes"
+	[ "$rc" = 0 ] || return 1
+	# 856-byte records, 64 KiB reads: about 27, plus the kallsyms.
+	[ "$reads" -le 200 ] || { echo "reads one record at a time?"; return 1; }
+	[ "$writes" -gt 0 ] && [ $((bytes / writes)) -ge 16384 ] ||
+		{ echo "stdout not fully buffered?"; return 1; }
+}
+few_syscalls_quiet()
+{
+	few_syscalls "$@" >syscalls.txt || { cat syscalls.txt; return 1; }
+}
+check "a burst of records: few read()s, stdout in big blocks (text)" \
+	few_syscalls_quiet
+check "a burst of records: few read()s, stdout in big blocks (JSON)" \
+	few_syscalls_quiet --json
 
 # Every input again through an ASan/UBSan build: no memory errors.
 sanitized()
