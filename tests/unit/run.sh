@@ -420,6 +420,27 @@ want nokallsyms.err \
 t "unreadable kallsyms: said once, raw hex" 0 "$EXP/restricted.txt" \
 	nokallsyms.err "$LBR" -d stream.bin --kallsyms nokallsyms.txt
 
+# Symbol and module names are bytes: JSON escapes them as it does a comm.
+odd_names()
+{
+	printf 'ffffffff81000000 T _text\n' >odd.txt
+	printf 'ffffffff81001000 T a"b\\c\001\177\303\251\377\342\202\n' >>odd.txt
+	printf 'ffffffff81001200 t getname\360\237\230\200x\t[m"o\\d]\n' >>odd.txt
+	"$LBR" -d stream.bin --kallsyms odd.txt --json >odd.jsonl 2>/dev/null ||
+		return 1
+	python3 "$HERE/check-json.py" record odd.jsonl || return 1
+	python3 - <<'EOF'
+import sys
+# JSON escapes: \" \\ \u00XX; UTF-8 (é, U+1F600) is copied as it is.
+want = (b'"from_sym":"a\\"b\\\\c\\u0001\\u007f\xc3\xa9\\u00ff\\u00e2\\u0082'
+        b'+0x30","to_sym":"getname\xf0\x9f\x98\x80x+0x0 [m\\"o\\\\d]"')
+if want not in open("odd.jsonl", "rb").read():
+    sys.exit(f"no {want!r} in the JSON")
+EOF
+}
+check "symbol names with quotes, control bytes, UTF-8, bad UTF-8: JSON" \
+	odd_names
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
