@@ -38,7 +38,7 @@ now()
 # run INPUT FORMAT: one timed read of the whole stream.
 run()
 {
-	local input=$1 format=$2 dev=$out/bulk.bin writer= t0 t1 n
+	local input=$1 format=$2 dev=$out/bulk.bin writer='' t0 t1 n
 	local -a args=(--kallsyms "$out/kallsyms")
 
 	[ "$format" = json ] && args+=(--json)
