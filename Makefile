@@ -72,6 +72,14 @@ check-fresh:
 bench:
 	@tests/bench/bench.sh
 
+# make bench-reader: records per second lbr-snap drains, text and --json,
+# from a file and a FIFO, on the host without the module: a synthetic storm
+# symbolized against a kallsyms the size of a real kernel's
+# (tests/bench/reader-host.sh).
+.PHONY: bench-reader
+bench-reader:
+	@tests/bench/reader-host.sh
+
 # make matrix [RELEASES="bullseye bookworm trixie sid"]: W=1 builds of
 # lbr_snap.ko and the test target against Debian's headers of each release
 # (tests/matrix/matrix.sh; cached under $LBR_SNAP_CACHE or .cache).

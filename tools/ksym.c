@@ -6,6 +6,11 @@
  * text symbols (t, T, w, W) are kept, module ones with their module name.
  * An address is shown as the symbol with the greatest address not above it,
  * plus the offset; addresses below the first symbol print as raw hex.
+ *
+ * LBR entries repeat a lot (a burst of the same error takes the same
+ * paths), so the text of recent addresses is kept in a direct-mapped cache:
+ * most lookups are a hash and a compare, not a binary search of 100,000
+ * symbols and an snprintf().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +21,21 @@
 #include "ksym.h"
 #include "srcline.h"
 #include "util.h"
+
+#define CACHE_BITS	13		/* 8192 entries of 128 bytes */
+#define CACHE_STR	116		/* longer texts are not kept */
+
+struct ksym_cache_ent {
+	unsigned long long addr;
+	unsigned short len;		/* of @str, 0: unused */
+	bool found;
+	char str[CACHE_STR];
+};
+
+struct ksym_cache {
+	struct ksym_cache_ent ent[1u << CACHE_BITS];
+	char buf[KSYM_BUF_LEN];		/* a text too long for an entry */
+};
 
 static unsigned int pool_add(struct ksyms *ks, const char *s, size_t len)
 {
@@ -131,10 +151,13 @@ static void read_syms(struct ksyms *ks, FILE *f)
  */
 void ksyms_load(struct ksyms *ks, const char *path)
 {
+	size_t i;
 	FILE *f;
 
 	memset(ks, 0, sizeof(*ks));
 	pool_add(ks, "", 0);
+	ks->cache = xrealloc(NULL, sizeof(*ks->cache));
+	memset(ks->cache, 0, sizeof(*ks->cache));
 	f = fopen(path, "r");
 	if (!f) {
 		pr_err("%s: %s: printing raw addresses", path, strerror(errno));
@@ -150,12 +173,18 @@ void ksyms_load(struct ksyms *ks, const char *path)
 		ks->nr = 0;
 	}
 	sort_syms(ks);
+	/* The addresses alone: a search touches a third of the cache lines. */
+	ks->addrs = xrealloc(NULL, (ks->nr + 1) * sizeof(*ks->addrs));
+	for (i = 0; i < ks->nr; i++)
+		ks->addrs[i] = ks->syms[i].addr;
 }
 
 void ksyms_free(struct ksyms *ks)
 {
 	srclines_close(ks->lines);
+	free(ks->cache);
 	free(ks->syms);
+	free(ks->addrs);
 	free(ks->pool);
 }
 
@@ -168,12 +197,59 @@ static const struct ksym *lookup(const struct ksyms *ks,
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ks->syms[mid].addr <= addr)
+		if (ks->addrs[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo ? &ks->syms[lo - 1] : NULL;
+}
+
+/* ksyms_format() without the cache; returns the length written. */
+static int format_sym(const struct ksyms *ks, unsigned long long addr,
+		      char *buf, size_t len, bool *found)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	*found = s;
+	if (!s)
+		return snprintf(buf, len, "0x%016llx", addr);
+	return snprintf(buf, len, "%s+0x%llx%s%s%s", ks->pool + s->name,
+			addr - s->addr, s->mod ? " [" : "", ks->pool + s->mod,
+			s->mod ? "]" : "");
+}
+
+static size_t cache_slot(unsigned long long addr)
+{
+	return (addr * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS);
+}
+
+/*
+ * What ksyms_format() writes for @addr, @len bytes without a NUL after
+ * them, from the cache; @found as ksyms_format() returns.  The text lives
+ * until the next call.
+ */
+const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
+		      size_t *len, bool *found)
+{
+	struct ksym_cache_ent *e;
+	int n;
+
+	e = &ks->cache->ent[cache_slot(addr)];
+	if (!e->len || e->addr != addr) {
+		n = format_sym(ks, addr, ks->cache->buf, sizeof(ks->cache->buf),
+			       found);
+		*len = strnlen(ks->cache->buf, sizeof(ks->cache->buf));
+		if (n <= 0 || n >= CACHE_STR)
+			return ks->cache->buf;
+		e->addr = addr;
+		e->len = n;
+		e->found = *found;
+		memcpy(e->str, ks->cache->buf, n + 1);
+	}
+	*len = e->len;
+	*found = e->found;
+	return e->str;
 }
 
 /*
@@ -183,15 +259,17 @@ static const struct ksym *lookup(const struct ksyms *ks,
 bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
 		  char *buf, size_t len)
 {
-	const struct ksym *s = lookup(ks, addr);
+	bool found;
+	size_t n;
+	const char *s = ksyms_sym(ks, addr, &n, &found);
 
-	if (!s) {
-		snprintf(buf, len, "0x%016llx", addr);
-		return false;
+	if (len) {
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, s, n);
+		buf[n] = '\0';
 	}
-	snprintf(buf, len, "%s+0x%llx%s%s%s", ks->pool + s->name, addr - s->addr,
-		 s->mod ? " [" : "", ks->pool + s->mod, s->mod ? "]" : "");
-	return true;
+	return found;
 }
 
 /*

@@ -14,14 +14,17 @@ struct ksym {
 };
 
 struct srclines;
+struct ksym_cache;
 
 struct ksyms {
 	struct ksym *syms;
+	unsigned long long *addrs;	/* syms[i].addr, to search in */
 	size_t nr, cap;
 	char *pool;		/* NUL-terminated names; offset 0 is "" */
 	size_t pool_len, pool_cap;
 	unsigned long long text_addr;	/* _text, for the KASLR offset */
 	struct srclines *lines;		/* file:line lookup, or NULL */
+	struct ksym_cache *cache;	/* formatted recent addresses */
 };
 
 void ksyms_load(struct ksyms *ks, const char *path);
@@ -32,6 +35,8 @@ bool ksyms_func(const struct ksyms *ks, unsigned long long addr,
 		char *buf, size_t len);
 bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
 		  char *buf, size_t len);
+const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
+		      size_t *len, bool *found);
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
 unsigned long long ksyms_func_end(const struct ksyms *ks,
 				  unsigned long long addr);

@@ -180,7 +180,7 @@ static int read_records(int fd, const struct opts *o,
 	struct ksyms ks;
 	int ret;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	stdout_buffered();
 	ret = get_info(fd, o->device, &info);
 	if (ret < 0)
 		return ret;

@@ -57,10 +57,11 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 static void put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 		     struct srcloc *loc)
 {
-	char sym[KSYM_BUF_LEN];
+	bool found;
+	size_t len;
+	const char *sym = ksyms_sym(ks, addr, &len, &found);
 
-	ksyms_format(ks, addr, sym, sizeof(sym));
-	fputs(sym, f);
+	fwrite(sym, 1, len, f);
 	if (srclines_lookup(ks->lines, ks, addr, loc))
 		fprintf(f, " (%s:%d)", loc->file, loc->line);
 }
@@ -85,11 +86,13 @@ static void print_branch(FILE *f, const struct rec *r, unsigned int i,
 	struct lbr_snap_branch b;
 
 	rec_branch(r, i, &b);
-	fprintf(f, "  [#%u] ", i);
+	fputs("  [#", f);
+	put_uint(f, i);
+	fputs("] ", f);
 	put_addr(f, ks, b.from, &from);
 	fputs(" -> ", f);
 	put_addr(f, ks, b.to, &to);
-	fprintf(f, "%s\n", b.flags & LBR_SNAP_BR_MISPRED ? " (mispredicted)" : "");
+	fputs(b.flags & LBR_SNAP_BR_MISPRED ? " (mispredicted)\n" : "\n", f);
 	put_inlines(f, "from", &from);
 	put_inlines(f, "to", &to);
 }
@@ -156,15 +159,19 @@ static void json_sym(FILE *f, const char *key, const struct ksyms *ks,
 		     unsigned long long addr, bool func)
 {
 	char buf[KSYM_BUF_LEN];
+	const char *sym = buf;
+	size_t len = sizeof(buf);
 	bool found;
 
 	if (func)
 		found = ksyms_func(ks, addr, buf, sizeof(buf));
 	else
-		found = ksyms_format(ks, addr, buf, sizeof(buf));
-	fprintf(f, "\"%s\":", key);
+		sym = ksyms_sym(ks, addr, &len, &found);
+	fputc('"', f);
+	fputs(key, f);
+	fputs("\":", f);
 	if (found)
-		json_str(f, buf, sizeof(buf));
+		json_str(f, sym, len);
 	else
 		fputs("null", f);
 }
@@ -177,6 +184,26 @@ static void json_opt_str(FILE *f, const char *s)
 		fputs("null", f);
 }
 
+/* Append @n bytes of @s at @p; returns the new end. */
+static char *cat(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* cat() of a string literal */
+#define CAT(p, lit)	cat((p), (lit), sizeof(lit) - 1)
+
+/* ,"side_name": */
+static void json_side_key(FILE *f, const char *side, const char *name)
+{
+	fputs(",\"", f);
+	fputs(side, f);
+	fputc('_', f);
+	fputs(name, f);
+	fputs("\":", f);
+}
+
 /* ,"side_file":...,"side_line":...,"side_inline":[...] */
 static void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
 			unsigned long long addr)
@@ -184,46 +211,94 @@ static void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
 	const struct src_inline *in;
 	struct srcloc loc;
 	unsigned int i;
+	char buf[80], *p = buf;
 
-	srclines_lookup(ks->lines, ks, addr, &loc);
-	fprintf(f, ",\"%s_file\":", side);
+	if (!srclines_lookup(ks->lines, ks, addr, &loc) && !loc.nr_inline) {
+		/* No debug info: the same keys each time, in one piece. */
+		p = CAT(p, ",\"");
+		p = cat(p, side, strlen(side));
+		p = CAT(p, "_file\":null,\"");
+		p = cat(p, side, strlen(side));
+		p = CAT(p, "_line\":null,\"");
+		p = cat(p, side, strlen(side));
+		p = CAT(p, "_inline\":[]");
+		fwrite(buf, 1, p - buf, f);
+		return;
+	}
+	json_side_key(f, side, "file");
 	json_opt_str(f, loc.file);
+	json_side_key(f, side, "line");
 	if (loc.file)
-		fprintf(f, ",\"%s_line\":%d", side, loc.line);
+		put_int(f, loc.line);
 	else
-		fprintf(f, ",\"%s_line\":null", side);
-	fprintf(f, ",\"%s_inline\":[", side);
+		fputs("null", f);
+	json_side_key(f, side, "inline");
+	fputc('[', f);
 	for (i = 0; i < loc.nr_inline; i++) {
 		in = &loc.inl[i];
 		fputs(i ? ",{\"func\":" : "{\"func\":", f);
 		json_opt_str(f, in->func);
 		fputs(",\"call_file\":", f);
 		json_opt_str(f, in->call_file);
-		fprintf(f, ",\"call_line\":%d}", in->call_line);
+		fputs(",\"call_line\":", f);
+		put_int(f, in->call_line);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
 
+/* @key then the JSON string of @addr's symbol, or null, into @p. */
+static char *json_sym_buf(char *p, const char *key, const struct ksyms *ks,
+			  unsigned long long addr)
+{
+	bool found;
+	size_t len;
+	const char *sym = ksyms_sym(ks, addr, &len, &found);
+
+	p = cat(p, key, strlen(key));
+	if (!found)
+		return CAT(p, "null");
+	return json_str_buf(p, sym, len);
+}
+
+static char *bool_buf(char *p, bool v)
+{
+	return v ? CAT(p, "true") : CAT(p, "false");
+}
+
+/*
+ * The branch's keys up to its source lines are put together in a buffer
+ * and written at once: printed key by key, stdio calls were most of the
+ * time --json took.
+ */
 static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 			const struct ksyms *ks, const struct rec_span *sp)
 {
+	char buf[256 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf;
 	struct lbr_snap_branch b;
 
 	rec_branch(r, i, &b);
-	fputs(i ? ",{\"from\":" : "{\"from\":", f);
-	json_hex(f, b.from);
-	fputs(",\"to\":", f);
-	json_hex(f, b.to);
-	fputc(',', f);
-	json_sym(f, "from_sym", ks, b.from, false);
-	fputc(',', f);
-	json_sym(f, "to_sym", ks, b.to, false);
-	fprintf(f, ",\"mispred\":%s,\"flags\":%u,\"cycles\":%u,\"type\":%u",
-		b.flags & LBR_SNAP_BR_MISPRED ? "true" : "false", b.flags,
-		b.cycles, b.type);
-	fprintf(f, ",\"probe\":%s,\"before_target\":%s",
-		i >= sp->probe ? "true" : "false",
-		i < sp->target ? "true" : "false");
+	if (i)
+		*p++ = ',';
+	p = CAT(p, "{\"from\":");
+	p = json_hex_buf(p, b.from);
+	p = CAT(p, ",\"to\":");
+	p = json_hex_buf(p, b.to);
+	p = json_sym_buf(p, ",\"from_sym\":", ks, b.from);
+	p = json_sym_buf(p, ",\"to_sym\":", ks, b.to);
+	p = CAT(p, ",\"mispred\":");
+	p = bool_buf(p, b.flags & LBR_SNAP_BR_MISPRED);
+	p = CAT(p, ",\"flags\":");
+	p = uint_buf(p, b.flags);
+	p = CAT(p, ",\"cycles\":");
+	p = uint_buf(p, b.cycles);
+	p = CAT(p, ",\"type\":");
+	p = uint_buf(p, b.type);
+	p = CAT(p, ",\"probe\":");
+	p = bool_buf(p, i >= sp->probe);
+	p = CAT(p, ",\"before_target\":");
+	p = bool_buf(p, i < sp->target);
+	fwrite(buf, 1, p - buf, f);
 	json_srcloc(f, "from", ks, b.from);
 	json_srcloc(f, "to", ks, b.to);
 	fputc('}', f);

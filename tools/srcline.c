@@ -12,6 +12,11 @@
  * eu-addr2line -k does: /proc/modules, the .ko found under
  * /lib/modules/RELEASE, its sections placed at the addresses
  * /sys/module/MOD/sections/ gives (so root is needed).
+ *
+ * A lookup with inlined frames walks the scopes of a compilation unit, far
+ * too slow to do for every entry of a burst: the results for recent
+ * addresses are kept in a direct-mapped cache (the strings they point to
+ * live as long as the Dwfl).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -38,10 +43,20 @@ const bool srclines_built_in;
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#define LOC_CACHE_BITS	12		/* 4096 entries of 224 bytes */
+
+struct loc_cache_ent {
+	unsigned long long addr;
+	bool used;
+	bool found;
+	struct srcloc loc;
+};
+
 struct srclines {
 	Dwfl *dwfl;
 	Dwfl_Module *kernel;		/* NULL: no vmlinux */
 	unsigned long long kernel_off;	/* runtime minus link address */
+	struct loc_cache_ent *cache;	/* 1 << LOC_CACHE_BITS entries */
 };
 
 static char *debuginfo_path;
@@ -202,8 +217,10 @@ struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks)
 
 	if (!sl)
 		return NULL;
-	sl->dwfl = dwfl_begin(&callbacks);
+	sl->cache = calloc(1u << LOC_CACHE_BITS, sizeof(*sl->cache));
+	sl->dwfl = sl->cache ? dwfl_begin(&callbacks) : NULL;
 	if (!sl->dwfl) {
+		free(sl->cache);
 		free(sl);
 		return NULL;
 	}
@@ -258,17 +275,14 @@ static void find_inlines(Dwfl_Module *m, Dwarf_Addr a, struct srcloc *loc)
 	free(scopes);
 }
 
-/* Where @addr (a runtime address) is in the source; false if unknown. */
-bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
-		     unsigned long long addr, struct srcloc *loc)
+/* srclines_lookup() without the cache; @loc is zeroed. */
+static bool lookup(const struct srclines *sl, const struct ksyms *ks,
+		   unsigned long long addr, struct srcloc *loc)
 {
 	Dwarf_Addr a = addr;
 	Dwfl_Module *m;
 	Dwfl_Line *l;
 
-	memset(loc, 0, sizeof(*loc));
-	if (!sl)
-		return false;
 	if (!ksyms_in_module(ks, addr)) {
 		if (!sl->kernel)
 			return false;
@@ -285,11 +299,32 @@ bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
 	return true;
 }
 
+/* Where @addr (a runtime address) is in the source; false if unknown. */
+bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
+		     unsigned long long addr, struct srcloc *loc)
+{
+	struct loc_cache_ent *e;
+
+	memset(loc, 0, sizeof(*loc));
+	if (!sl)
+		return false;
+	e = &sl->cache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - LOC_CACHE_BITS)];
+	if (!e->used || e->addr != addr) {
+		e->used = true;
+		e->addr = addr;
+		memset(&e->loc, 0, sizeof(e->loc));
+		e->found = lookup(sl, ks, addr, &e->loc);
+	}
+	*loc = e->loc;
+	return e->found;
+}
+
 void srclines_close(struct srclines *sl)
 {
 	if (!sl)
 		return;
 	dwfl_end(sl->dwfl);
+	free(sl->cache);
 	free(sl);
 }
 

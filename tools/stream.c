@@ -6,12 +6,28 @@
  * The device returns whole records per read(), but a regular file or a pipe
  * replaying a capture does not, so an incomplete record at the end of the
  * buffer is kept and completed by the next read().
+ *
+ * A read() takes as many records as the buffer holds (the device gives
+ * whole records up to its size), and their output is flushed once, after
+ * the last of them: a burst costs a few syscalls, not one per record or
+ * per line.
+ *
+ * The module's ring buffer is small (256 KiB a CPU, some 300 records of 32
+ * entries) and drops what does not fit, while printing a record, JSON
+ * above all, takes far longer than the kernel takes to write one.  So
+ * from the device or a pipe, every few records printed, what the input
+ * holds by then is read too, behind the records still to print: a burst
+ * waits in this process's memory (up to READ_AHEAD_MAX) rather than
+ * overflowing the kernel's.  Not with -n, which would take records it
+ * does not print away from other readers, nor from a regular file.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "print.h"
@@ -22,6 +38,9 @@
 /* Initial buffer: many records per read(); it grows for bigger ones. */
 #define BUF_SIZE	(64 * 1024)
 
+#define READ_AHEAD_EVERY	8			/* records printed */
+#define READ_AHEAD_MAX		(64 * 1024 * 1024)	/* bytes unprinted */
+
 struct stream {
 	const struct stream_opts *o;
 	unsigned char *buf;
@@ -30,6 +49,8 @@ struct stream {
 	unsigned long long offset;	/* input offset of the buffer start */
 	unsigned long long printed;
 	unsigned long long skipped;	/* records of a newer ABI version */
+	int fd;				/* the input, -1 until known */
+	bool ahead;			/* read ahead while printing */
 };
 
 static volatile sig_atomic_t stop;
@@ -94,6 +115,42 @@ static int bad_record(const struct stream *s, size_t at, const char *why)
 	return -EXIT_CORRUPT;
 }
 
+/* The input is @fd: read ahead from it unless it is a file or -n is given. */
+static void set_fd(struct stream *s, int fd)
+{
+	struct stat st;
+
+	if (s->fd == fd)
+		return;
+	s->fd = fd;
+	s->ahead = !s->o->max && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+/*
+ * What the input holds now, appended to the buffer, whose records from
+ * *@at on are still to print; they may move to its start.
+ */
+static void read_ahead(struct stream *s, size_t *at)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (stop || s->len - *at > READ_AHEAD_MAX ||
+	    poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
+		return;
+	if (*at > s->len / 2) {
+		memmove(s->buf, s->buf + *at, s->len - *at);
+		s->len -= *at;
+		s->offset += *at;
+		*at = 0;
+	}
+	reserve(s, s->len + BUF_SIZE);
+	/* An error shows again at the next fill(), which reports it. */
+	n = read(s->fd, s->buf + s->len, s->cap - s->len);
+	if (n > 0)
+		s->len += n;
+}
+
 /* Handle one whole record; returns 1 when -n is reached, or -exit code. */
 static int one_record(struct stream *s, size_t at)
 {
@@ -133,12 +190,22 @@ static int consume(struct stream *s)
 	size_t at = 0;
 	__u32 size;
 	char why[128];
+	unsigned int n = 0;
 	int ret = 0;
 
+	/*
+	 * Printing a branch takes dozens of stdio calls; each locks stdout
+	 * with atomic operations, unless the lock is held already.
+	 */
+	flockfile(stdout);
 	while (!ret && s->len - at >= sizeof(size)) {
+		if (s->ahead && ++n % READ_AHEAD_EVERY == 0)
+			read_ahead(s, &at);
 		memcpy(&size, s->buf + at, sizeof(size));
-		if (rec_check_size(size, why, sizeof(why)) != REC_OK)
+		if (rec_check_size(size, why, sizeof(why)) != REC_OK) {
+			funlockfile(stdout);
 			return bad_record(s, at, why);
+		}
 		if (s->len - at < size) {
 			reserve(s, size);
 			break;
@@ -146,9 +213,15 @@ static int consume(struct stream *s)
 		ret = one_record(s, at);
 		at += size;
 	}
+	funlockfile(stdout);
 	memmove(s->buf, s->buf + at, s->len - at);
 	s->len -= at;
 	s->offset += at;
+	/*
+	 * stdout is fully buffered (stdout_buffered()): what these records
+	 * printed goes out now, before a read() that may wait for more.
+	 */
+	fflush(stdout);
 	return ret;
 }
 
@@ -196,6 +269,7 @@ struct stream *stream_new(const struct stream_opts *o)
 
 	memset(s, 0, sizeof(*s));
 	s->o = o;
+	s->fd = -1;
 	reserve(s, BUF_SIZE);
 	return s;
 }
@@ -207,9 +281,11 @@ struct stream *stream_new(const struct stream_opts *o)
  */
 int stream_pump(struct stream *s, int fd)
 {
-	ssize_t n = fill(s, fd);
+	ssize_t n;
 	int ret;
 
+	set_fd(s, fd);
+	n = fill(s, fd);
 	if (n <= 0)
 		return n;
 	s->len += n;
@@ -228,12 +304,13 @@ void stream_free(struct stream *s)
 /* Print the records read from @fd; returns 0 or -exit code. */
 int stream_records(int fd, const struct stream_opts *o)
 {
-	struct stream s = { .o = o };
+	struct stream s = { .o = o, .fd = -1 };
 	int ret;
 
 	ret = setup_signals(fd);
 	if (ret)
 		return ret;
+	set_fd(&s, fd);
 	reserve(&s, BUF_SIZE);
 	ret = read_loop(&s, fd);
 	free(s.buf);

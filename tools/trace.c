@@ -427,7 +427,10 @@ static unsigned long long now_ns(void)
 
 static pid_t spawn(char **argv)
 {
-	pid_t pid = fork();
+	pid_t pid;
+
+	fflush(stdout);		/* nothing for the child to print again */
+	pid = fork();
 
 	if (pid)
 		return pid;
@@ -506,7 +509,7 @@ int trace_run(const struct trace_opts *t)
 			return -EXIT_USAGE;
 		}
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	stdout_buffered();
 	setup_signals();
 	ret = setup(&tr);
 	if (!ret && got_signal)

@@ -22,6 +22,19 @@ void pr_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * Buffer stdout fully, in a buffer big enough for many records: a line
+ * (or a 4 KiB block) per write() is a syscall per branch, too slow to
+ * keep up with a burst.  Whoever prints records flushes before reading
+ * more, so that a record is not held back while the reader waits.
+ */
+void stdout_buffered(void)
+{
+	static char buf[64 * 1024];
+
+	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
+}
+
 void *xrealloc(void *ptr, size_t size)
 {
 	ptr = realloc(ptr, size);

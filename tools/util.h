@@ -22,6 +22,7 @@ enum {
 
 __printf(1, 2) void pr_err(const char *fmt, ...);
 void *xrealloc(void *ptr, size_t size);
+void stdout_buffered(void);
 size_t utf8_seq_len(const unsigned char *s, size_t n);
 
 #endif /* LBR_SNAP_UTIL_H */

@@ -11,6 +11,16 @@
  * modes write one valid record followed by a broken one.  MODE "paths" is
  * a known mix of error paths for lbr-snap report (see gen_paths()).  The
  * addresses match tests/unit/kallsyms.txt.
+ *
+ *   gen-records kallsyms NSYMS > FILE
+ *   gen-records bulk NRECS NSYMS > FILE
+ *
+ * are for benchmarks: a kallsyms the size of a real kernel's (NSYMS lines,
+ * text, data and module symbols mixed, about 150000 in a distribution
+ * kernel), and NRECS records of a storm of failing opens that symbolize
+ * against it: 32 entries each, most of them along a few hot paths as in a
+ * real storm, the rest anywhere in the kernel text, the newest two in the
+ * lbr_snap module.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,10 +420,148 @@ static void gen_broken(const struct broken *b)
 	fwrite(buf, 1, b->bytes, stdout);
 }
 
+/* The benchmark's symbols: a fixed pseudo-random sequence (xorshift). */
+static unsigned long long rnd_state = 88172645463325252ull;
+
+static unsigned long long rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+#define BULK_TEXT	0xffffffff81000000ull
+#define BULK_MODS	0xffffffffc0000000ull
+#define BULK_NR_MODS	40
+#define BULK_ENTRIES	32
+#define BULK_PATHS	16
+
+struct bulk_sym {
+	unsigned long long addr;
+	char type;
+	unsigned int mod;	/* 0: vmlinux, else module number */
+};
+
+static struct bulk_sym *bulk_syms;
+static unsigned int bulk_nr;
+
+/*
+ * @n symbols: 95% vmlinux (two thirds text, 16..1024 bytes apart), then
+ * BULK_NR_MODS modules, module 1 being lbr_snap.  Index 0 is _text.
+ */
+static void bulk_make_syms(unsigned int n)
+{
+	static const char types[] = "tttTTtTtdDrbtTtW";
+	unsigned long long addr = BULK_TEXT;
+	unsigned int i, nr_vmlinux = n - n / 20;
+
+	if (n < 1000) {
+		fprintf(stderr, "gen-records: NSYMS must be 1000 or more\n");
+		exit(2);
+	}
+	bulk_syms = calloc(n, sizeof(*bulk_syms));
+	if (!bulk_syms)
+		exit(1);
+	bulk_nr = n;
+	for (i = 0; i < n; i++) {
+		if (i == nr_vmlinux)
+			addr = BULK_MODS;
+		bulk_syms[i].addr = addr;
+		bulk_syms[i].type = i > 1 ? types[rnd() % 16] : 'T';
+		if (i >= nr_vmlinux)
+			bulk_syms[i].mod = 1 + (i - nr_vmlinux) * BULK_NR_MODS /
+					   (n - nr_vmlinux);
+		addr += 16 * (1 + rnd() % 64);
+	}
+}
+
+static void gen_kallsyms(void)
+{
+	const struct bulk_sym *s;
+	unsigned int i;
+
+	for (i = 0; i < bulk_nr; i++) {
+		s = &bulk_syms[i];
+		if (!i)
+			printf("%016llx T _text\n", s->addr);
+		else if (!s->mod)
+			printf("%016llx %c kernel_function_%u\n", s->addr,
+			       s->type, i);
+		else if (s->mod == 1)
+			printf("%016llx %c lbr_snap_fn_%u\t[lbr_snap]\n",
+			       s->addr, s->type, i);
+		else
+			printf("%016llx %c mod%u_function_%u\t[mod%u]\n",
+			       s->addr, s->type, s->mod, i, s->mod);
+	}
+}
+
+/* An address inside a random text symbol of module @mod (0: vmlinux). */
+static unsigned long long bulk_addr(unsigned int mod)
+{
+	const struct bulk_sym *s;
+
+	do {
+		s = &bulk_syms[rnd() % bulk_nr];
+	} while (s->mod != mod || (s->type != 't' && s->type != 'T'));
+	return s->addr + rnd() % 16;
+}
+
+static void gen_bulk(unsigned long long nr)
+{
+	static struct lbr_snap_branch paths[BULK_PATHS][BULK_ENTRIES];
+	struct lbr_snap_branch br[BULK_ENTRIES];
+	struct lbr_snap_record h;
+	unsigned long long n;
+	unsigned int i, p;
+
+	for (p = 0; p < BULK_PATHS; p++) {
+		for (i = 0; i < BULK_ENTRIES; i++) {
+			paths[p][i].from = bulk_addr(i < BULK_ENTRIES - 2 ? 0 : 1);
+			paths[p][i].to = bulk_addr(i < BULK_ENTRIES - 2 ? 0 : 1);
+			paths[p][i].type = LBR_SNAP_BT_JCC;
+		}
+	}
+	for (n = 0; n < nr; n++) {
+		h = hdr("storm", DO_OPEN, LBR_SNAP_RET_INT, -2);
+		h.func_addr = bulk_syms[1].addr;
+		h.caller = bulk_addr(0);
+		h.cpu = n % 2;
+		h.tgid = 2000 + n % 7;
+		h.pid = h.tgid;
+		h.probe_entries = 2;
+		memcpy(br, paths[rnd() % BULK_PATHS], sizeof(br));
+		/* A quarter of the entries leave the hot paths. */
+		for (i = 0; i < BULK_ENTRIES - 2; i++) {
+			if (rnd() % 4)
+				continue;
+			br[i].from = bulk_addr(0);
+			br[i].to = bulk_addr(0);
+		}
+		if (n % 5 == 0)
+			br[n % BULK_ENTRIES].flags = LBR_SNAP_BR_MISPRED;
+		emit(h, br, BULK_ENTRIES, &native);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *mode = argc == 2 ? argv[1] : "";
+	const char *mode = argc >= 2 ? argv[1] : "";
 	unsigned int i;
+
+	if (argc == 3 && !strcmp(mode, "kallsyms")) {
+		bulk_make_syms(strtoul(argv[2], NULL, 0));
+		gen_kallsyms();
+		return 0;
+	}
+	if (argc == 4 && !strcmp(mode, "bulk")) {
+		bulk_make_syms(strtoul(argv[3], NULL, 0));
+		gen_bulk(strtoull(argv[2], NULL, 0));
+		return 0;
+	}
+	if (argc != 2)
+		mode = "";
 
 	if (!strcmp(mode, "stream")) {
 		gen_stream();
@@ -429,6 +577,8 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n", broken[0].mode);
+	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n"
+		"       gen-records kallsyms NSYMS\n"
+		"       gen-records bulk NRECS NSYMS\n", broken[0].mode);
 	return 2;
 }

@@ -9,7 +9,8 @@
 # check-json.py validates the JSON, check-report.py recounts what report
 # prints from the records, test-errname.c checks the errno table.
 #
-# Needs gcc, make, python3, readelf, mkfifo, timeout and, as root, setpriv.
+# Needs gcc, make, python3, readelf, mkfifo, timeout, /proc/PID/io (task I/O
+# accounting, for the syscall counts) and, as root, setpriv.
 #
 #   tests/unit/run.sh           build what is needed, run the tests, print TAP
 #   KEEP=1 tests/unit/run.sh    keep the scratch directory for a look
@@ -226,7 +227,7 @@ fifo_count()
 t "-n 3 stops without waiting for more input" 0 first3.txt - fifo_count
 
 # The tool blocks on a FIFO whose writer stays; a signal must end it cleanly
-# with every record printed (stdout is line-buffered, so they show at once).
+# with every record printed (flushed after each read, so they show at once).
 signalled()
 {
 	local sig=$1 writer tool rc i
@@ -242,7 +243,7 @@ signalled()
 		cmp -s sig.out "$EXP/stream.txt" && break
 		sleep 0.05
 	done
-	[ "$i" = 100 ] && echo "no full output before the signal: not line-buffered?" >&2
+	[ "$i" = 100 ] && echo "no full output before the signal: not flushed after the read?" >&2
 	kill -s "$sig" "$tool"
 	wait "$tool"
 	rc=$?
@@ -256,6 +257,91 @@ t "SIGINT ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
 	fifo.err signalled INT
 t "SIGTERM ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
 	fifo.err signalled TERM
+
+# A burst must cost few syscalls: many records per read() (the device gives
+# whole records up to the buffer's size), output written in big blocks, not
+# a line (or 4 KiB) at a time.  The counts are the kernel's, read from
+# /proc/PID/io of the exited but not yet reaped tool: no strace needed, and
+# the static binary is measured as it is.
+./gen-records kallsyms 2000 >bulk-kallsyms.txt
+./gen-records bulk 2000 2000 >bulk.bin
+syscalls()
+{
+	python3 -c '
+import os, subprocess, sys
+out = open("calls.out", "wb")
+p = subprocess.Popen(sys.argv[1:], stdout=out, stderr=subprocess.DEVNULL)
+os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+with open(f"/proc/{p.pid}/io") as f:
+    io = dict(line.split(": ") for line in f.read().splitlines())
+p.wait()
+print(p.returncode, io["syscr"], io["syscw"], out.tell())
+' "$@"
+}
+few_syscalls()
+{
+	local rc reads writes bytes
+
+	read -r rc reads writes bytes < <(syscalls "$LBR" -d bulk.bin \
+		--kallsyms bulk-kallsyms.txt "$@") || return 1
+	echo "exit $rc, $reads read()s for 2000 records, $writes write()s of $bytes bytes"
+	[ "$rc" = 0 ] || return 1
+	# 856-byte records, 64 KiB reads: about 27, plus the kallsyms.
+	[ "$reads" -le 200 ] || { echo "reads one record at a time?"; return 1; }
+	if [ "$writes" = 0 ] || [ $((bytes / writes)) -lt 16384 ]; then
+		echo "stdout not fully buffered?"
+		return 1
+	fi
+}
+few_syscalls_quiet()
+{
+	few_syscalls "$@" >syscalls.txt || { cat syscalls.txt; return 1; }
+}
+check "a burst of records: few read()s, stdout in big blocks (text)" \
+	few_syscalls_quiet
+check "a burst of records: few read()s, stdout in big blocks (JSON)" \
+	few_syscalls_quiet --json
+
+# The module's buffer is small: while printing, the tool must take in what
+# the input holds, so that a burst waits in its memory, not in the kernel's.
+# 1000 records (856 KB) all in a pipe of 1 MiB from the start: how much of
+# the output was written when the pipe became empty?  Reading only when out
+# of records to print, 94%; reading ahead every 8 records, 3%.
+read_ahead_once()
+{
+	python3 - "$LBR" --kallsyms bulk-kallsyms.txt --json -d /dev/stdin <<'EOF'
+import fcntl, os, struct, subprocess, sys, termios, time
+
+F_SETPIPE_SZ = 1031
+data = open("ahead.rec", "rb").read()
+r, w = os.pipe()
+fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+os.write(w, data)
+os.close(w)
+out = open("ahead.out", "wb")
+p = subprocess.Popen(sys.argv[1:], stdin=r, stdout=out)
+at = None
+while p.poll() is None:
+    left = fcntl.ioctl(r, termios.FIONREAD, b"\0" * 4)
+    if not struct.unpack("i", left)[0]:
+        at = os.path.getsize("ahead.out")
+        break
+    time.sleep(0.0001)
+p.wait()
+total = os.path.getsize("ahead.out")
+at = total if at is None else at
+if p.returncode or at * 2 > total:
+    sys.exit(f"exit {p.returncode}; {at} of {total} bytes printed before "
+             "the input was all read: no read-ahead?")
+EOF
+}
+read_ahead()
+{
+	./gen-records bulk 1000 2000 >ahead.rec
+	# A starved test process sees the pipe empty late: one retry.
+	read_ahead_once 2>/dev/null || read_ahead_once
+}
+check "records are read ahead of printing, from a pipe" read_ahead
 
 # Every input again through an ASan/UBSan build: no memory errors.
 sanitized()
@@ -273,6 +359,19 @@ sanitized()
 			cat san.err
 			return 1
 		done
+	done
+	# From a pipe: read ahead while printing, the buffer moved and grown.
+	for fmt in "" --json; do
+		# A pipe, not a file: cat is not useless here.
+		# shellcheck disable=SC2002,SC2086
+		if cat bulk.bin | ./lbr-snap-san -d /dev/stdin \
+			--kallsyms bulk-kallsyms.txt $fmt >/dev/null 2>san.err &&
+		   ! grep -qE "Sanitizer|runtime error" san.err; then
+			continue
+		fi
+		echo "bulk.bin through a pipe $fmt:"
+		cat san.err
+		return 1
 	done
 }
 check "ASan/UBSan build reads every input without memory errors" sanitized
@@ -376,6 +475,27 @@ want nokallsyms.err \
 	"lbr-snap: stream.bin: skipping records of ABI version 2 (this tool knows 1)"
 t "unreadable kallsyms: said once, raw hex" 0 "$EXP/restricted.txt" \
 	nokallsyms.err "$LBR" -d stream.bin --kallsyms nokallsyms.txt
+
+# Symbol and module names are bytes: JSON escapes them as it does a comm.
+odd_names()
+{
+	printf 'ffffffff81000000 T _text\n' >odd.txt
+	printf 'ffffffff81001000 T a"b\\c\001\177\303\251\377\342\202\n' >>odd.txt
+	printf 'ffffffff81001200 t getname\360\237\230\200x\t[m"o\\d]\n' >>odd.txt
+	"$LBR" -d stream.bin --kallsyms odd.txt --json >odd.jsonl 2>/dev/null ||
+		return 1
+	python3 "$HERE/check-json.py" record odd.jsonl || return 1
+	python3 - <<'EOF'
+import sys
+# JSON escapes: \" \\ \u00XX; UTF-8 (é, U+1F600) is copied as it is.
+want = (b'"from_sym":"a\\"b\\\\c\\u0001\\u007f\xc3\xa9\\u00ff\\u00e2\\u0082'
+        b'+0x30","to_sym":"getname\xf0\x9f\x98\x80x+0x0 [m\\"o\\\\d]"')
+if want not in open("odd.jsonl", "rb").read():
+    sys.exit(f"no {want!r} in the JSON")
+EOF
+}
+check "symbol names with quotes, control bytes, UTF-8, bad UTF-8: JSON" \
+	odd_names
 
 # ---------------------------------------------------------- corrupt input
 
