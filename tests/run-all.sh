@@ -63,9 +63,11 @@ suite() {	# $1 = name, then the command
 	count "$name" "$rc" "$log/$name.log"
 }
 
-# Suites whose guests run single-threaded TCG use one host core each: two
-# of them run side by side (suite_bg), their output shown and counted, in
-# order, at suite_join.  Each line is one job: suites run one after another.
+# A TCG guest mostly keeps one host core busy: two lanes of suites run side
+# by side (suite_bg), their output shown and counted, in order, at
+# suite_join.  Each argument is one job (a name and a command without
+# quoting: wrap anything longer in a function); a lane runs its jobs one
+# after another.
 bg_jobs=()
 suite_bg() {	# "name command..." per argument, run in that order
 	local job
@@ -77,7 +79,7 @@ suite_bg() {	# "name command..." per argument, run in that order
 	# Never a previous run's files: a job that dies before writing its
 	# status is a failure (suite_join), not an old pass.
 	for job in "$@"; do
-		rm -f "$log/${job%% *}".{log,rc,start}
+		rm -f "$log/${job%% *}".{log,rc,start,end}
 	done
 	(
 		for job in "$@"; do
@@ -86,6 +88,7 @@ suite_bg() {	# "name command..." per argument, run in that order
 			# shellcheck disable=SC2086
 			${job#* } >"$log/${job%% *}.log" 2>&1
 			echo $? >"$log/${job%% *}.rc"
+			echo "$(date +%s)" >"$log/${job%% *}.end"
 		done
 	) &
 	bg_jobs+=("$!")
@@ -100,7 +103,10 @@ suite_join() {	# suite names, in the order to report them
 		want "$name" || continue
 		echo "== $name (run beside another)"
 		cat "$log/$name.log" 2>/dev/null
+		# count's time is now - start: the job's own, not its lane's.
 		start=$(cat "$log/$name.start" 2>/dev/null || date +%s)
+		end=$(cat "$log/$name.end" 2>/dev/null || date +%s)
+		start=$((start + $(date +%s) - end))
 		count "$name" "$(cat "$log/$name.rc" 2>/dev/null || echo 1)" \
 			"$log/$name.log"
 	done
@@ -115,6 +121,40 @@ kver=${KVER:-$("$LBR_TOP/tests/vm/kernel.sh" bookworm)} ||
 	{ echo "not ok - fetching the guest kernel (tests/vm/kernel.sh bookworm)"
 	  echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 ks=$(lbr_kernel_source_files)
+
+# What the later suites need and take minutes to make from nothing (the lab
+# QEMU, the other releases' kernels, the debug kernel: about 15 minutes on
+# a new machine), made in the background, niced, while the first suites'
+# guests use one core.  Each script takes its cache's lock, so a suite that
+# gets there first waits for it; a prefetch that fails is done again, and
+# reported, by the suite.  Its log: check-logs/prefetch.log.
+prefetch() {
+	local rel
+	if want lab-qemu || [ -n "$need_lab" ]; then
+		"$LBR_TOP/tests/lbr-lab/build.sh" >/dev/null
+	fi
+	for rel in "sid guest-sid-7.2" "bullseye guest-5.10" "trixie guest-6.12"; do
+		want "${rel#* }" && "$LBR_TOP/tests/vm/kernel.sh" "${rel%% *}"
+	done
+	if want guest-debug || want freeze-first-debug || want guest-debug-stress; then
+		"$LBR_TOP/tests/vm/debug-kernel.sh"
+	fi
+}
+need_lab=
+for s in $LAB_SUITES; do want "$s" && need_lab=1; done
+prefetch_pid=
+if [ -z "${LBR_NO_PREFETCH:-}" ]; then
+	# Its own process group (setsid), so that the trap stops its makes too.
+	LBR_TOP=$LBR_TOP SUITES=$SUITES need_lab=$need_lab setsid nice -n 10 bash -c \
+		"$(declare -f want prefetch)"'
+		t0=$(date +%s)
+		prefetch
+		echo "prefetch: done in $(($(date +%s) - t0)) s"' \
+		>"$log/prefetch.log" 2>&1 &
+	prefetch_pid=$!
+	# Never left running after make check, whatever ends it.
+	trap '[ -z "$prefetch_pid" ] || kill -- "-$prefetch_pid" 2>/dev/null' EXIT
+fi
 
 build() {
 	if bin=$("$LBR_TOP/tests/vm/build.sh" "$kver"); then
@@ -195,8 +235,6 @@ lab_build_failure() {
 }
 rm -f "$log/lab-qemu.path"	# never a previous run's
 suite lab-qemu lab_qemu
-need_lab=
-for s in $LAB_SUITES; do want "$s" && need_lab=1; done
 if ! want lab-qemu && [ -n "$need_lab" ]; then
 	q=$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1) && [ -x "$q" ] &&
 		echo "$q" >"$log/lab-qemu.path"
@@ -240,23 +278,30 @@ else
 	# moves on), on the lab's Skylake with retbleed=stuff: call depth
 	# tracking on, which 7.2 has and 6.1 does not
 	# (fexit.call_depth_accounted_once), and the LBR path on 7.2.
-	suite guest-sid-7.2 release_guest sid lbr-legacy -- --smp 2 \
-		--append "spectre_v2=retpoline retbleed=stuff LBR_EXPECT_STUFFING=1" \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
+	guest_sid() {
+		release_guest sid lbr-legacy -- --smp 2 \
+			--append "spectre_v2=retpoline retbleed=stuff LBR_EXPECT_STUFFING=1" \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
 	# The oldest and the newest stable kernel the README promises, each on
 	# the stock CPU (no LBR) and a lab CPU; a shorter fuzzer run.
-	suite guest-5.10 release_guest bullseye stock lbr-legacy -- --smp 2 \
-		--append LBR_FUZZ_OPS=5000 \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
-	suite guest-6.12 release_guest trixie stock lbr-arch -- --smp 2 \
-		--append LBR_FUZZ_OPS=5000 \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
+	guest_5_10() {
+		release_guest bullseye stock lbr-legacy -- --smp 2 \
+			--append LBR_FUZZ_OPS=5000 \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
+	guest_6_12() {
+		release_guest trixie stock lbr-arch -- --smp 2 \
+			--append LBR_FUZZ_OPS=5000 \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
 
 	# The debug kernel (KASAN, lockdep, kmemleak, atomic-sleep and RCU
 	# checks; tests/vm/debug.config) built from Debian's linux-source and
-	# cached: about 12 minutes on 2 cores the first time.  Any report
-	# fails the run.  On the lab's CPUs, so that the LBR path (freeze,
-	# read, unfreeze, hotplug, the fexit freeze) runs under the checkers.
+	# cached: about 12 minutes on 2 cores the first time (the prefetch
+	# above starts it early).  Any report fails the run.  On the lab's
+	# CPUs, so that the LBR path (freeze, read, unfreeze, hotplug, the
+	# fexit freeze) runs under the checkers.
 	guest_debug() {
 		local kv
 		kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
@@ -265,8 +310,10 @@ else
 			--timeout 2400 "$@"
 	}
 	# The fuzzer runs three times longer there (20000 operations elsewhere).
-	suite guest-debug guest_debug --cpu lbr-legacy --append LBR_FUZZ_OPS=60000 \
-		--script "$LBR_TOP/tests/guest/selftests.sh"
+	guest_debug_selftests() {
+		guest_debug --cpu lbr-legacy --append LBR_FUZZ_OPS=60000 \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
 	# The freeze-first check again on the debug kernel's build, where KASAN
 	# and UBSAN instrument what Kbuild does not exempt.
 	freeze_first_debug() {
@@ -278,20 +325,48 @@ else
 		"$LBR_TOP/tests/freeze-first/run.sh" "$b/lbr_snap.ko" \
 			"$b/lbr_snap_fexit.ko"
 	}
-	suite freeze-first-debug freeze_first_debug
-	# Single-threaded TCG, two at a time.  The full 1000 fexit
-	# attach/detach cycles run on the debug kernel; 200 in guest-stress.
-	# guest-nested: the selftests once more with the test that hooks the
-	# clocksource read (LBR_NESTED_CLOCK; README, known limits).
-	suite_bg "guest-debug-stress guest_debug --cpu lbr-arch --accel tcg,thread=single --append LBR_FEXIT_CYCLES=1000 --script $LBR_TOP/tests/guest/stress.sh"
-	suite_bg "guest-stress vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single --append LBR_FEXIT_CYCLES=200 --script $LBR_TOP/tests/guest/stress.sh" \
-		"guest-nested vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single --append LBR_NESTED_CLOCK=1 --script $LBR_TOP/tests/guest/selftests.sh"
-	suite_join guest-debug-stress guest-stress guest-nested
+	# The full 1000 fexit attach/detach cycles run on the debug kernel;
+	# 200 in guest-stress.
+	guest_debug_stress() {
+		guest_debug --cpu lbr-arch --accel tcg,thread=single \
+			--append LBR_FEXIT_CYCLES=1000 \
+			--script "$LBR_TOP/tests/guest/stress.sh"
+	}
+	guest_stress() {
+		vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
+			--append LBR_FEXIT_CYCLES=200 \
+			--script "$LBR_TOP/tests/guest/stress.sh"
+	}
+	# The selftests once more with the test that hooks the clocksource
+	# read (LBR_NESTED_CLOCK; README, known limits).
+	guest_nested() {
+		vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
+			--append LBR_NESTED_CLOCK=1 \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
+	# Two lanes side by side, about 14 minutes each, where one after
+	# another took 25: most of a TCG guest's time is one busy vCPU, so one
+	# host core.  Every kernel's modules are built in one lane only (the
+	# debug kernel's in the first, the others' by their release), so that
+	# no two builds share a directory.
+	suite_bg "guest-debug guest_debug_selftests" \
+		"freeze-first-debug freeze_first_debug" \
+		"guest-debug-stress guest_debug_stress" \
+		"guest-nested guest_nested"
+	suite_bg "guest-sid-7.2 guest_sid" "guest-5.10 guest_5_10" \
+		"guest-6.12 guest_6_12" "guest-stress guest_stress"
+	suite_join guest-sid-7.2 guest-5.10 guest-6.12 guest-debug \
+		freeze-first-debug guest-debug-stress guest-stress guest-nested
 fi
 
 if [ "$ran" = 0 ]; then
 	echo "not ok - no suite ran"
 	fail=$((fail + 1))
+fi
+if [ -n "$prefetch_pid" ]; then
+	wait "$prefetch_pid"
+	prefetch_pid=
+	echo "# $(tail -n1 "$log/prefetch.log")"
 fi
 echo "# make check took $(($(date +%s) - t_check)) s"
 echo "$pass passed, $fail failed, $skip skipped"
