@@ -203,16 +203,16 @@ as_nobody lbr-snap trace -e lbr_test_int -- true >perm.out 2>perm.err
 rc=$?
 lbr-snap stats >stats-after.txt
 lbr-snap info >info-after.txt
-expect_rc "$rc" 4
+expect_rc "$rc" 125
 grep -qx 'lbr-snap trace needs root (CAP_SYS_ADMIN)' perm.err ||
 	why "stderr: $(cat perm.err)"
 cmp -s stats-before.txt stats-after.txt || why "stats changed"
 cmp -s info-before.txt info-after.txt || why "info changed"
-result "trace as nobody: clear error, exit 4, stats and info unchanged"
+result "trace as nobody: clear error, exit 125, stats and info unchanged"
 
 modprobe -r lbr_snap
 as_nobody lbr-snap trace -e lbr_test_int -- true >perm.out 2>&1
-expect_rc $? 4
+expect_rc $? 125
 module_loaded && why "an unprivileged trace loaded lbr_snap"
 result "trace as nobody without the module: nothing loaded"
 

@@ -130,8 +130,10 @@ check "lbr-snap is linked statically" not_dynamic
 
 check "build gen-records" \
 	gcc "${CFLAGS[@]}" -o gen-records "$HERE/gen-records.c"
+VER=$(sed -n 's/^#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' "$ROOT/src/lbr_snap.h")
 check "build lbr-snap with fake ioctls" \
-	gcc "${CFLAGS[@]}" -Wl,--wrap=ioctl -o lbr-snap-fake \
+	gcc "${CFLAGS[@]}" "-DLBR_SNAP_TOOL_VERSION=\"$VER\"" \
+	-Wl,--wrap=ioctl -o lbr-snap-fake \
 	"$ROOT"/tools/*.c "$HERE/fake-ioctl.c"
 FAKE=$T/lbr-snap-fake
 
@@ -588,7 +590,7 @@ t "trace: attach, --all, run, restore, detach; CMD's exit status" 3 \
 
 want trace-fail.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
 	"lbr-snap: ADD_TARGET bar%ptr: Invalid argument" "fake: DEL_TARGET foo"
-t "trace: a target that fails detaches the others, CMD not run" 1 \
+t "trace: a target that fails detaches the others, CMD not run; exit 125" 125 \
 	/dev/null trace-fail.err env FAKE_LBR_ADD_FAIL=bar%ptr \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr -e baz -- touch ran
 check "trace: CMD did not run after a failed attach" test ! -e ran
@@ -628,8 +630,127 @@ trace_unprivileged()
 		"$FAKE" -d paths.bin trace -e foo -- true
 	fi
 }
-t "trace without CAP_SYS_ADMIN: exit 4, no ioctl at all" 4 /dev/null \
+t "trace without CAP_SYS_ADMIN: exit 125, no ioctl at all" 125 /dev/null \
 	trace-perm.err trace_unprivileged
+
+# trace's options end at CMD: what follows is CMD's, "--" not needed.
+want trace-nodash.out "-c --json -e bar -- x"
+want trace-nodash.err "fake: ADD_TARGET foo" "fake: DEL_TARGET foo"
+# shellcheck disable=SC2016
+t "trace -e foo CMD ARGS: no --, CMD's options left to CMD; CMD's status" 4 \
+	trace-nodash.out trace-nodash.err \
+	"$FAKE" -d paths.bin trace -e foo sh -c 'echo "$0 $*"; exit 4' -c --json -e bar -- x
+t "trace -e foo -- CMD still works" 0 - - \
+	"$FAKE" -d paths.bin --json trace -e foo -- true
+
+printf 'echo never\n' >noexec
+chmod 644 noexec
+want trace-noexec.err "fake: ADD_TARGET foo" "lbr-snap: ./noexec: Permission denied" \
+	"fake: DEL_TARGET foo"
+t "trace: CMD not executable exits 126" 126 /dev/null trace-noexec.err \
+	"$FAKE" -d paths.bin trace -e foo ./noexec
+t "trace: CMD's own 125 passes through" 125 /dev/null - \
+	"$FAKE" -d paths.bin trace -e foo sh -c 'exit 125'
+want trace-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
+t "trace: no device (not the default path: no modprobe) exits 125" 125 \
+	/dev/null trace-nodev.err "$FAKE" -d nodev trace -e foo true
+want trace-abi.err "lbr-snap: paths.bin: module ABI version 2, but this tool speaks version 1: use the lbr-snap built with the module"
+t "trace: ABI mismatch exits 125, CMD not run" 125 /dev/null trace-abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d paths.bin trace -e foo touch ran2
+check "trace: CMD did not run after the ABI mismatch" test ! -e ran2
+
+# ---------------------------------------- add, del, capture (fake-ioctl.c)
+
+want add.out "added foo: target 7, hook kretprobe" \
+	"added bar%ptr@fexit: target 7, hook fexit"
+want add.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr@fexit"
+t "add SPEC...: ADD_TARGET each, says id and hook" 0 add.out add.err \
+	"$FAKE" -d stream.bin add foo bar%ptr@fexit
+want del.out "deleted foo" "deleted bar"
+want del.err "fake: DEL_TARGET foo" "fake: DEL_TARGET bar"
+t "del SYM...: DEL_TARGET by name, spec suffixes dropped" 0 del.out del.err \
+	"$FAKE" -d stream.bin del foo bar%ptr/2@fexit
+want cap-all.err "fake: SET_CAPTURE 1"
+t "capture all: SET_CAPTURE 1" 0 /dev/null cap-all.err \
+	"$FAKE" -d stream.bin capture all
+want cap-err.err "fake: SET_CAPTURE 0"
+t "capture errors: SET_CAPTURE 0" 0 /dev/null cap-err.err \
+	"$FAKE" -d stream.bin capture errors
+
+want add-eperm.err "fake: ADD_TARGET foo" \
+	"lbr-snap: add foo: not permitted: needs CAP_SYS_ADMIN and the device opened for writing, or the function is on lbr_snap's own capture path (see the kernel log)"
+t "add: EPERM explained, exit 4" 4 /dev/null add-eperm.err \
+	env FAKE_LBR_CTL_ERRNO=1 "$FAKE" -d stream.bin add foo
+want add-enoent.err "fake: ADD_TARGET nosuch" \
+	"lbr-snap: add nosuch: no such function in the kernel, or no entry to hook (see the kernel log)"
+t "add: ENOENT explained, exit 1" 1 /dev/null add-enoent.err \
+	env FAKE_LBR_CTL_ERRNO=2 "$FAKE" -d stream.bin add nosuch
+want add-ebusy.err "fake: ADD_TARGET foo@fexit" \
+	"lbr-snap: add foo@fexit: busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)"
+t "add: EBUSY explained, exit 1" 1 /dev/null add-ebusy.err \
+	env FAKE_LBR_CTL_ERRNO=16 "$FAKE" -d stream.bin add foo@fexit
+want add-some.out "added b: target 7, hook kretprobe"
+want add-some.err "fake: ADD_TARGET a" \
+	"lbr-snap: add a: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr or bool and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)" \
+	"fake: ADD_TARGET b"
+t "add: a failed SPEC does not stop the next; exit 1" 1 add-some.out \
+	add-some.err env FAKE_LBR_ADD_FAIL=a "$FAKE" -d stream.bin add a b
+want del-enoent.err "fake: DEL_TARGET foo" \
+	"lbr-snap: del foo: not a target (lbr-snap stats lists them)"
+t "del: ENOENT explained, exit 1" 1 /dev/null del-enoent.err \
+	env FAKE_LBR_CTL_ERRNO=2 "$FAKE" -d stream.bin del foo
+want cap-eperm.err "fake: SET_CAPTURE 1" \
+	"lbr-snap: capture all: not permitted: needs CAP_SYS_ADMIN and the device opened for writing"
+t "capture: EPERM explained, exit 4" 4 /dev/null cap-eperm.err \
+	env FAKE_LBR_CTL_ERRNO=1 "$FAKE" -d stream.bin capture all
+want ctl-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
+t "add without the module: exit 3" 3 /dev/null ctl-nodev.err \
+	"$FAKE" -d nodev add foo
+want ctl-abi.err "lbr-snap: stream.bin: module ABI version 2, but this tool speaks version 1: use the lbr-snap built with the module"
+t "del with an ABI mismatch: exit 5, no DEL_TARGET" 5 /dev/null ctl-abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d stream.bin del foo
+want ctl-file.err "lbr-snap: stream.bin: not an lbr_snap device"
+t "capture on a regular file: exit 1" 1 /dev/null ctl-file.err \
+	"$LBR" -d stream.bin capture all
+
+# ------------------------------------------------ --version (fake-ioctl.c)
+
+version_line()
+{
+	printf 'lbr-snap %s (ABI version 1; source lines: %s; BTF specs: %s)\n' "$VER" \
+		"$(grep -q '^Source lines: built in' help.txt && echo libdw || echo no)" \
+		"$1"
+}
+version_tool()
+{
+	"$LBR" --help >help.txt || return 1
+	local bpf=no
+	grep -q 'libbpf' help.txt && bpf=libbpf
+	"$LBR" --version -d nodev >version.out || { echo "exit $?"; return 1; }
+	{ version_line "$bpf"; echo "lbr_snap module: nodev: No such file or directory (not loaded)"; } >version.want
+	diff -u version.want version.out
+}
+check "--version: the tool's version (src/lbr_snap.h's), no module" version_tool
+want version-mod.out "lbr_snap module 0.1-test (ABI version 1) at stream.bin"
+version_fake()
+{
+	"$FAKE" -d stream.bin --version | tail -n 1
+}
+t "--version: the module's version and ABI from GET_INFO" 0 version-mod.out - \
+	version_fake
+want version-abi.out "lbr_snap module 0.1-test (ABI version 2, not this tool's: use the lbr-snap built with it) at stream.bin"
+version_abi()
+{
+	FAKE_LBR_ABI=2 "$FAKE" --version -d stream.bin | tail -n 1
+}
+t "--version: a module of another ABI said so, exit 0" 0 version-abi.out - \
+	version_abi
+want version-file.out "lbr_snap module: stream.bin: GET_INFO: Inappropriate ioctl for device (not an lbr_snap device)"
+version_file()
+{
+	"$LBR" --version -d stream.bin | tail -n 1
+}
+t "--version: not a device, said so" 0 version-file.out - version_file
 
 # ----------------------------------------------------------- command line
 
@@ -660,8 +781,19 @@ usage "--kallsyms with flush" \
 	"--kallsyms and -k only apply to streaming, report and trace" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
-usage "-n with trace" "-n and --nonblock only apply to streaming and report" \
+# A bad trace command line exits 125, as trace's own failures do.
+usage_trace()
+{
+	local name=$1 msg=$2
+
+	shift 2
+	want usage.err "lbr-snap: $msg" "$try_help"
+	t "usage: $name: exit 125 (trace)" 125 /dev/null usage.err "$LBR" "$@"
+}
+usage_trace "-n with trace" "-n and --nonblock only apply to streaming and report" \
 	-n 1 trace -e foo -- true
+usage_trace "-n x before trace" "-n needs a positive number, not x" \
+	-n x trace -e foo -- true
 usage "--full with report" \
 	"--full and --only-target only apply to streaming and trace" \
 	--full report
@@ -669,12 +801,23 @@ usage "-e without trace" "-e, --all and --all-tasks only apply to trace" \
 	-e foo
 usage "--all with report" "-e, --all and --all-tasks only apply to trace" \
 	--all report
-usage "trace without -e" "trace needs at least one -e SYM[%type]" \
+usage_trace "trace without -e" "trace needs at least one -e SYM[%type]" \
 	trace -- true
-usage "trace without CMD" \
-	"trace needs a command: trace -e SYM -- CMD [ARGS]" trace -e foo
-usage "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
+usage_trace "trace without CMD" \
+	"trace needs a command: trace -e SYM [--] CMD [ARGS]" trace -e foo
+usage_trace "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
+usage "add without SYM" "add needs at least one SYM[%type][/N][@hook]" add
+usage "del without SYM" "del needs at least one SYM" del
+usage "capture without a mode" "capture needs one mode, errors or all" capture
+usage "capture bogus" "capture needs one mode, errors or all" capture bogus
+usage "capture two modes" "capture needs one mode, errors or all" \
+	capture all errors
+usage "--json with add" "--json does not apply to add" --json add foo
+usage "-n with del" "-n and --nonblock only apply to streaming and report" \
+	del -n 1 foo
+usage "options after the command word still parse" \
+	"too many arguments: x" stats --json x
 
 help_complete()
 {
@@ -683,7 +826,8 @@ help_complete()
 	"$LBR" --help >help.txt || return 1
 	for word in --device -d --kallsyms --json --count -n --nonblock --help \
 		    --full --only-target -e --event --all --all-tasks -k --vmlinux \
-		    info stats flush report trace "Exit status" SIGINT \
+		    info stats flush report trace add del capture --version \
+		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
 		    from_inline "inlined"; do
