@@ -323,8 +323,13 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	unsigned int i;
 
 	rec_span(r, ks, &sp);
-	fprintf(f, "{\"ts\":%llu,\"cpu\":%u,\"pid\":%u,\"tid\":%u,\"comm\":",
-		h->ts_ns, h->cpu, h->tgid, h->pid);
+	/*
+	 * ts_sec and ts_nsec hold ts exactly for readers whose JSON numbers
+	 * are doubles: ts passes 2^53 after 104 days of uptime.
+	 */
+	fprintf(f, "{\"ts\":%llu,\"ts_sec\":%llu,\"ts_nsec\":%llu,\"cpu\":%u,\"pid\":%u,\"tid\":%u,\"comm\":",
+		h->ts_ns, h->ts_ns / NSEC_PER_SEC, h->ts_ns % NSEC_PER_SEC,
+		h->cpu, h->tgid, h->pid);
 	json_str(f, h->comm, LBR_SNAP_COMM_LEN);
 	fputc(',', f);
 	json_sym(f, "func", ks, h->func_addr, true);

@@ -545,6 +545,20 @@ static void gen_bulk(unsigned long long nr)
 	}
 }
 
+/*
+ * Timestamps past 2^53 ns (104 days of uptime), which a JSON number read
+ * as a double does not hold: 2^53 + 1 and the largest __u64.
+ */
+static void gen_bigts(void)
+{
+	struct lbr_snap_record h = hdr("late", DO_OPEN, LBR_SNAP_RET_INT, -2);
+
+	h.ts_ns = (1ull << 53) + 1;
+	emit_plain(h);
+	h.ts_ns = ~0ull;
+	emit_plain(h);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc >= 2 ? argv[1] : "";
@@ -569,6 +583,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "paths")) {
 		gen_paths();
+		return 0;
+	}
+	if (!strcmp(mode, "bigts")) {
+		gen_bigts();
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {

@@ -386,6 +386,29 @@ t "--only-target --full: entries before the target cut, said how many" 0 \
 	"$EXP/paths-only-target-full.txt" /dev/null \
 	"$LBR" -d paths.bin "${KS[@]}" --only-target --full
 
+# Timestamps past 2^53 ns: ts_sec and ts_nsec exact where a double is not.
+./gen-records bigts >bigts.bin
+big_ts()
+{
+	"$LBR" -d bigts.bin --json >bigts.jsonl || return 1
+	python3 "$HERE/check-json.py" record bigts.jsonl || return 1
+	grep -c '^{"ts":9007199254740993,"ts_sec":9007199,"ts_nsec":254740993,' bigts.jsonl |
+		grep -qx 1 || { echo "no exact ts_sec/ts_nsec for 2^53 + 1"; return 1; }
+	grep -c '^{"ts":18446744073709551615,"ts_sec":18446744073,"ts_nsec":709551615,' bigts.jsonl |
+		grep -qx 1 || { echo "no exact ts_sec/ts_nsec for 2^64 - 1"; return 1; }
+	# As a reader with double-precision numbers sees them.
+	python3 -c '
+import json, sys
+for line in open("bigts.jsonl"):
+    r = json.loads(line, parse_int=float)
+    if int(r["ts_sec"]) * 10**9 + int(r["ts_nsec"]) not in (2**53 + 1, 2**64 - 1):
+        sys.exit(f"ts_sec, ts_nsec lose digits as doubles: {r}")
+'
+	"$LBR" -d bigts.bin | grep -c '^9007199\.254740 \|^18446744073\.709551 ' |
+		grep -qx 2 || { echo "text TIME of the late records wrong"; return 1; }
+}
+check "JSON ts past 2^53: ts_sec and ts_nsec exact, ts kept" big_ts
+
 # The JSON flags must mark what text output hides and what it cuts.
 json_flags()
 {
@@ -830,7 +853,7 @@ help_complete()
 		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
-		    from_inline "inlined"; do
+		    from_inline "inlined" ts_sec ts_nsec; do
 		grep -qF -- "$word" help.txt && continue
 		echo "--help lacks $word"
 		rc=1
