@@ -334,6 +334,20 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	       t->inflight);
 }
 
+/* A line on a target that has recorded nothing, and the likely why. */
+static void print_target_hint(const struct lbr_snap_target_stats *t)
+{
+	int n = (int)strnlen(t->name, sizeof(t->name));
+
+	if (!t->hits)
+		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
+		       n, t->name);
+	else if (!t->captured && t->filtered == t->hits)
+		printf("hint: %.*s: all %llu returns filtered as success: is its return type (%s) right? see `lbr-snap spec %.*s`\n",
+		       n, t->name, t->hits, ret_type_name(t->ret_type), n,
+		       t->name);
+}
+
 static void print_stats_text(const struct lbr_snap_stats *st,
 			     const struct lbr_snap_target_stats *ts,
 			     unsigned int nr)
@@ -347,6 +361,8 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
+	for (i = 0; i < nr; i++)
+		print_target_hint(&ts[i]);
 }
 
 static void print_target_json(const struct lbr_snap_target_stats *t)

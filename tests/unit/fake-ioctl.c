@@ -12,6 +12,7 @@
  *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
+ *   FAKE_LBR_ALL_FILTERED=1  kmalloc_trace's 7 returns were all filtered
  *
  * ADD_TARGET gives the new target id 7 and the hook its spec names
  * (fexit if it ends in "@fexit", else kretprobe).
@@ -85,6 +86,10 @@ static int fake_stats(struct lbr_snap_stats *st)
 	out = (struct lbr_snap_target_stats *)(unsigned long)st->stats_ptr;
 	for (i = 0; i < nr && i < st->nr; i++)
 		out[i] = targets[i];
+	if (env_int("FAKE_LBR_ALL_FILTERED", 0) && st->nr > 1) {
+		out[1].filtered = out[1].hits;
+		out[1].captured = 0;
+	}
 	st->nr = nr;
 	st->read = 107;
 	st->flushed = 3;

@@ -578,6 +578,15 @@ t "info --json" 0 "$EXP/info.json" /dev/null "$FAKE" -d stream.bin info --json
 check "info --json has the documented keys" \
 	python3 "$HERE/check-json.py" info out.txt
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
+want stats-filtered.out \
+	"hint: kmalloc_trace: all 7 returns filtered as success: is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
+	"hint: ext4_file_open has had no hits: is it called, and not inlined into its callers?"
+stats_hints()
+{
+	FAKE_LBR_ALL_FILTERED=1 "$FAKE" -d stream.bin stats | grep '^hint'
+}
+t "stats: hints for no hits, and for returns all filtered" 0 \
+	stats-filtered.out - stats_hints
 t "stats --json" 0 "$EXP/stats.json" /dev/null "$FAKE" --json -d stream.bin stats
 check "stats --json has the documented keys" \
 	python3 "$HERE/check-json.py" stats out.txt
