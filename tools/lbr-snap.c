@@ -119,9 +119,12 @@ static const char usage[] =
 "      --nonblock       print the records already buffered, then exit\n"
 "      --kallsyms PATH  read symbols from PATH instead of " KALLSYMS "\n"
 "  -k, --vmlinux PATH   vmlinux with debug info for source lines (default:\n"
-"                       /boot/vmlinux-RELEASE, /lib/modules/RELEASE/build/\n"
-"                       vmlinux, /usr/lib/debug/boot/vmlinux-RELEASE,\n"
+"                       the first usable of /boot/vmlinux-RELEASE,\n"
+"                       /lib/modules/RELEASE/build/vmlinux,\n"
+"                       /usr/lib/debug/boot/vmlinux-RELEASE,\n"
 "                       /usr/lib/debug/lib/modules/RELEASE/vmlinux)\n"
+"  -v, --verbose        say on stderr which vmlinux and module files give\n"
+"                       source lines, or where they were looked for\n"
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
@@ -133,7 +136,7 @@ static const char usage[] =
 "  -h, --help           print this help\n"
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
-"-n and --nonblock apply to streaming and report, --kallsyms and -k to\n"
+"-n and --nonblock apply to streaming and report, --kallsyms, -k and -v to\n"
 "these and trace, --full and --only-target to streaming and trace, -e,\n"
 "--all and --all-tasks to trace, --json to all but flush.\n"
 "\n"
@@ -146,9 +149,11 @@ static const char usage[] =
 "    ... N entries before FUNC() cut (--only-target)\n"
 "    (no LBR on this machine: backend none)\n"
 "TIME is CLOCK_MONOTONIC in seconds.microseconds, PID the process id.\n"
-"With debug info (a vmlinux, modules' .ko under /lib/modules/RELEASE; only\n"
-"with the live /proc/kallsyms or -k, and if built with libdw) each address\n"
-"is followed by (file:line), and functions inlined there by lines\n"
+"With debug info (a vmlinux; a module's MOD.ko under\n"
+"/usr/lib/debug/lib/modules/RELEASE, else under /lib/modules/RELEASE, also\n"
+".ko.xz, .ko.zst, .ko.gz; only with the live /proc/kallsyms, -k or\n"
+"LBR_SNAP_ROOT, and if built with libdw) each address is followed by\n"
+"(file:line), and functions inlined there by lines\n"
 "        from: inlined FUNC() called at file:line\n"
 "Branches are numbered from #0, the oldest.  RET follows the return type\n"
 "declared for the target: int and long as -ENOENT or a decimal number, ptr\n"
@@ -181,6 +186,8 @@ static const char usage[] =
 "  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
 "  paths: [{count, ends_in, branches: [{from, to, from_sym, to_sym}]}]\n"
 "\n"
+"LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
+"debug files are looked for (and /proc/modules, for -v's list).\n"
 "Records caused by lbr-snap itself are not shown when reading the device.\n"
 "SIGINT and SIGTERM end the stream cleanly.  trace passes SIGINT, SIGTERM\n"
 "and SIGHUP on to CMD and detaches when it exits.\n"
@@ -479,7 +486,7 @@ static const struct {
 	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "-n and --nonblock only apply to streaming and report" },
 	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE,
-	  "--kallsyms and -k only apply to streaming, report and trace" },
+	  "--kallsyms, -k and -v only apply to streaming, report and trace" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE,
@@ -607,6 +614,7 @@ static const struct option longopts[] = {
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
 	{ "help",	 no_argument,		NULL, 'h' },
 	{ "version",	 no_argument,		NULL, 'V' },
+	{ "verbose",	 no_argument,		NULL, 'v' },
 	{ }
 };
 
@@ -633,6 +641,10 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case 'k':
 		o->vmlinux = optarg;
+		o->given |= OPT_SYMS;
+		return 0;
+	case 'v':
+		srclines_verbose = true;
 		o->given |= OPT_SYMS;
 		return 0;
 	case OPT_FULL:
@@ -697,7 +709,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 			}
 			break;
 		}
-		c = getopt_long(argc, argv, "+d:n:e:k:h", longopts, NULL);
+		c = getopt_long(argc, argv, "+d:n:e:k:hv", longopts, NULL);
 		if (c == -1) {
 			if (optind >= argc)
 				break;

@@ -25,6 +25,8 @@ struct ksyms;
 struct srclines;
 
 extern const bool srclines_built_in;
+extern bool srclines_verbose;		/* -v: say which debug files */
+bool srclines_wanted(void);		/* LBR_SNAP_ROOT is set */
 
 struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks);
 bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,

@@ -522,6 +522,92 @@ EOF
 check "symbol names with quotes, control bytes, UTF-8, bad UTF-8: JSON" \
 	odd_names
 
+# The debug files for source lines under a fake root (LBR_SNAP_ROOT): the
+# lookup order of vmlinux and of modules' files, as -v says it.
+debug_lookup()
+{
+	local rel r=$T/root
+	rel=$(uname -r)
+
+	mkdir -p "$r/boot" "$r/proc" "$r/usr/lib/debug/boot" \
+		"$r/usr/lib/debug/lib/modules/$rel/kernel/fs/ext4" \
+		"$r/lib/modules/$rel/kernel/fs/ext4" \
+		"$r/lib/modules/$rel/kernel/fs/xfs" "$r/lib/modules/$rel/extra"
+	# An ELF with _text and DWARF stands in for vmlinux.
+	printf 'void _text(void) {}\nvoid _start(void) {}\n' >vm.c
+	gcc -g -O0 -nostdlib -static -o vm.elf vm.c || return 1
+	echo junk >"$r/boot/vmlinux-$rel"	# found first, not an ELF
+	cp vm.elf "$r/usr/lib/debug/boot/vmlinux-$rel"
+	cp vm.elf "$r/usr/lib/debug/lib/modules/$rel/vmlinux"	# not reached
+	printf '%s 4096 0 - Live 0xffffffffc0200000\n' ext4 xfs foo_bar gone \
+		>"$r/proc/modules"
+	# The -dbg tree first, then /lib/modules; .ko, .ko.xz, .ko.zst, .ko.gz.
+	: >"$r/usr/lib/debug/lib/modules/$rel/kernel/fs/ext4/ext4.ko"
+	: >"$r/lib/modules/$rel/kernel/fs/ext4/ext4.ko"
+	: >"$r/lib/modules/$rel/kernel/fs/xfs/xfs.ko.zst"
+	: >"$r/lib/modules/$rel/kernel/fs/xfs/xfs.ko.xz"
+	: >"$r/lib/modules/$rel/extra/foo-bar.ko.gz"
+	LBR_SNAP_ROOT=$r "$LBR" -v -d stream.bin "${KS[@]}" >/dev/null 2>lookup.err
+	grep -v 'skipping records' lookup.err |
+		sed "s|$r|ROOT|g; s|$rel|REL|g; s|\(/boot/vmlinux-REL: not usable: \).*|\1WHY|" \
+		>lookup.txt
+	want lookup.want \
+		"lbr-snap: vmlinux ROOT/boot/vmlinux-REL: not usable: WHY" \
+		"lbr-snap: vmlinux: ROOT/usr/lib/debug/boot/vmlinux-REL" \
+		"lbr-snap: module ext4: ROOT/usr/lib/debug/lib/modules/REL/kernel/fs/ext4/ext4.ko" \
+		"lbr-snap: module xfs: ROOT/lib/modules/REL/kernel/fs/xfs/xfs.ko.xz" \
+		"lbr-snap: module foo_bar: ROOT/lib/modules/REL/extra/foo-bar.ko.gz" \
+		"lbr-snap: module gone: no gone.ko, .ko.xz, .ko.zst or .ko.gz under ROOT/usr/lib/debug/lib/modules/REL or ROOT/lib/modules/REL: its addresses get no file:line"
+	diff -u lookup.want lookup.txt || return 1
+
+	# Nothing at all: where it looked is said.
+	rm -rf "$r/boot" "$r/usr/lib/debug/boot" "$r/usr/lib/debug/lib/modules/$rel/vmlinux"
+	LBR_SNAP_ROOT=$r "$LBR" -v -d stream.bin "${KS[@]}" 2>&1 >/dev/null |
+		grep 'vmlinux' | sed "s|$r|ROOT|g; s|$rel|REL|g" >lookup2.txt
+	want lookup2.want \
+		"lbr-snap: no vmlinux: looked for ROOT/boot/vmlinux-REL, ROOT/lib/modules/REL/build/vmlinux, ROOT/usr/lib/debug/boot/vmlinux-REL, ROOT/usr/lib/debug/lib/modules/REL/vmlinux (-k PATH gives one): kernel addresses get no file:line"
+	diff -u lookup2.want lookup2.txt
+}
+if grep -q '^Source lines: built in' help.txt 2>/dev/null ||
+   "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "-v: vmlinux and modules' debug files, in lookup order (fake root)" \
+		debug_lookup
+else
+	echo "ok $((nr + 1)) - # SKIP -v debug file lookup: built without libdw"
+	nr=$((nr + 1))
+fi
+# Compressed debug files: libdwfl decompresses xz, lbr-snap zstd.
+compressed_vmlinux()
+{
+	local f rc=0
+
+	printf 'void _text(void) {}\nvoid _start(void) {}\n' >vm.c
+	gcc -g -O0 -nostdlib -static -o vm.elf vm.c || return 1
+	xz -kf vm.elf && zstd -qf vm.elf -o vm.elf.zst || return 1
+	head -c 100 vm.elf.zst >cut.zst
+	for f in vm.elf vm.elf.xz vm.elf.zst; do
+		"$LBR" -v -k "$f" -d paths.bin "${KS[@]}" 2>&1 >/dev/null |
+			grep -qx "lbr-snap: vmlinux: $f" && continue
+		echo "-k $f: not used"
+		rc=1
+	done
+	"$LBR" -v -k cut.zst -d paths.bin "${KS[@]}" 2>&1 >/dev/null |
+		grep -qx "lbr-snap: vmlinux cut.zst: not usable: bad zstd data" ||
+		{ echo "a truncated .zst not said"; rc=1; }
+	return "$rc"
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "-k vmlinux.xz, .zst: decompressed, a truncated .zst said" \
+		compressed_vmlinux
+fi
+want noroot.err "lbr-snap: no source lines: kallsyms.txt is not /proc/kallsyms, and no -k vmlinux"
+no_lines_said()
+{
+	"$LBR" -v -d paths.bin "${KS[@]}" 2>&1 >/dev/null
+}
+t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
+	no_lines_said
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
@@ -810,7 +896,7 @@ usage "-n with info" "-n and --nonblock only apply to streaming and report" \
 usage "--nonblock with stats" \
 	"-n and --nonblock only apply to streaming and report" --nonblock stats
 usage "--kallsyms with flush" \
-	"--kallsyms and -k only apply to streaming, report and trace" \
+	"--kallsyms, -k and -v only apply to streaming, report and trace" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
 # A bad trace command line exits 125, as trace's own failures do.
@@ -862,7 +948,8 @@ help_complete()
 		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
-		    from_inline "inlined" ts_sec ts_nsec; do
+		    from_inline "inlined" ts_sec ts_nsec -v --verbose \
+		    LBR_SNAP_ROOT .ko.zst /usr/lib/debug; do
 		grep -qF -- "$word" help.txt && continue
 		echo "--help lacks $word"
 		rc=1
