@@ -562,7 +562,7 @@ debug_lookup()
 	diff -u lookup.want lookup.txt || return 1
 
 	# Nothing at all: where it looked is said.
-	rm -rf "$r/boot" "$r/usr/lib/debug/boot" "$r/usr/lib/debug/lib/modules/$rel/vmlinux"
+	rm -rf "${r:?}/boot" "$r/usr/lib/debug/boot" "$r/usr/lib/debug/lib/modules/$rel/vmlinux"
 	LBR_SNAP_ROOT=$r "$LBR" -v -d stream.bin "${KS[@]}" 2>&1 >/dev/null |
 		grep 'vmlinux' | sed "s|$r|ROOT|g; s|$rel|REL|g" >lookup2.txt
 	want lookup2.want \
@@ -604,7 +604,7 @@ fi
 want noroot.err "lbr-snap: no source lines: kallsyms.txt is not /proc/kallsyms, and no -k vmlinux"
 no_lines_said()
 {
-	"$LBR" -v -d paths.bin "${KS[@]}" 2>&1 >/dev/null
+	{ "$LBR" -v -d paths.bin "${KS[@]}" >/dev/null; } 2>&1
 }
 t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
 	no_lines_said
