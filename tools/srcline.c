@@ -527,6 +527,16 @@ static void find_inlines(Dwfl_Module *m, Dwarf_Addr a, struct srcloc *loc)
 	free(scopes);
 }
 
+/* The directory the line's compilation unit was compiled in, or NULL. */
+static const char *comp_dir(Dwfl_Line *l)
+{
+	Dwarf_Die *cu = dwfl_linecu(l);
+	Dwarf_Attribute attr;
+
+	return cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) :
+		    NULL;
+}
+
 /* srclines_lookup() without the cache; @loc is zeroed. */
 static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 		   unsigned long long addr, struct srcloc *loc)
@@ -547,6 +557,7 @@ static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 	loc->file = dwfl_lineinfo(l, NULL, &loc->line, NULL, NULL, NULL);
 	if (!loc->file)
 		return false;
+	loc->comp_dir = comp_dir(l);
 	find_inlines(m, a, loc);
 	return true;
 }

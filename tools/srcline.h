@@ -16,6 +16,7 @@ struct src_inline {
 /* Where an address is in the source; strings live as long as the table. */
 struct srcloc {
 	const char *file;
+	const char *comp_dir;		/* the CU's DW_AT_comp_dir, or NULL */
 	int line;
 	unsigned int nr_inline;		/* innermost first */
 	struct src_inline inl[SRC_MAX_INLINE];

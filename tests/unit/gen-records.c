@@ -559,6 +559,15 @@ static void gen_bigts(void)
 	emit_plain(h);
 }
 
+/* One record whose one branch goes from @addr to @addr. */
+static void gen_addr(unsigned long long addr)
+{
+	struct lbr_snap_record h = hdr("addr", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	struct lbr_snap_branch br[] = { BR(addr, addr, 0, LBR_SNAP_BT_JMP) };
+
+	emit(h, br, 1, &native);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc >= 2 ? argv[1] : "";
@@ -572,6 +581,10 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(mode, "bulk")) {
 		bulk_make_syms(strtoul(argv[3], NULL, 0));
 		gen_bulk(strtoull(argv[2], NULL, 0));
+		return 0;
+	}
+	if (argc == 3 && !strcmp(mode, "addr")) {
+		gen_addr(strtoull(argv[2], NULL, 0));
 		return 0;
 	}
 	if (argc != 2)
@@ -597,6 +610,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n"
 		"       gen-records kallsyms NSYMS\n"
-		"       gen-records bulk NRECS NSYMS\n", broken[0].mode);
+		"       gen-records bulk NRECS NSYMS\n"
+		"       gen-records addr ADDR\n", broken[0].mode);
 	return 2;
 }

@@ -379,6 +379,63 @@ sanitized()
 }
 check "ASan/UBSan build reads every input without memory errors" sanitized
 
+# Readable text: each record's arrows in one column, its indexes padded,
+# the caller and the numbering under the header, a blank line after it.
+text_layout()
+{
+	"$LBR" -d bulk.bin --kallsyms bulk-kallsyms.txt -n 50 --full >layout.txt ||
+		return 1
+	cat "$EXP/stream.txt" "$EXP/paths-only-target-full.txt" >>layout.txt
+	python3 - layout.txt <<'EOF'
+import re, sys
+recs = open(sys.argv[1]).read().split("\n\n")
+if recs.pop() != "":
+    sys.exit("no blank line after the last record")
+wide = 0
+for n, rec in enumerate(recs, 1):
+    lines = rec.split("\n")
+    m = re.match(r"  returned to \S+; (no branches|1 branch, #0|(\d+) branches, #0 \(oldest\) to #(\d+) \(newest\))$", lines[1])
+    if not m or (m.group(2) and int(m.group(3)) != int(m.group(2)) - 1):
+        sys.exit(f"record {n}: second line {lines[1]!r}")
+    br = [l for l in lines if l.startswith("  [#")]
+    cols = {l.index(" -> ") for l in br}
+    starts = {len(re.match(r"  \[#\d+\] +", l).group(0)) for l in br}
+    if len(cols) > 1 or len(starts) > 1:
+        sys.exit(f"record {n}: not aligned:\n" + "\n".join(br))
+    wide = max(wide, len(br))
+if wide < 10:
+    sys.exit("no record with 10 branches or more to check")
+EOF
+}
+check "text: arrows and indexes aligned, caller and numbering, blank lines" \
+	text_layout
+
+# Source paths: relative to the compilation directory in text, as the
+# debug info has them in JSON.
+src_paths()
+{
+	local text start addr
+
+	mkdir -p "$T/src/sub"
+	printf 'int x;\nvoid _text(void) {}\nvoid _start(void) { x++; }\n' >"$T/src/sub/vm2.c"
+	(cd "$T/src" && gcc -g -O0 -nostdlib -static -o "$T/vm2.elf" "$T/src/sub/vm2.c") ||
+		return 1
+	text=$(nm "$T/vm2.elf" | awk '$3 == "_text" { print $1 }')
+	start=$(nm "$T/vm2.elf" | awk '$3 == "_start" { print $1 }')
+	addr=$(printf '0x%x' $((0xffffffff81000000 + 0x$start - 0x$text + 4)))
+	./gen-records addr "$addr" >addr.bin
+	"$LBR" -d addr.bin "${KS[@]}" -k "$T/vm2.elf" >addr.txt || return 1
+	grep -q '^  \[#0\] _stext+0x[0-9a-f]* (sub/vm2\.c:3) -> _stext+0x[0-9a-f]* (sub/vm2\.c:3)$' addr.txt ||
+		{ echo "text:"; cat addr.txt; return 1; }
+	"$LBR" -d addr.bin "${KS[@]}" -k "$T/vm2.elf" --json >addr.jsonl || return 1
+	grep -q "\"from_file\":\"$T/src/sub/vm2.c\",\"from_line\":3," addr.jsonl ||
+		{ echo "JSON:"; cat addr.jsonl; return 1; }
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "source paths: relative to the build directory in text, whole in JSON" \
+		src_paths
+fi
+
 # -------------------------------------------------- trimming and report
 
 t "--full shows the probe-path entries" 0 "$EXP/stream-full.txt" \
@@ -612,7 +669,8 @@ t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
-	"  (no LBR on this machine: backend none)"
+	"  returned to __x64_sys_openat+0x55; no branches" \
+	"  (no LBR on this machine: backend none)" ""
 
 corrupt()
 {
