@@ -21,7 +21,7 @@ endif
 PWD_ := $(CURDIR)
 
 .PHONY: all module tools clean check check-host vm-run demo style \
-	install dkms-install dkms-uninstall
+	install install-tools dkms-install dkms-uninstall
 
 all: module tools
 
@@ -33,9 +33,26 @@ module:
 tools:
 	$(MAKE) -C tools
 
-install: module
+# make install: the module (modules_install and depmod for KDIR's kernel;
+# fails without kernel headers, before anything is installed), then
+# install-tools.  make install-tools [DESTDIR=...] [PREFIX=/usr/local]:
+# lbr-snap in SBINDIR, lbr-snap(8) and lbr_snap(4) in MANDIR, the bash
+# completion in BASHCOMPDIR; needs no kernel headers.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+install: module install-tools
 	$(MAKE) -C $(KDIR) M=$(PWD_) modules_install
 	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+
+install-tools: tools
+	install -D -m 0755 tools/lbr-snap $(DESTDIR)$(SBINDIR)/lbr-snap
+	install -D -m 0644 dist/man/lbr-snap.8 $(DESTDIR)$(MANDIR)/man8/lbr-snap.8
+	install -D -m 0644 dist/man/lbr_snap.4 $(DESTDIR)$(MANDIR)/man4/lbr_snap.4
+	install -D -m 0644 dist/bash-completion/lbr-snap \
+		$(DESTDIR)$(BASHCOMPDIR)/lbr-snap
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD_) clean

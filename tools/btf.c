@@ -22,6 +22,8 @@
 #include <bpf/libbpf.h>
 #include <linux/btf.h>
 
+const bool btf_built_in = true;
+
 static int silent_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
@@ -197,6 +199,8 @@ as_given:
 }
 
 #else /* !HAVE_LIBBPF */
+
+const bool btf_built_in;
 
 int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
 		      size_t why_len)

@@ -2,7 +2,11 @@
 #ifndef LBR_SNAP_BTF_H
 #define LBR_SNAP_BTF_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Whether lbr-snap was built with libbpf. */
+extern const bool btf_built_in;
 
 /*
  * Complete a target spec "sym[%type][/N][@hook]" from the kernel's BTF:

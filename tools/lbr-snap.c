@@ -22,6 +22,7 @@
 #include <lbr_snap.h>
 
 #include "btf.h"
+#include "control.h"
 #include "device.h"
 #include "json.h"
 #include "ksym.h"
@@ -34,10 +35,17 @@
 
 #define KALLSYMS	"/proc/kallsyms"
 
+/* tools/Makefile passes LBR_SNAP_VERSION of src/lbr_snap.h. */
+#ifndef LBR_SNAP_TOOL_VERSION
+#define LBR_SNAP_TOOL_VERSION	"unknown"
+#endif
+
 enum cmd {
 	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
-	CMD_SPEC,
+	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE,
 };
+
+#define MAX_WORDS	256	/* command words before "--" or trace's CMD */
 
 /* Options given, to check they apply to the command. */
 #define OPT_READ	(1u << 0)	/* -n, --nonblock */
@@ -56,13 +64,18 @@ struct opts {
 	unsigned int given;	/* OPT_* */
 	struct print_opts po;
 	struct trace_opts trace;
-	char **args;		/* spec: the symbols */
+	char **args;		/* spec, add, del, capture: the words */
+	bool version;		/* --version */
+	char *words[MAX_WORDS + 1];	/* the command and its words */
+	int nr_words;
 };
 
 static const char usage[] =
 "Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
 "       lbr-snap spec SYM[%type][/N][@hook]...\n"
-"       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] -- CMD [ARGS]\n"
+"       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
+"       lbr-snap add SYM[%type][/N][@hook]... | del SYM... | capture errors|all\n"
+"       lbr-snap --version\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
 "functions it probes return.\n"
@@ -78,10 +91,19 @@ static const char usage[] =
 "                       --nonblock or SIGINT), then print how many distinct\n"
 "                       branch paths led to each (function, return value)\n"
 "                       and how often each was taken\n"
-"  trace -- CMD [ARGS]  attach the -e targets (loading the module if\n"
+"  trace [--] CMD [ARGS]  attach the -e targets (loading the module if\n"
 "                       needed), run CMD, print the records of CMD and its\n"
 "                       descendants until it exits, detach; exits with\n"
-"                       CMD's status.  Needs root (CAP_SYS_ADMIN)\n"
+"                       CMD's status.  Needs root (CAP_SYS_ADMIN).  trace's\n"
+"                       options end at CMD: \"trace -e X ls -l\" runs ls -l\n"
+"  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
+"                       BTF as spec does) to the loaded module, saying its\n"
+"                       id and hook; a SPEC that fails does not stop the\n"
+"                       others.  Needs CAP_SYS_ADMIN\n"
+"  del SYM...           detach each target (by name; %type/N@hook ignored);\n"
+"                       its records already taken stay readable\n"
+"  capture errors|all   capture error returns only (the default), or every\n"
+"                       return\n"
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
 "                       count /N, informative), as targets= takes\n"
@@ -97,9 +119,12 @@ static const char usage[] =
 "      --nonblock       print the records already buffered, then exit\n"
 "      --kallsyms PATH  read symbols from PATH instead of " KALLSYMS "\n"
 "  -k, --vmlinux PATH   vmlinux with debug info for source lines (default:\n"
-"                       /boot/vmlinux-RELEASE, /lib/modules/RELEASE/build/\n"
-"                       vmlinux, /usr/lib/debug/boot/vmlinux-RELEASE,\n"
+"                       the first usable of /boot/vmlinux-RELEASE,\n"
+"                       /lib/modules/RELEASE/build/vmlinux,\n"
+"                       /usr/lib/debug/boot/vmlinux-RELEASE,\n"
 "                       /usr/lib/debug/lib/modules/RELEASE/vmlinux)\n"
+"  -v, --verbose        say on stderr which vmlinux and module files give\n"
+"                       source lines, or where they were looked for\n"
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
@@ -109,12 +134,15 @@ static const char usage[] =
 "                       CMD runs (the previous capture mode is put back)\n"
 "      --all-tasks      trace: print the records of every process\n"
 "  -h, --help           print this help\n"
-"-n and --nonblock apply to streaming and report, --kallsyms and -k to\n"
+"      --version        print this tool's version and ABI version, and the\n"
+"                       loaded module's (GET_INFO on the -d device)\n"
+"-n and --nonblock apply to streaming and report, --kallsyms, -k and -v to\n"
 "these and trace, --full and --only-target to streaming and trace, -e,\n"
 "--all and --all-tasks to trace, --json to all but flush.\n"
 "\n"
-"Text output of a record:\n"
+"Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
+"    returned to CALLER_SYM+0xoff; N branches, #0 (oldest) to #N-1 (newest)\n"
 "    [#0] from_sym+0xoff -> to_sym+0xoff [module] (mispredicted)\n"
 "    ...\n"
 "    ... N probe-path entries hidden (--full shows them)\n"
@@ -122,18 +150,25 @@ static const char usage[] =
 "    ... N entries before FUNC() cut (--only-target)\n"
 "    (no LBR on this machine: backend none)\n"
 "TIME is CLOCK_MONOTONIC in seconds.microseconds, PID the process id.\n"
-"With debug info (a vmlinux, modules' .ko under /lib/modules/RELEASE; only\n"
-"with the live /proc/kallsyms or -k, and if built with libdw) each address\n"
-"is followed by (file:line), and functions inlined there by lines\n"
+"With debug info (a vmlinux; a module's MOD.ko under\n"
+"/usr/lib/debug/lib/modules/RELEASE, else under /lib/modules/RELEASE, also\n"
+".ko.xz, .ko.zst, .ko.gz; only with the live /proc/kallsyms, -k or\n"
+"LBR_SNAP_ROOT, and if built with libdw) each address is followed by\n"
+"(file:line), and functions inlined there by lines\n"
 "        from: inlined FUNC() called at file:line\n"
-"Branches are numbered from #0, the oldest.  RET follows the return type\n"
+"Branches are numbered from #0, the oldest; the arrows of a record are in\n"
+"one column.  A file is relative to its compilation directory (the\n"
+"kernel's build tree) when inside it; JSON has it whole.  RET follows the\n"
+"return type\n"
 "declared for the target: int and long as -ENOENT or a decimal number, ptr\n"
 "as NULL, ERR_PTR(-ENOMEM) or hex, bool as true or false.  Addresses below\n"
 "every kernel text symbol print as raw hex, all of them when kallsyms\n"
 "cannot be read or hides addresses (kernel.kptr_restrict).\n"
 "\n"
 "JSON keys of a record:\n"
-"  ts (ns), cpu, pid (process id), tid (thread id), comm, func, func_addr,\n"
+"  ts (ns), ts_sec and ts_nsec (ts exactly, for readers whose numbers are\n"
+"  doubles: ts passes 2^53 after 104 days), cpu, pid (process id),\n"
+"  tid (thread id), comm, func, func_addr,\n"
 "  retval, errno (name, or null if no error), ret_type (int, long, ptr,\n"
 "  bool), probe_entries, flags, backend, hook (kretprobe or fexit),\n"
 "  target_id, caller, caller_sym,\n"
@@ -155,19 +190,29 @@ static const char usage[] =
 "  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
 "  paths: [{count, ends_in, branches: [{from, to, from_sym, to_sym}]}]\n"
 "\n"
+"LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
+"debug files are looked for (and /proc/modules, for -v's list).\n"
 "Records caused by lbr-snap itself are not shown when reading the device.\n"
 "SIGINT and SIGTERM end the stream cleanly.  trace passes SIGINT, SIGTERM\n"
 "and SIGHUP on to CMD and detaches when it exits.\n"
 "\n"
 "Exit status:\n"
-"  0  success, also when stopped by SIGINT or SIGTERM; trace: CMD's exit\n"
-"     status (128 + signal if a signal killed it)\n"
+"  0  success, also when stopped by SIGINT or SIGTERM\n"
 "  1  error, or info, stats or flush on a file, which has no ioctls\n"
 "  2  bad command line\n"
 "  3  device not found: the lbr_snap module is not loaded\n"
 "  4  permission denied: needs CAP_PERFMON to read, CAP_SYS_ADMIN to change\n"
 "  5  the module's ABI version is not the one this tool was built for\n"
-"  6  corrupt record stream\n";
+"  6  corrupt record stream\n"
+"trace exits with CMD's exit status (128 + signal if a signal killed it),\n"
+"except, as env(1) and timeout(1) do:\n"
+"  125  trace itself failed (bad command line, no permission, no module,\n"
+"       a target that cannot be attached, an error reading records); the\n"
+"       reason is on stderr\n"
+"  126  CMD was found but could not be run\n"
+"  127  CMD was not found\n"
+"add, del, capture: 0 if every change was made, else the code of the first\n"
+"failure (1, 3, 4 or 5 as above).\n";
 
 static int read_records(int fd, const struct opts *o,
 			int (*fn)(int fd, const struct stream_opts *so))
@@ -300,6 +345,20 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	       t->inflight);
 }
 
+/* A line on a target that has recorded nothing, and the likely why. */
+static void print_target_hint(const struct lbr_snap_target_stats *t)
+{
+	int n = (int)strnlen(t->name, sizeof(t->name));
+
+	if (!t->hits)
+		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
+		       n, t->name);
+	else if (!t->captured && t->filtered == t->hits)
+		printf("hint: %.*s: all %llu returns filtered as success: is its return type (%s) right? see `lbr-snap spec %.*s`\n",
+		       n, t->name, t->hits, ret_type_name(t->ret_type), n,
+		       t->name);
+}
+
 static void print_stats_text(const struct lbr_snap_stats *st,
 			     const struct lbr_snap_target_stats *ts,
 			     unsigned int nr)
@@ -313,6 +372,8 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
+	for (i = 0; i < nr; i++)
+		print_target_hint(&ts[i]);
 }
 
 static void print_target_json(const struct lbr_snap_target_stats *t)
@@ -429,7 +490,7 @@ static const struct {
 	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "-n and --nonblock only apply to streaming and report" },
 	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE,
-	  "--kallsyms and -k only apply to streaming, report and trace" },
+	  "--kallsyms, -k and -v only apply to streaming, report and trace" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE,
@@ -444,20 +505,21 @@ static int check_opts(const struct opts *o)
 		if ((o->given & opt_rules[i].opt) &&
 		    !(opt_rules[i].cmds & (1u << o->cmd)))
 			return usage_error(opt_rules[i].msg, "");
-	if (o->json && o->cmd == CMD_FLUSH)
-		return usage_error("--json does not apply to flush", "");
+	if (o->json && (o->cmd == CMD_FLUSH || o->cmd == CMD_ADD ||
+			o->cmd == CMD_DEL || o->cmd == CMD_CAPTURE))
+		return usage_error("--json does not apply to ", o->words[0]);
 	return 0;
 }
 
-static int parse_trace(int argc, char **argv, struct opts *o)
+static int parse_trace(struct opts *o, char **cmd)
 {
 	struct trace_opts *t = &o->trace;
 
 	if (!t->nr_specs)
 		return usage_error("trace needs at least one -e SYM[%type]", "");
-	if (optind + 1 >= argc)
-		return usage_error("trace needs a command: trace -e SYM -- CMD [ARGS]", "");
-	t->argv = argv + optind + 1;
+	if (!cmd || !*cmd)
+		return usage_error("trace needs a command: trace -e SYM [--] CMD [ARGS]", "");
+	t->argv = cmd;
 	t->device = o->device;
 	t->kallsyms = o->kallsyms;
 	t->vmlinux = o->vmlinux;
@@ -466,40 +528,64 @@ static int parse_trace(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static int parse_cmd(int argc, char **argv, struct opts *o)
+/* The words after the command: how many each command takes. */
+static int check_words(const struct opts *o)
+{
+	int n = o->nr_words - 1;
+
+	switch (o->cmd) {
+	case CMD_SPEC:
+	case CMD_ADD:
+	case CMD_DEL:
+		if (!n)
+			return usage_error(o->cmd == CMD_DEL ?
+					   "del needs at least one SYM" :
+					   o->cmd == CMD_ADD ?
+					   "add needs at least one SYM[%type][/N][@hook]" :
+					   "spec needs at least one SYM", "");
+		return 0;
+	case CMD_CAPTURE:
+		if (n != 1 || (strcmp(o->words[1], "errors") &&
+			       strcmp(o->words[1], "all")))
+			return usage_error("capture needs one mode, errors or all", "");
+		return 0;
+	default:
+		if (n > 0)
+			return usage_error("too many arguments: ", o->words[1]);
+		return 0;
+	}
+}
+
+/* @cmd: trace's CMD and its arguments, or NULL. */
+static int parse_cmd(struct opts *o, char **cmd)
 {
 	static const char *const names[] = {
 		[CMD_INFO] = "info", [CMD_STATS] = "stats", [CMD_FLUSH] = "flush",
 		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
-		[CMD_SPEC] = "spec",
+		[CMD_SPEC] = "spec", [CMD_ADD] = "add", [CMD_DEL] = "del",
+		[CMD_CAPTURE] = "capture",
 	};
 	unsigned int i;
 	int ret;
 
-	if (optind < argc) {
+	if (o->nr_words) {
 		for (i = CMD_INFO; i < ARRAY_SIZE(names); i++) {
-			if (!strcmp(argv[optind], names[i])) {
+			if (!strcmp(o->words[0], names[i])) {
 				o->cmd = i;
 				break;
 			}
 		}
 		if (o->cmd == CMD_STREAM)
-			return usage_error("unknown command: ", argv[optind]);
+			return usage_error("unknown command: ", o->words[0]);
 	}
 	ret = check_opts(o);
 	if (ret)
 		return ret;
 	if (o->cmd == CMD_TRACE)
-		return parse_trace(argc, argv, o);
-	if (o->cmd == CMD_SPEC) {
-		if (optind + 1 >= argc)
-			return usage_error("spec needs at least one SYM", "");
-		o->args = argv + optind + 1;
-		return 0;
-	}
-	if (optind + 1 < argc)
-		return usage_error("too many arguments: ", argv[optind + 1]);
-	return 0;
+		return parse_trace(o, cmd);
+	ret = check_words(o);
+	o->args = o->words + 1;
+	return ret;
 }
 
 static int add_spec(struct trace_opts *t, const char *spec)
@@ -531,6 +617,8 @@ static const struct option longopts[] = {
 	{ "all",	 no_argument,		NULL, OPT_ALL },
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
 	{ "help",	 no_argument,		NULL, 'h' },
+	{ "version",	 no_argument,		NULL, 'V' },
+	{ "verbose",	 no_argument,		NULL, 'v' },
 	{ }
 };
 
@@ -559,6 +647,10 @@ static int parse_opt(int c, struct opts *o)
 		o->vmlinux = optarg;
 		o->given |= OPT_SYMS;
 		return 0;
+	case 'v':
+		srclines_verbose = true;
+		o->given |= OPT_SYMS;
+		return 0;
 	case OPT_FULL:
 		o->po.full = true;
 		o->given |= OPT_TRIM;
@@ -583,24 +675,115 @@ static int parse_opt(int c, struct opts *o)
 	}
 }
 
-/* Returns 0 to go on, or the exit code (0 after --help). */
+static int add_word(struct opts *o, char *word)
+{
+	if (o->nr_words == MAX_WORDS)
+		return usage_error("too many arguments: ", word);
+	o->words[o->nr_words++] = word;
+	return 0;
+}
+
+static bool is_trace(const struct opts *o)
+{
+	return o->nr_words && !strcmp(o->words[0], "trace");
+}
+
+/*
+ * Options may come before and after the command word, as they always
+ * could; trace's options stop at the first word after "trace" that is not
+ * an option (its CMD), or at "--".  Returns 0 to go on, or the exit code
+ * (0 after --help).
+ */
 static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 {
+	char **cmd = NULL;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "d:n:e:k:h", longopts, NULL)) != -1) {
+	while (optind < argc) {
+		if (!strcmp(argv[optind], "--")) {
+			optind++;
+			if (is_trace(o)) {
+				cmd = argv + optind;
+				break;
+			}
+			for (; optind < argc; optind++) {
+				ret = add_word(o, argv[optind]);
+				if (ret)
+					return ret;
+			}
+			break;
+		}
+		c = getopt_long(argc, argv, "+d:n:e:k:hv", longopts, NULL);
+		if (c == -1) {
+			if (optind >= argc)
+				break;
+			/* A word: the command, its argument, or trace's CMD. */
+			if (is_trace(o)) {
+				cmd = argv + optind;
+				break;
+			}
+			ret = add_word(o, argv[optind++]);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (c == 'h') {
 			fputs(usage, stdout);
 			printf("\nSource lines: %s.\n", srclines_built_in ?
 			       "built in (libdw)" : "not built in (no libdw)");
+			printf("BTF specs: %s.\n", btf_built_in ?
+			       "built in (libbpf)" : "not built in (no libbpf)");
 			*done = true;
 			return 0;
+		}
+		if (c == 'V') {
+			o->version = true;
+			continue;
 		}
 		ret = parse_opt(c, o);
 		if (ret)
 			return ret;
 	}
-	return parse_cmd(argc, argv, o);
+	if (o->version) {
+		*done = true;
+		return 0;
+	}
+	o->words[o->nr_words] = NULL;
+	return parse_cmd(o, cmd);
+}
+
+/*
+ * --version: this tool's version and ABI, then the module's from GET_INFO
+ * when the device is there (or why not).  Always exits 0.
+ */
+static int print_version(const char *path)
+{
+	struct lbr_snap_info info = { 0 };
+	int fd;
+
+	printf("lbr-snap %s (ABI version %u; source lines: %s; BTF specs: %s)\n",
+	       LBR_SNAP_TOOL_VERSION, LBR_SNAP_ABI_VERSION,
+	       srclines_built_in ? "libdw" : "no", btf_built_in ? "libbpf" : "no");
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		printf("lbr_snap module: %s: %s%s\n", path, strerror(errno),
+		       errno == ENOENT ? " (not loaded)" : "");
+		return 0;
+	}
+	if (ioctl(fd, LBR_SNAP_IOC_GET_INFO, &info) < 0)
+		printf("lbr_snap module: %s: GET_INFO: %s%s\n", path,
+		       strerror(errno),
+		       errno == ENOTTY ? " (not an lbr_snap device)" : "");
+	else
+		printf("lbr_snap module %.*s (ABI version %u%s) at %s\n",
+		       (int)sizeof(info.version),
+		       info.version[0] ? info.version : "unknown",
+		       info.abi_version,
+		       info.abi_version == LBR_SNAP_ABI_VERSION ? "" :
+		       ", not this tool's: use the lbr-snap built with it",
+		       path);
+	close(fd);
+	return 0;
 }
 
 static int finish(int ret)
@@ -610,6 +793,31 @@ static int finish(int ret)
 		return EXIT_ERROR;
 	}
 	return ret;
+}
+
+/*
+ * Whether the command line is trace's: its word before any "--" (a bad
+ * command line may stop the parser before it).
+ */
+static bool names_trace(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "trace"))
+			return true;
+	return false;
+}
+
+/*
+ * trace exits with CMD's status, 128 + signal if one killed CMD or came
+ * before it ran, or EXIT_TRACE when trace itself failed.
+ */
+static int trace_exit(int ret)
+{
+	if (ret >= 0)
+		return ret;
+	return -ret >= 128 ? -ret : EXIT_TRACE;
 }
 
 int main(int argc, char **argv)
@@ -624,14 +832,24 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	ret = parse_args(argc, argv, &o, &done);
+	if (!ret && o.version)
+		return finish(print_version(o.device));
+	if (ret == EXIT_USAGE && names_trace(argc, argv))
+		return EXIT_TRACE;
 	if (ret || done)
 		return ret;
 	if (o.cmd == CMD_TRACE) {
-		ret = trace_run(&o.trace);
-		return finish(ret < 0 ? -ret : ret);
+		ret = trace_exit(trace_run(&o.trace));
+		return finish(0) ? EXIT_TRACE : ret;
 	}
 	if (o.cmd == CMD_SPEC)
 		return finish(cmd_spec(o.args));
+	if (o.cmd == CMD_ADD)
+		return finish(control_add(o.device, o.args));
+	if (o.cmd == CMD_DEL)
+		return finish(control_del(o.device, o.args));
+	if (o.cmd == CMD_CAPTURE)
+		return finish(control_capture(o.device, o.args[0]));
 	/* FLUSH needs a descriptor opened for writing (and CAP_SYS_ADMIN). */
 	fd = open_device(o.device, (o.cmd == CMD_FLUSH ? O_RDWR : O_RDONLY) |
 			 (o.nonblock ? O_NONBLOCK : 0));

@@ -53,17 +53,41 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 	fprintf(f, "[%u] %s() = %s\n", h->tgid, func, ret);
 }
 
-/* "sym+0xoff", then " (file:line)" when the debug info knows it. */
-static void put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
-		     struct srcloc *loc)
+/*
+ * A source path for text output: relative to the tree it was compiled
+ * in (the compilation unit's directory, kept by srclines in @loc) when it
+ * lies inside it, as the path as given otherwise.
+ */
+static const char *src_path(const struct srcloc *loc)
+{
+	size_t n = loc->comp_dir ? strlen(loc->comp_dir) : 0;
+
+	if (n && !strncmp(loc->file, loc->comp_dir, n) && loc->file[n] == '/')
+		return loc->file + n + 1;
+	return loc->file;
+}
+
+/*
+ * "sym+0xoff", then " (file:line)" when the debug info knows it, padded
+ * with spaces to @width columns; returns the columns it took.
+ */
+static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		    struct srcloc *loc, int width)
 {
 	bool found;
 	size_t len;
 	const char *sym = ksyms_sym(ks, addr, &len, &found);
+	int n = len;
 
-	fwrite(sym, 1, len, f);
+	if (f)
+		fwrite(sym, 1, len, f);
 	if (srclines_lookup(ks->lines, ks, addr, loc))
-		fprintf(f, " (%s:%d)", loc->file, loc->line);
+		n += f ? fprintf(f, " (%s:%d)", src_path(loc), loc->line) :
+			 snprintf(NULL, 0, " (%s:%d)", src_path(loc),
+				  loc->line);
+	for (; f && n < width; n++)
+		fputc(' ', f);
+	return n;
 }
 
 static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
@@ -79,22 +103,76 @@ static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
 	}
 }
 
+static int digits(unsigned int v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * "[#N] from -> to": the index padded to @iw digits, the source to @fw
+ * columns, so that the arrows of a record line up.
+ */
 static void print_branch(FILE *f, const struct rec *r, unsigned int i,
-			 const struct ksyms *ks)
+			 const struct ksyms *ks, int iw, int fw)
 {
 	struct srcloc from, to;
 	struct lbr_snap_branch b;
+	int n;
 
 	rec_branch(r, i, &b);
 	fputs("  [#", f);
 	put_uint(f, i);
 	fputs("] ", f);
-	put_addr(f, ks, b.from, &from);
+	for (n = digits(i); n < iw; n++)
+		fputc(' ', f);
+	put_addr(f, ks, b.from, &from, fw);
 	fputs(" -> ", f);
-	put_addr(f, ks, b.to, &to);
+	put_addr(f, ks, b.to, &to, 0);
 	fputs(b.flags & LBR_SNAP_BR_MISPRED ? " (mispredicted)\n" : "\n", f);
 	put_inlines(f, "from", &from);
 	put_inlines(f, "to", &to);
+}
+
+/* The widest source text of entries @first to @last. */
+static int from_width(const struct rec *r, const struct ksyms *ks,
+		      unsigned int first, unsigned int last)
+{
+	struct lbr_snap_branch b;
+	struct srcloc loc;
+	unsigned int i;
+	int w = 0, n;
+
+	for (i = first; i < last; i++) {
+		rec_branch(r, i, &b);
+		n = put_addr(NULL, ks, b.from, &loc, 0);
+		if (n > w)
+			w = n;
+	}
+	return w;
+}
+
+/*
+ * The line under the header: where the function returned to, and how
+ * the branches are numbered.
+ */
+static void print_caller(FILE *f, const struct lbr_snap_record *h,
+			 const struct ksyms *ks)
+{
+	struct srcloc loc;
+
+	fputs("  returned to ", f);
+	put_addr(f, ks, h->caller, &loc, 0);
+	if (h->nr_entries > 1)
+		fprintf(f, "; %u branches, #0 (oldest) to #%u (newest)\n",
+			h->nr_entries, h->nr_entries - 1);
+	else
+		fputs(h->nr_entries ? "; 1 branch, #0\n" : "; no branches\n", f);
 }
 
 static const char *entries(unsigned int n)
@@ -125,7 +203,8 @@ static void print_cut_note(FILE *f, const struct lbr_snap_record *h,
 }
 
 /*
- * TIME cpuN COMM[PID] FUNC() = RET, then the branches oldest first (minus
+ * TIME cpuN COMM[PID] FUNC() = RET, the caller and the numbering, then
+ * the branches oldest first, their arrows aligned (minus
  * the probe path unless --full, minus those before the target function
  * with --only-target), then notes on what was left out and missing LBR.
  */
@@ -136,7 +215,10 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 	unsigned int i, first = 0, last = h->nr_entries;
 	struct rec_span sp;
 
+	int iw, fw;
+
 	print_header(f, h, ks);
+	print_caller(f, h, ks);
 	rec_span(r, ks, &sp);
 	if (po->only_target)
 		first = sp.target;
@@ -144,14 +226,17 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		last = sp.probe;
 	if (first)
 		print_cut_note(f, h, ks, first);
+	iw = last ? digits(last - 1) : 1;
+	fw = from_width(r, ks, first, last);
 	for (i = first; i < last; i++)
-		print_branch(f, r, i, ks);
+		print_branch(f, r, i, ks, iw, fw);
 	print_probe_note(f, h, h->nr_entries - last);
 	if (h->flags & LBR_SNAP_REC_NO_LBR)
 		fprintf(f, "  (no LBR on this machine: backend %s)\n",
 			backend_name(h->backend));
 	if (h->flags & LBR_SNAP_REC_WAS_OFF)
 		fprintf(f, "  (LBR was already off when this return froze it: the branches may be older)\n");
+	fputc('\n', f);	/* a blank line between records */
 }
 
 /* "key":"sym+0xoff", or "key":null for an address without a symbol. */
@@ -323,8 +408,13 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	unsigned int i;
 
 	rec_span(r, ks, &sp);
-	fprintf(f, "{\"ts\":%llu,\"cpu\":%u,\"pid\":%u,\"tid\":%u,\"comm\":",
-		h->ts_ns, h->cpu, h->tgid, h->pid);
+	/*
+	 * ts_sec and ts_nsec hold ts exactly for readers whose JSON numbers
+	 * are doubles: ts passes 2^53 after 104 days of uptime.
+	 */
+	fprintf(f, "{\"ts\":%llu,\"ts_sec\":%llu,\"ts_nsec\":%llu,\"cpu\":%u,\"pid\":%u,\"tid\":%u,\"comm\":",
+		h->ts_ns, h->ts_ns / NSEC_PER_SEC, h->ts_ns % NSEC_PER_SEC,
+		h->cpu, h->tgid, h->pid);
 	json_str(f, h->comm, LBR_SNAP_COMM_LEN);
 	fputc(',', f);
 	json_sym(f, "func", ks, h->func_addr, true);

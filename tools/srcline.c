@@ -4,14 +4,20 @@
  * the DWARF of vmlinux and of the loaded modules' .ko files, with elfutils'
  * libdwfl.  Built only with HAVE_LIBDW; without it nothing is found.
  *
- * vmlinux (-k PATH, else the first of /boot/vmlinux-RELEASE,
+ * vmlinux (-k PATH, else the first usable of /boot/vmlinux-RELEASE,
  * /lib/modules/RELEASE/build/vmlinux, /usr/lib/debug/boot/vmlinux-RELEASE,
  * /usr/lib/debug/lib/modules/RELEASE/vmlinux) is reported at its link
  * addresses; a runtime address is moved back by the KASLR offset, _text in
  * kallsyms minus _text in the ELF.  Modules are reported the way
- * eu-addr2line -k does: /proc/modules, the .ko found under
- * /lib/modules/RELEASE, its sections placed at the addresses
+ * eu-addr2line -k does: /proc/modules, the MOD.ko found under
+ * /usr/lib/debug/lib/modules/RELEASE (Debian's -dbg packages), else
+ * /lib/modules/RELEASE (.ko, then .ko.xz, .ko.zst, .ko.gz: libdwfl
+ * decompresses xz and gzip, unzstd() zstd), its sections placed at the addresses
  * /sys/module/MOD/sections/ gives (so root is needed).
+ *
+ * LBR_SNAP_ROOT=DIR puts DIR before every one of these paths (the tests'
+ * fake root; /proc/modules and /sys/module are read there too only for
+ * -v's list); -v says on stderr which files were used, or where it looked.
  *
  * A lookup with inlined frames walks the scopes of a compilation unit, far
  * too slow to do for every entry of a burst: the results for recent
@@ -19,6 +25,8 @@
  * live as long as the Dwfl).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +43,27 @@ const bool srclines_built_in = true;
 const bool srclines_built_in;
 #endif
 
+bool srclines_verbose;
+
+bool srclines_wanted(void)
+{
+	return getenv("LBR_SNAP_ROOT");
+}
+
+/* With -v: "lbr-snap: MESSAGE" on stderr. */
+__printf(1, 2) static void verbose(const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+
+	if (!srclines_verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pr_err("%s", buf);
+}
+
 #ifdef HAVE_LIBDW
 #include <fcntl.h>
 #include <ftw.h>
@@ -42,6 +71,8 @@ const bool srclines_built_in;
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <sys/mman.h>
+#include <zstd.h>
 
 #define LOC_CACHE_BITS	12		/* 4096 entries of 224 bytes */
 
@@ -56,58 +87,212 @@ struct srclines {
 	Dwfl *dwfl;
 	Dwfl_Module *kernel;		/* NULL: no vmlinux */
 	unsigned long long kernel_off;	/* runtime minus link address */
+	char kernel_path[PATH_MAX];
 	struct loc_cache_ent *cache;	/* 1 << LOC_CACHE_BITS entries */
 };
 
 static char *debuginfo_path;
 
-static const char *ko_name;	/* nftw() callbacks take no argument */
-static char ko_path[PATH_MAX];
+/* Where modules' files are looked for, best first, under LBR_SNAP_ROOT. */
+static const char *const ko_dirs[] = {
+	"/usr/lib/debug/lib/modules/%s",	/* Debian's linux-image-*-dbg */
+	"/lib/modules/%s",
+};
+static const char *const ko_exts[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
 
-/* Module names use '_' where file names may use '-'. */
-static bool same_mod_name(const char *file, const char *mod)
+/* A module file found under ko_dirs[dir], its name ending in ko_exts[ext]. */
+struct ko_file {
+	char *mod;		/* module name: '-' read as '_' */
+	char *path;
+	unsigned int dir, ext;
+};
+
+static struct {
+	bool done;
+	unsigned int dir;		/* nftw() callbacks take no argument */
+	struct ko_file *files;
+	size_t nr, cap;
+} ko_index;
+
+static void add_ko(const char *path, const char *base, unsigned int ext)
 {
-	for (; *mod; file++, mod++)
-		if (*file != *mod && !(*file == '-' && *mod == '_'))
-			return false;
-	return !strcmp(file, ".ko");
+	size_t len = strlen(base) - strlen(ko_exts[ext]), i;
+	struct ko_file *k;
+
+	if (ko_index.nr == ko_index.cap) {
+		ko_index.cap = ko_index.cap ? 2 * ko_index.cap : 256;
+		ko_index.files = xrealloc(ko_index.files, ko_index.cap *
+					  sizeof(*ko_index.files));
+	}
+	k = &ko_index.files[ko_index.nr++];
+	k->mod = strndup(base, len);
+	k->path = strdup(path);
+	if (!k->mod || !k->path) {
+		pr_err("out of memory");
+		exit(EXIT_ERROR);
+	}
+	for (i = 0; i < len; i++)
+		if (k->mod[i] == '-')
+			k->mod[i] = '_';
+	k->dir = ko_index.dir;
+	k->ext = ext;
 }
 
-static int match_ko(const char *path, const struct stat *st, int type,
+static int index_ko(const char *path, const struct stat *st, int type,
 		    struct FTW *ftw)
 {
+	const char *base = path + ftw->base;
+	size_t len = strlen(base), elen;
+	unsigned int i;
+
 	(void)st;
-	if (type != FTW_F || !same_mod_name(path + ftw->base, ko_name))
+	if (type != FTW_F)
 		return 0;
-	snprintf(ko_path, sizeof(ko_path), "%s", path);
-	return 1;
+	for (i = 0; i < ARRAY_SIZE(ko_exts); i++) {
+		elen = strlen(ko_exts[i]);
+		if (len > elen && !strcmp(base + len - elen, ko_exts[i])) {
+			add_ko(path, base, i);
+			break;
+		}
+	}
+	return 0;
+}
+
+static const char *lookup_root(void)
+{
+	const char *root = getenv("LBR_SNAP_ROOT");
+
+	return root ? root : "";
+}
+
+static const char *release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u))
+		return "unknown";
+	return u.release;
+}
+
+/* ko_dirs[@i] under the root, for this release. */
+static void ko_dir(char *buf, size_t len, unsigned int i)
+{
+	char fmt[64];
+
+	snprintf(fmt, sizeof(fmt), "%%s%s", ko_dirs[i]);
+	snprintf(buf, len, fmt, lookup_root(), release());
+}
+
+/* One walk of each module directory, the first time a module is wanted. */
+static void index_modules(void)
+{
+	char dir[PATH_MAX];
+
+	if (ko_index.done)
+		return;
+	ko_index.done = true;
+	for (ko_index.dir = 0; ko_index.dir < ARRAY_SIZE(ko_dirs);
+	     ko_index.dir++) {
+		ko_dir(dir, sizeof(dir), ko_index.dir);
+		nftw(dir, index_ko, 16, FTW_PHYS);
+	}
+}
+
+/* The file of module @mod, best directory then best suffix; NULL if none. */
+static const char *find_ko(const char *mod)
+{
+	const struct ko_file *best = NULL, *k;
+	size_t i;
+
+	index_modules();
+	for (i = 0; i < ko_index.nr; i++) {
+		k = &ko_index.files[i];
+		if (strcmp(k->mod, mod))
+			continue;
+		if (!best || k->dir < best->dir ||
+		    (k->dir == best->dir && k->ext < best->ext))
+			best = k;
+	}
+	return best ? best->path : NULL;
 }
 
 /*
- * Dwfl_Callbacks.find_elf for modules: MOD.ko anywhere under
- * /lib/modules/RELEASE (uncompressed only).  libdwfl's own
+ * A .zst file decompressed into a memfd: this libdwfl (elfutils 0.188)
+ * decompresses gzip, bzip2 and xz itself, not zstd.  Returns an fd or -1.
+ */
+static int unzstd(int in)
+{
+	size_t ilen = ZSTD_DStreamInSize(), olen = ZSTD_DStreamOutSize();
+	char *ibuf = malloc(ilen), *obuf = malloc(olen);
+	ZSTD_DStream *z = ZSTD_createDStream();
+	int out = memfd_create("lbr-snap-unzstd", MFD_CLOEXEC);
+	ssize_t n = 1;
+	size_t ret = 0;
+
+	if (!ibuf || !obuf || !z || out < 0)
+		goto fail;
+	ZSTD_initDStream(z);
+	while (n > 0 && (n = read(in, ibuf, ilen)) > 0) {
+		ZSTD_inBuffer ib = { ibuf, (size_t)n, 0 };
+
+		while (ib.pos < ib.size) {
+			ZSTD_outBuffer ob = { obuf, olen, 0 };
+
+			ret = ZSTD_decompressStream(z, &ob, &ib);
+			if (ZSTD_isError(ret) ||
+			    write(out, obuf, ob.pos) != (ssize_t)ob.pos)
+				goto fail;
+		}
+	}
+	if (n < 0 || ret)	/* read error, or a truncated frame */
+		goto fail;
+	ZSTD_freeDStream(z);
+	free(ibuf);
+	free(obuf);
+	close(in);
+	lseek(out, 0, SEEK_SET);
+	return out;
+fail:
+	ZSTD_freeDStream(z);
+	free(ibuf);
+	free(obuf);
+	close(in);
+	if (out >= 0)
+		close(out);
+	return -1;
+}
+
+/* Open a debug file, a .zst one decompressed; fd or -1. */
+static int open_debug_file(const char *path)
+{
+	size_t len = strlen(path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && len > 4 && !strcmp(path + len - 4, ".zst"))
+		return unzstd(fd);
+	return fd;
+}
+
+/*
+ * Dwfl_Callbacks.find_elf for modules: find_ko().  libdwfl's own
  * dwfl_linux_kernel_find_elf() gives up when the build ID that
- * /sys/module/MOD/notes gives is not in a .build-id directory.
+ * /sys/module/MOD/notes gives is not in a .build-id directory.  A
+ * compressed file is decompressed by libdwfl from the descriptor.
  */
 static int find_module_elf(Dwfl_Module *mod, void **userdata,
 			   const char *name, Dwarf_Addr base,
 			   char **file_name, Elf **elfp)
 {
-	char dir[PATH_MAX];
-	struct utsname u;
+	const char *path = find_ko(name);
 
 	(void)mod;
 	(void)userdata;
 	(void)base;
 	(void)elfp;
-	if (uname(&u))
+	if (!path)
 		return -1;
-	snprintf(dir, sizeof(dir), "/lib/modules/%s", u.release);
-	ko_name = name;
-	if (nftw(dir, match_ko, 16, FTW_PHYS) != 1)
-		return -1;
-	*file_name = strdup(ko_path);
-	return open(ko_path, O_RDONLY | O_CLOEXEC);
+	*file_name = strdup(path);
+	return open_debug_file(path);
 }
 
 /*
@@ -150,26 +335,20 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* The first vmlinux candidate that exists, in @buf; NULL if none. */
-static const char *find_vmlinux(char *buf, size_t len)
-{
-	static const char *const fmt[] = {
-		"/boot/vmlinux-%s",
-		"/lib/modules/%s/build/vmlinux",
-		"/usr/lib/debug/boot/vmlinux-%s",
-		"/usr/lib/debug/lib/modules/%s/vmlinux",
-	};
-	struct utsname u;
-	size_t i;
+/* vmlinux candidates, in order, under LBR_SNAP_ROOT. */
+static const char *const vmlinux_fmt[] = {
+	"/boot/vmlinux-%s",
+	"/lib/modules/%s/build/vmlinux",
+	"/usr/lib/debug/boot/vmlinux-%s",	/* Debian's linux-image-*-dbg */
+	"/usr/lib/debug/lib/modules/%s/vmlinux",
+};
 
-	if (uname(&u))
-		return NULL;
-	for (i = 0; i < ARRAY_SIZE(fmt); i++) {
-		snprintf(buf, len, fmt[i], u.release);
-		if (!access(buf, R_OK))
-			return buf;
-	}
-	return NULL;
+static void vmlinux_path(char *buf, size_t len, unsigned int i)
+{
+	char fmt[64];
+
+	snprintf(fmt, sizeof(fmt), "%%s%s", vmlinux_fmt[i]);
+	snprintf(buf, len, fmt, lookup_root(), release());
 }
 
 /* st_value of the ELF symbol @name in @mod, or 0. */
@@ -189,25 +368,96 @@ static unsigned long long elf_sym(Dwfl_Module *mod, const char *name)
 	return 0;
 }
 
+/* Report @path as the kernel if libdwfl takes it and it has _text. */
+static bool try_kernel(struct srclines *sl, const char *path,
+		       const struct ksyms *ks)
+{
+	unsigned long long text;
+	Dwfl_Module *m;
+
+	int fd;
+
+	errno = 0;
+	fd = open_debug_file(path);
+	if (fd < 0) {
+		verbose("vmlinux %s: not usable: %s", path,
+			errno ? strerror(errno) : "bad zstd data");
+		return false;
+	}
+	/* libdwfl takes the descriptor, and closes it. */
+	m = dwfl_report_offline(sl->dwfl, "kernel", path, fd);
+	if (!m) {
+		verbose("vmlinux %s: not usable: %s", path, dwfl_errmsg(-1));
+		return false;
+	}
+	text = elf_sym(m, "_text");
+	if (!text) {
+		verbose("vmlinux %s: not usable: no _text symbol", path);
+		return false;
+	}
+	if (!ks->text_addr) {
+		verbose("vmlinux %s: not usable: no _text in kallsyms to place it",
+			path);
+		return false;
+	}
+	sl->kernel = m;
+	sl->kernel_off = ks->text_addr - text;
+	snprintf(sl->kernel_path, sizeof(sl->kernel_path), "%s", path);
+	return true;
+}
+
 static void report_kernel(struct srclines *sl, const char *vmlinux,
 			  const struct ksyms *ks)
 {
-	unsigned long long text;
-	char buf[512];
+	char buf[PATH_MAX], looked[4 * PATH_MAX] = "";
+	unsigned int i;
 
-	if (!vmlinux)
-		vmlinux = find_vmlinux(buf, sizeof(buf));
-	if (!vmlinux)
-		return;
-	sl->kernel = dwfl_report_offline(sl->dwfl, "kernel", vmlinux, -1);
-	if (!sl->kernel)
-		return;
-	text = elf_sym(sl->kernel, "_text");
-	if (!text || !ks->text_addr) {
-		sl->kernel = NULL;
+	if (vmlinux) {
+		try_kernel(sl, vmlinux, ks);
 		return;
 	}
-	sl->kernel_off = ks->text_addr - text;
+	for (i = 0; i < ARRAY_SIZE(vmlinux_fmt); i++) {
+		vmlinux_path(buf, sizeof(buf), i);
+		snprintf(looked + strlen(looked), sizeof(looked) - strlen(looked),
+			 "%s%s", i ? ", " : "", buf);
+		if (access(buf, R_OK))
+			continue;
+		if (try_kernel(sl, buf, ks))
+			return;
+	}
+	verbose("no vmlinux: looked for %s (-k PATH gives one): kernel addresses get no file:line",
+		looked);
+}
+
+/* -v: the vmlinux used, and each loaded module's file, or where we looked. */
+static void say_debug_files(const struct srclines *sl)
+{
+	char path[PATH_MAX], name[256], d0[PATH_MAX], d1[PATH_MAX];
+	Dwarf_Addr bias;
+	const char *ko;
+	FILE *f;
+
+	if (sl->kernel)
+		verbose("vmlinux: %s%s", sl->kernel_path,
+			dwfl_module_getdwarf(sl->kernel, &bias) ? "" :
+			" (no debug info in it: kernel addresses get no file:line)");
+	snprintf(path, sizeof(path), "%s/proc/modules", lookup_root());
+	f = fopen(path, "r");
+	if (!f) {
+		verbose("%s: %s: no modules listed", path, strerror(errno));
+		return;
+	}
+	ko_dir(d0, sizeof(d0), 0);
+	ko_dir(d1, sizeof(d1), 1);
+	while (fscanf(f, "%255s%*[^\n]", name) == 1) {
+		ko = find_ko(name);
+		if (ko)
+			verbose("module %s: %s", name, ko);
+		else
+			verbose("module %s: no %s.ko, .ko.xz, .ko.zst or .ko.gz under %s or %s: its addresses get no file:line",
+				name, name, d0, d1);
+	}
+	fclose(f);
 }
 
 /* Open the debug info for @ks's kernel; NULL if there is none at all. */
@@ -228,6 +478,8 @@ struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks)
 	report_kernel(sl, vmlinux, ks);
 	dwfl_linux_kernel_report_modules(sl->dwfl);
 	dwfl_report_end(sl->dwfl, NULL, NULL);
+	if (srclines_verbose)
+		say_debug_files(sl);
 	return sl;
 }
 
@@ -275,6 +527,16 @@ static void find_inlines(Dwfl_Module *m, Dwarf_Addr a, struct srcloc *loc)
 	free(scopes);
 }
 
+/* The directory the line's compilation unit was compiled in, or NULL. */
+static const char *comp_dir(Dwfl_Line *l)
+{
+	Dwarf_Die *cu = dwfl_linecu(l);
+	Dwarf_Attribute attr;
+
+	return cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) :
+		    NULL;
+}
+
 /* srclines_lookup() without the cache; @loc is zeroed. */
 static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 		   unsigned long long addr, struct srcloc *loc)
@@ -295,6 +557,7 @@ static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 	loc->file = dwfl_lineinfo(l, NULL, &loc->line, NULL, NULL, NULL);
 	if (!loc->file)
 		return false;
+	loc->comp_dir = comp_dir(l);
 	find_inlines(m, a, loc);
 	return true;
 }
@@ -375,6 +638,7 @@ struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks)
 {
 	(void)vmlinux;
 	(void)ks;
+	verbose("built without libdw: no source lines");
 	return NULL;
 }
 

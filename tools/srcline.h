@@ -16,6 +16,7 @@ struct src_inline {
 /* Where an address is in the source; strings live as long as the table. */
 struct srcloc {
 	const char *file;
+	const char *comp_dir;		/* the CU's DW_AT_comp_dir, or NULL */
 	int line;
 	unsigned int nr_inline;		/* innermost first */
 	struct src_inline inl[SRC_MAX_INLINE];
@@ -25,6 +26,8 @@ struct ksyms;
 struct srclines;
 
 extern const bool srclines_built_in;
+extern bool srclines_verbose;		/* -v: say which debug files */
+bool srclines_wanted(void);		/* LBR_SNAP_ROOT is set */
 
 struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks);
 bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,

@@ -15,6 +15,12 @@ enum {
 	EXIT_PERM	= 4,	/* permission denied */
 	EXIT_ABI	= 5,	/* module speaks another ABI version */
 	EXIT_CORRUPT	= 6,	/* corrupt record stream */
+	/*
+	 * trace's own failures, its command line included, as env(1) and
+	 * timeout(1) have it: the rest are CMD's (126 and 127 too, when
+	 * CMD cannot be run or is not found).
+	 */
+	EXIT_TRACE	= 125,
 };
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

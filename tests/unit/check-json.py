@@ -16,7 +16,7 @@ STR = str
 OPT_STR = (str, type(None))
 
 RECORD = {
-    "ts": INT, "cpu": INT, "pid": INT, "tid": INT, "comm": STR,
+    "ts": INT, "ts_sec": INT, "ts_nsec": INT, "cpu": INT, "pid": INT, "tid": INT, "comm": STR,
     "func": OPT_STR, "func_addr": HEX, "retval": INT, "errno": OPT_STR,
     "ret_type": ("int", "long", "ptr", "bool", "unknown"),
     "probe_entries": INT, "flags": INT, "backend": STR, "target_id": INT,
@@ -89,6 +89,9 @@ def check_report(obj, where):
 def check_line(kind, obj, where):
     if kind == "record":
         check_object(obj, RECORD, where)
+        if obj["ts_sec"] * 10**9 + obj["ts_nsec"] != obj["ts"] or \
+                obj["ts_nsec"] >= 10**9:
+            raise ValueError(f"{where}: ts_sec and ts_nsec are not ts")
         for i, br in enumerate(obj["branches"]):
             check_object(br, BRANCH, f"{where}: branch {i}")
             for side in ("from_inline", "to_inline"):

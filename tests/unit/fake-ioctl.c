@@ -9,11 +9,19 @@
  *
  *   FAKE_LBR_ADD_FAIL=SPEC  ADD_TARGET of SPEC fails with EINVAL
  *   FAKE_LBR_ADD_EXISTS=SPEC  ADD_TARGET of SPEC fails with EEXIST
+ *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
+ *                         with errno N (after printing their line)
+ *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
+ *   FAKE_LBR_ALL_FILTERED=1  kmalloc_trace's 7 returns were all filtered
+ *
+ * ADD_TARGET gives the new target id 7 and the hook its spec names
+ * (fexit if it ends in "@fexit", else kretprobe).
  *
  * FLUSH, ADD_TARGET, DEL_TARGET and SET_CAPTURE print "fake: NAME [ARG]"
  * on stderr so tests can see they were called, and in which order.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,7 +64,9 @@ static int fake_info(struct lbr_snap_info *info)
 	strcpy(info->backend_name, "intel");
 	strcpy(info->mode, "raw");
 	strcpy(info->reason, "legacy LBR, format 5 (\"EIP+flags+cycles\")");
-	strcpy(info->version, "0.1-test");
+	snprintf(info->version, sizeof(info->version), "%s",
+		 getenv("FAKE_LBR_VERSION") ? getenv("FAKE_LBR_VERSION") :
+		 "0.1-test");
 	return 0;
 }
 
@@ -76,6 +86,10 @@ static int fake_stats(struct lbr_snap_stats *st)
 	out = (struct lbr_snap_target_stats *)(unsigned long)st->stats_ptr;
 	for (i = 0; i < nr && i < st->nr; i++)
 		out[i] = targets[i];
+	if (env_int("FAKE_LBR_ALL_FILTERED", 0) && st->nr > 1) {
+		out[1].filtered = out[1].hits;
+		out[1].captured = 0;
+	}
 	st->nr = nr;
 	st->read = 107;
 	st->flushed = 3;
@@ -89,15 +103,34 @@ static bool env_is(const char *name, const char *value)
 	return v && !strcmp(v, value);
 }
 
+/* The line "fake: NAME ARG"; then fail with FAKE_LBR_CTL_ERRNO if set. */
+static int fake_ctl(const char *name, const char *arg)
+{
+	int err = env_int("FAKE_LBR_CTL_ERRNO", 0);
+
+	fprintf(stderr, "fake: %s %s\n", name, arg);
+	if (!err)
+		return 0;
+	errno = err;
+	return -1;
+}
+
 static int fake_add(struct lbr_snap_target_ctl *ctl)
 {
-	fprintf(stderr, "fake: ADD_TARGET %s\n", ctl->spec);
+	const char *hook = strrchr(ctl->spec, '@');
+
+	if (fake_ctl("ADD_TARGET", ctl->spec))
+		return -1;
 	if (env_is("FAKE_LBR_ADD_FAIL", ctl->spec))
 		errno = EINVAL;
 	else if (env_is("FAKE_LBR_ADD_EXISTS", ctl->spec))
 		errno = EEXIST;
-	else
+	else {
+		ctl->id = 7;
+		ctl->hook = hook && !strcmp(hook, "@fexit") ?
+			    LBR_SNAP_HOOK_FEXIT : LBR_SNAP_HOOK_KRETPROBE;
 		return 0;
+	}
 	return -1;
 }
 
@@ -114,6 +147,14 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		errno = err;
 		return -1;
 	}
+	/* As the module: changes need a descriptor opened for writing. */
+	if ((req == LBR_SNAP_IOC_FLUSH || req == LBR_SNAP_IOC_ADD_TARGET ||
+	     req == LBR_SNAP_IOC_DEL_TARGET || req == LBR_SNAP_IOC_SET_CAPTURE) &&
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+		fputs("fake: read-only descriptor\n", stderr);
+		errno = EBADF;
+		return -1;
+	}
 	switch (req) {
 	case LBR_SNAP_IOC_GET_INFO:
 		return fake_info(arg);
@@ -125,12 +166,14 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case LBR_SNAP_IOC_ADD_TARGET:
 		return fake_add(arg);
 	case LBR_SNAP_IOC_DEL_TARGET:
-		fprintf(stderr, "fake: DEL_TARGET %s\n",
-			((struct lbr_snap_target_ctl *)arg)->spec);
-		return 0;
-	case LBR_SNAP_IOC_SET_CAPTURE:
-		fprintf(stderr, "fake: SET_CAPTURE %lu\n", (unsigned long)arg);
-		return 0;
+		return fake_ctl("DEL_TARGET",
+				((struct lbr_snap_target_ctl *)arg)->spec);
+	case LBR_SNAP_IOC_SET_CAPTURE: {
+		char mode[24];
+
+		snprintf(mode, sizeof(mode), "%lu", (unsigned long)arg);
+		return fake_ctl("SET_CAPTURE", mode);
+	}
 	default:
 		return __real_ioctl(fd, req, arg);
 	}

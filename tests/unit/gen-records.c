@@ -545,6 +545,29 @@ static void gen_bulk(unsigned long long nr)
 	}
 }
 
+/*
+ * Timestamps past 2^53 ns (104 days of uptime), which a JSON number read
+ * as a double does not hold: 2^53 + 1 and the largest __u64.
+ */
+static void gen_bigts(void)
+{
+	struct lbr_snap_record h = hdr("late", DO_OPEN, LBR_SNAP_RET_INT, -2);
+
+	h.ts_ns = (1ull << 53) + 1;
+	emit_plain(h);
+	h.ts_ns = ~0ull;
+	emit_plain(h);
+}
+
+/* One record whose one branch goes from @addr to @addr. */
+static void gen_addr(unsigned long long addr)
+{
+	struct lbr_snap_record h = hdr("addr", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	struct lbr_snap_branch br[] = { BR(addr, addr, 0, LBR_SNAP_BT_JMP) };
+
+	emit(h, br, 1, &native);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc >= 2 ? argv[1] : "";
@@ -560,6 +583,10 @@ int main(int argc, char **argv)
 		gen_bulk(strtoull(argv[2], NULL, 0));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(mode, "addr")) {
+		gen_addr(strtoull(argv[2], NULL, 0));
+		return 0;
+	}
 	if (argc != 2)
 		mode = "";
 
@@ -571,6 +598,10 @@ int main(int argc, char **argv)
 		gen_paths();
 		return 0;
 	}
+	if (!strcmp(mode, "bigts")) {
+		gen_bigts();
+		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {
 		if (!strcmp(mode, broken[i].mode)) {
 			gen_broken(&broken[i]);
@@ -579,6 +610,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n"
 		"       gen-records kallsyms NSYMS\n"
-		"       gen-records bulk NRECS NSYMS\n", broken[0].mode);
+		"       gen-records bulk NRECS NSYMS\n"
+		"       gen-records addr ADDR\n", broken[0].mode);
 	return 2;
 }

@@ -9,7 +9,8 @@
 # check-json.py validates the JSON, check-report.py recounts what report
 # prints from the records, test-errname.c checks the errno table.
 #
-# Needs gcc, make, python3, readelf, mkfifo, timeout, /proc/PID/io (task I/O
+# Needs gcc, make, python3, readelf, mkfifo, timeout, xz, zstd, man (the
+# man pages are skipped without it), /proc/PID/io (task I/O
 # accounting, for the syscall counts) and, as root, setpriv.
 #
 #   tests/unit/run.sh           build what is needed, run the tests, print TAP
@@ -130,8 +131,10 @@ check "lbr-snap is linked statically" not_dynamic
 
 check "build gen-records" \
 	gcc "${CFLAGS[@]}" -o gen-records "$HERE/gen-records.c"
+VER=$(sed -n 's/^#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' "$ROOT/src/lbr_snap.h")
 check "build lbr-snap with fake ioctls" \
-	gcc "${CFLAGS[@]}" -Wl,--wrap=ioctl -o lbr-snap-fake \
+	gcc "${CFLAGS[@]}" "-DLBR_SNAP_TOOL_VERSION=\"$VER\"" \
+	-Wl,--wrap=ioctl -o lbr-snap-fake \
 	"$ROOT"/tools/*.c "$HERE/fake-ioctl.c"
 FAKE=$T/lbr-snap-fake
 
@@ -376,6 +379,63 @@ sanitized()
 }
 check "ASan/UBSan build reads every input without memory errors" sanitized
 
+# Readable text: each record's arrows in one column, its indexes padded,
+# the caller and the numbering under the header, a blank line after it.
+text_layout()
+{
+	"$LBR" -d bulk.bin --kallsyms bulk-kallsyms.txt -n 50 --full >layout.txt ||
+		return 1
+	cat "$EXP/stream.txt" "$EXP/paths-only-target-full.txt" >>layout.txt
+	python3 - layout.txt <<'EOF'
+import re, sys
+recs = open(sys.argv[1]).read().split("\n\n")
+if recs.pop() != "":
+    sys.exit("no blank line after the last record")
+wide = 0
+for n, rec in enumerate(recs, 1):
+    lines = rec.split("\n")
+    m = re.match(r"  returned to \S+; (no branches|1 branch, #0|(\d+) branches, #0 \(oldest\) to #(\d+) \(newest\))$", lines[1])
+    if not m or (m.group(2) and int(m.group(3)) != int(m.group(2)) - 1):
+        sys.exit(f"record {n}: second line {lines[1]!r}")
+    br = [l for l in lines if l.startswith("  [#")]
+    cols = {l.index(" -> ") for l in br}
+    starts = {len(re.match(r"  \[#\d+\] +", l).group(0)) for l in br}
+    if len(cols) > 1 or len(starts) > 1:
+        sys.exit(f"record {n}: not aligned:\n" + "\n".join(br))
+    wide = max(wide, len(br))
+if wide < 10:
+    sys.exit("no record with 10 branches or more to check")
+EOF
+}
+check "text: arrows and indexes aligned, caller and numbering, blank lines" \
+	text_layout
+
+# Source paths: relative to the compilation directory in text, as the
+# debug info has them in JSON.
+src_paths()
+{
+	local text start addr
+
+	mkdir -p "$T/src/sub"
+	printf 'int x;\nvoid _text(void) {}\nvoid _start(void) { x++; }\n' >"$T/src/sub/vm2.c"
+	(cd "$T/src" && gcc -g -O0 -nostdlib -static -o "$T/vm2.elf" "$T/src/sub/vm2.c") ||
+		return 1
+	text=$(nm "$T/vm2.elf" | awk '$3 == "_text" { print $1 }')
+	start=$(nm "$T/vm2.elf" | awk '$3 == "_start" { print $1 }')
+	addr=$(printf '0x%x' $((0xffffffff81000000 + 0x$start - 0x$text + 4)))
+	./gen-records addr "$addr" >addr.bin
+	"$LBR" -d addr.bin "${KS[@]}" -k "$T/vm2.elf" >addr.txt || return 1
+	grep -q '^  \[#0\] _stext+0x[0-9a-f]* (sub/vm2\.c:3) -> _stext+0x[0-9a-f]* (sub/vm2\.c:3)$' addr.txt ||
+		{ echo "text:"; cat addr.txt; return 1; }
+	"$LBR" -d addr.bin "${KS[@]}" -k "$T/vm2.elf" --json >addr.jsonl || return 1
+	grep -q "\"from_file\":\"$T/src/sub/vm2.c\",\"from_line\":3," addr.jsonl ||
+		{ echo "JSON:"; cat addr.jsonl; return 1; }
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "source paths: relative to the build directory in text, whole in JSON" \
+		src_paths
+fi
+
 # -------------------------------------------------- trimming and report
 
 t "--full shows the probe-path entries" 0 "$EXP/stream-full.txt" \
@@ -383,6 +443,29 @@ t "--full shows the probe-path entries" 0 "$EXP/stream-full.txt" \
 t "--only-target --full: entries before the target cut, said how many" 0 \
 	"$EXP/paths-only-target-full.txt" /dev/null \
 	"$LBR" -d paths.bin "${KS[@]}" --only-target --full
+
+# Timestamps past 2^53 ns: ts_sec and ts_nsec exact where a double is not.
+./gen-records bigts >bigts.bin
+big_ts()
+{
+	"$LBR" -d bigts.bin --json >bigts.jsonl || return 1
+	python3 "$HERE/check-json.py" record bigts.jsonl || return 1
+	grep -c '^{"ts":9007199254740993,"ts_sec":9007199,"ts_nsec":254740993,' bigts.jsonl |
+		grep -qx 1 || { echo "no exact ts_sec/ts_nsec for 2^53 + 1"; return 1; }
+	grep -c '^{"ts":18446744073709551615,"ts_sec":18446744073,"ts_nsec":709551615,' bigts.jsonl |
+		grep -qx 1 || { echo "no exact ts_sec/ts_nsec for 2^64 - 1"; return 1; }
+	# As a reader with double-precision numbers sees them.
+	python3 -c '
+import json, sys
+for line in open("bigts.jsonl"):
+    r = json.loads(line, parse_int=float)
+    if int(r["ts_sec"]) * 10**9 + int(r["ts_nsec"]) not in (2**53 + 1, 2**64 - 1):
+        sys.exit(f"ts_sec, ts_nsec lose digits as doubles: {r}")
+'
+	"$LBR" -d bigts.bin | grep -c '^9007199\.254740 \|^18446744073\.709551 ' |
+		grep -qx 2 || { echo "text TIME of the late records wrong"; return 1; }
+}
+check "JSON ts past 2^53: ts_sec and ts_nsec exact, ts kept" big_ts
 
 # The JSON flags must mark what text output hides and what it cuts.
 json_flags()
@@ -497,10 +580,97 @@ EOF
 check "symbol names with quotes, control bytes, UTF-8, bad UTF-8: JSON" \
 	odd_names
 
+# The debug files for source lines under a fake root (LBR_SNAP_ROOT): the
+# lookup order of vmlinux and of modules' files, as -v says it.
+debug_lookup()
+{
+	local rel r=$T/root
+	rel=$(uname -r)
+
+	mkdir -p "$r/boot" "$r/proc" "$r/usr/lib/debug/boot" \
+		"$r/usr/lib/debug/lib/modules/$rel/kernel/fs/ext4" \
+		"$r/lib/modules/$rel/kernel/fs/ext4" \
+		"$r/lib/modules/$rel/kernel/fs/xfs" "$r/lib/modules/$rel/extra"
+	# An ELF with _text and DWARF stands in for vmlinux.
+	printf 'void _text(void) {}\nvoid _start(void) {}\n' >vm.c
+	gcc -g -O0 -nostdlib -static -o vm.elf vm.c || return 1
+	echo junk >"$r/boot/vmlinux-$rel"	# found first, not an ELF
+	cp vm.elf "$r/usr/lib/debug/boot/vmlinux-$rel"
+	cp vm.elf "$r/usr/lib/debug/lib/modules/$rel/vmlinux"	# not reached
+	printf '%s 4096 0 - Live 0xffffffffc0200000\n' ext4 xfs foo_bar gone \
+		>"$r/proc/modules"
+	# The -dbg tree first, then /lib/modules; .ko, .ko.xz, .ko.zst, .ko.gz.
+	: >"$r/usr/lib/debug/lib/modules/$rel/kernel/fs/ext4/ext4.ko"
+	: >"$r/lib/modules/$rel/kernel/fs/ext4/ext4.ko"
+	: >"$r/lib/modules/$rel/kernel/fs/xfs/xfs.ko.zst"
+	: >"$r/lib/modules/$rel/kernel/fs/xfs/xfs.ko.xz"
+	: >"$r/lib/modules/$rel/extra/foo-bar.ko.gz"
+	LBR_SNAP_ROOT=$r "$LBR" -v -d stream.bin "${KS[@]}" >/dev/null 2>lookup.err
+	grep -v 'skipping records' lookup.err |
+		sed "s|$r|ROOT|g; s|$rel|REL|g; s|\(/boot/vmlinux-REL: not usable: \).*|\1WHY|" \
+		>lookup.txt
+	want lookup.want \
+		"lbr-snap: vmlinux ROOT/boot/vmlinux-REL: not usable: WHY" \
+		"lbr-snap: vmlinux: ROOT/usr/lib/debug/boot/vmlinux-REL" \
+		"lbr-snap: module ext4: ROOT/usr/lib/debug/lib/modules/REL/kernel/fs/ext4/ext4.ko" \
+		"lbr-snap: module xfs: ROOT/lib/modules/REL/kernel/fs/xfs/xfs.ko.xz" \
+		"lbr-snap: module foo_bar: ROOT/lib/modules/REL/extra/foo-bar.ko.gz" \
+		"lbr-snap: module gone: no gone.ko, .ko.xz, .ko.zst or .ko.gz under ROOT/usr/lib/debug/lib/modules/REL or ROOT/lib/modules/REL: its addresses get no file:line"
+	diff -u lookup.want lookup.txt || return 1
+
+	# Nothing at all: where it looked is said.
+	rm -rf "${r:?}/boot" "$r/usr/lib/debug/boot" "$r/usr/lib/debug/lib/modules/$rel/vmlinux"
+	LBR_SNAP_ROOT=$r "$LBR" -v -d stream.bin "${KS[@]}" 2>&1 >/dev/null |
+		grep 'vmlinux' | sed "s|$r|ROOT|g; s|$rel|REL|g" >lookup2.txt
+	want lookup2.want \
+		"lbr-snap: no vmlinux: looked for ROOT/boot/vmlinux-REL, ROOT/lib/modules/REL/build/vmlinux, ROOT/usr/lib/debug/boot/vmlinux-REL, ROOT/usr/lib/debug/lib/modules/REL/vmlinux (-k PATH gives one): kernel addresses get no file:line"
+	diff -u lookup2.want lookup2.txt
+}
+if grep -q '^Source lines: built in' help.txt 2>/dev/null ||
+   "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "-v: vmlinux and modules' debug files, in lookup order (fake root)" \
+		debug_lookup
+else
+	echo "ok $((nr + 1)) - # SKIP -v debug file lookup: built without libdw"
+	nr=$((nr + 1))
+fi
+# Compressed debug files: libdwfl decompresses xz, lbr-snap zstd.
+compressed_vmlinux()
+{
+	local f rc=0
+
+	printf 'void _text(void) {}\nvoid _start(void) {}\n' >vm.c
+	gcc -g -O0 -nostdlib -static -o vm.elf vm.c || return 1
+	xz -kf vm.elf && zstd -qf vm.elf -o vm.elf.zst || return 1
+	head -c 100 vm.elf.zst >cut.zst
+	for f in vm.elf vm.elf.xz vm.elf.zst; do
+		"$LBR" -v -k "$f" -d paths.bin "${KS[@]}" 2>&1 >/dev/null |
+			grep -qx "lbr-snap: vmlinux: $f" && continue
+		echo "-k $f: not used"
+		rc=1
+	done
+	"$LBR" -v -k cut.zst -d paths.bin "${KS[@]}" 2>&1 >/dev/null |
+		grep -qx "lbr-snap: vmlinux cut.zst: not usable: bad zstd data" ||
+		{ echo "a truncated .zst not said"; rc=1; }
+	return "$rc"
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "-k vmlinux.xz, .zst: decompressed, a truncated .zst said" \
+		compressed_vmlinux
+fi
+want noroot.err "lbr-snap: no source lines: kallsyms.txt is not /proc/kallsyms, and no -k vmlinux"
+no_lines_said()
+{
+	{ "$LBR" -v -d paths.bin "${KS[@]}" >/dev/null; } 2>&1
+}
+t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
+	no_lines_said
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
-	"  (no LBR on this machine: backend none)"
+	"  returned to __x64_sys_openat+0x55; no branches" \
+	"  (no LBR on this machine: backend none)" ""
 
 corrupt()
 {
@@ -553,6 +723,15 @@ t "info --json" 0 "$EXP/info.json" /dev/null "$FAKE" -d stream.bin info --json
 check "info --json has the documented keys" \
 	python3 "$HERE/check-json.py" info out.txt
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
+want stats-filtered.out \
+	"hint: kmalloc_trace: all 7 returns filtered as success: is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
+	"hint: ext4_file_open has had no hits: is it called, and not inlined into its callers?"
+stats_hints()
+{
+	FAKE_LBR_ALL_FILTERED=1 "$FAKE" -d stream.bin stats | grep '^hint'
+}
+t "stats: hints for no hits, and for returns all filtered" 0 \
+	stats-filtered.out - stats_hints
 t "stats --json" 0 "$EXP/stats.json" /dev/null "$FAKE" --json -d stream.bin stats
 check "stats --json has the documented keys" \
 	python3 "$HERE/check-json.py" stats out.txt
@@ -588,7 +767,7 @@ t "trace: attach, --all, run, restore, detach; CMD's exit status" 3 \
 
 want trace-fail.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
 	"lbr-snap: ADD_TARGET bar%ptr: Invalid argument" "fake: DEL_TARGET foo"
-t "trace: a target that fails detaches the others, CMD not run" 1 \
+t "trace: a target that fails detaches the others, CMD not run; exit 125" 125 \
 	/dev/null trace-fail.err env FAKE_LBR_ADD_FAIL=bar%ptr \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr -e baz -- touch ran
 check "trace: CMD did not run after a failed attach" test ! -e ran
@@ -628,8 +807,243 @@ trace_unprivileged()
 		"$FAKE" -d paths.bin trace -e foo -- true
 	fi
 }
-t "trace without CAP_SYS_ADMIN: exit 4, no ioctl at all" 4 /dev/null \
+t "trace without CAP_SYS_ADMIN: exit 125, no ioctl at all" 125 /dev/null \
 	trace-perm.err trace_unprivileged
+
+# trace's options end at CMD: what follows is CMD's, "--" not needed.
+want trace-nodash.out "-c --json -e bar -- x"
+want trace-nodash.err "fake: ADD_TARGET foo" "fake: DEL_TARGET foo"
+# shellcheck disable=SC2016
+t "trace -e foo CMD ARGS: no --, CMD's options left to CMD; CMD's status" 4 \
+	trace-nodash.out trace-nodash.err \
+	"$FAKE" -d paths.bin trace -e foo sh -c 'echo "$0 $*"; exit 4' -c --json -e bar -- x
+t "trace -e foo -- CMD still works" 0 - - \
+	"$FAKE" -d paths.bin --json trace -e foo -- true
+
+printf 'echo never\n' >noexec
+chmod 644 noexec
+want trace-noexec.err "fake: ADD_TARGET foo" "lbr-snap: ./noexec: Permission denied" \
+	"fake: DEL_TARGET foo"
+t "trace: CMD not executable exits 126" 126 /dev/null trace-noexec.err \
+	"$FAKE" -d paths.bin trace -e foo ./noexec
+t "trace: CMD's own 125 passes through" 125 /dev/null - \
+	"$FAKE" -d paths.bin trace -e foo sh -c 'exit 125'
+want trace-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
+t "trace: no device (not the default path: no modprobe) exits 125" 125 \
+	/dev/null trace-nodev.err "$FAKE" -d nodev trace -e foo true
+want trace-abi.err "lbr-snap: paths.bin: module ABI version 2, but this tool speaks version 1: use the lbr-snap built with the module"
+t "trace: ABI mismatch exits 125, CMD not run" 125 /dev/null trace-abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d paths.bin trace -e foo touch ran2
+check "trace: CMD did not run after the ABI mismatch" test ! -e ran2
+
+# ---------------------------------------- add, del, capture (fake-ioctl.c)
+
+want add.out "added foo: target 7, hook kretprobe" \
+	"added bar%ptr@fexit: target 7, hook fexit"
+want add.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr@fexit"
+t "add SPEC...: ADD_TARGET each, says id and hook" 0 add.out add.err \
+	"$FAKE" -d stream.bin add foo bar%ptr@fexit
+want del.out "deleted foo" "deleted bar"
+want del.err "fake: DEL_TARGET foo" "fake: DEL_TARGET bar"
+t "del SYM...: DEL_TARGET by name, spec suffixes dropped" 0 del.out del.err \
+	"$FAKE" -d stream.bin del foo bar%ptr/2@fexit
+want cap-all.err "fake: SET_CAPTURE 1"
+t "capture all: SET_CAPTURE 1" 0 /dev/null cap-all.err \
+	"$FAKE" -d stream.bin capture all
+want cap-err.err "fake: SET_CAPTURE 0"
+t "capture errors: SET_CAPTURE 0" 0 /dev/null cap-err.err \
+	"$FAKE" -d stream.bin capture errors
+
+want add-eperm.err "fake: ADD_TARGET foo" \
+	"lbr-snap: add foo: not permitted: needs CAP_SYS_ADMIN and the device opened for writing, or the function is on lbr_snap's own capture path (see the kernel log)"
+t "add: EPERM explained, exit 4" 4 /dev/null add-eperm.err \
+	env FAKE_LBR_CTL_ERRNO=1 "$FAKE" -d stream.bin add foo
+want add-enoent.err "fake: ADD_TARGET nosuch" \
+	"lbr-snap: add nosuch: no such function in the kernel, or no entry to hook (see the kernel log)"
+t "add: ENOENT explained, exit 1" 1 /dev/null add-enoent.err \
+	env FAKE_LBR_CTL_ERRNO=2 "$FAKE" -d stream.bin add nosuch
+want add-ebusy.err "fake: ADD_TARGET foo@fexit" \
+	"lbr-snap: add foo@fexit: busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)"
+t "add: EBUSY explained, exit 1" 1 /dev/null add-ebusy.err \
+	env FAKE_LBR_CTL_ERRNO=16 "$FAKE" -d stream.bin add foo@fexit
+want add-some.out "added b: target 7, hook kretprobe"
+want add-some.err "fake: ADD_TARGET a" \
+	"lbr-snap: add a: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr or bool and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)" \
+	"fake: ADD_TARGET b"
+t "add: a failed SPEC does not stop the next; exit 1" 1 add-some.out \
+	add-some.err env FAKE_LBR_ADD_FAIL=a "$FAKE" -d stream.bin add a b
+want del-enoent.err "fake: DEL_TARGET foo" \
+	"lbr-snap: del foo: not a target (lbr-snap stats lists them)"
+t "del: ENOENT explained, exit 1" 1 /dev/null del-enoent.err \
+	env FAKE_LBR_CTL_ERRNO=2 "$FAKE" -d stream.bin del foo
+want cap-eperm.err "fake: SET_CAPTURE 1" \
+	"lbr-snap: capture all: not permitted: needs CAP_SYS_ADMIN and the device opened for writing"
+t "capture: EPERM explained, exit 4" 4 /dev/null cap-eperm.err \
+	env FAKE_LBR_CTL_ERRNO=1 "$FAKE" -d stream.bin capture all
+want ctl-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
+t "add without the module: exit 3" 3 /dev/null ctl-nodev.err \
+	"$FAKE" -d nodev add foo
+want ctl-abi.err "lbr-snap: stream.bin: module ABI version 2, but this tool speaks version 1: use the lbr-snap built with the module"
+t "del with an ABI mismatch: exit 5, no DEL_TARGET" 5 /dev/null ctl-abi.err \
+	env FAKE_LBR_ABI=2 "$FAKE" -d stream.bin del foo
+want ctl-file.err "lbr-snap: stream.bin: not an lbr_snap device"
+t "capture on a regular file: exit 1" 1 /dev/null ctl-file.err \
+	"$LBR" -d stream.bin capture all
+
+# ------------------------------------------------ --version (fake-ioctl.c)
+
+version_line()
+{
+	printf 'lbr-snap %s (ABI version 1; source lines: %s; BTF specs: %s)\n' "$VER" \
+		"$(grep -q '^Source lines: built in' help.txt && echo libdw || echo no)" \
+		"$1"
+}
+version_tool()
+{
+	"$LBR" --help >help.txt || return 1
+	local bpf=no
+	grep -q 'libbpf' help.txt && bpf=libbpf
+	"$LBR" --version -d nodev >version.out || { echo "exit $?"; return 1; }
+	{ version_line "$bpf"; echo "lbr_snap module: nodev: No such file or directory (not loaded)"; } >version.want
+	diff -u version.want version.out
+}
+check "--version: the tool's version (src/lbr_snap.h's), no module" version_tool
+want version-mod.out "lbr_snap module 0.1-test (ABI version 1) at stream.bin"
+version_fake()
+{
+	"$FAKE" -d stream.bin --version | tail -n 1
+}
+t "--version: the module's version and ABI from GET_INFO" 0 version-mod.out - \
+	version_fake
+want version-abi.out "lbr_snap module 0.1-test (ABI version 2, not this tool's: use the lbr-snap built with it) at stream.bin"
+version_abi()
+{
+	FAKE_LBR_ABI=2 "$FAKE" --version -d stream.bin | tail -n 1
+}
+t "--version: a module of another ABI said so, exit 0" 0 version-abi.out - \
+	version_abi
+want version-file.out "lbr_snap module: stream.bin: GET_INFO: Inappropriate ioctl for device (not an lbr_snap device)"
+version_file()
+{
+	"$LBR" --version -d stream.bin | tail -n 1
+}
+t "--version: not a device, said so" 0 version-file.out - version_file
+
+# ------------------------------------------------ install, man, completion
+
+want install.want "644 usr/share/bash-completion/completions/lbr-snap" \
+	"644 usr/share/man/man4/lbr_snap.4" "644 usr/share/man/man8/lbr-snap.8" \
+	"755 usr/sbin/lbr-snap"
+install_tools()
+{
+	make -s -C "$ROOT" install-tools DESTDIR="$T/inst" PREFIX=/usr ||
+		return 1
+	(cd "$T/inst" && find . -type f -printf '%m %P\n' | sort) >install.txt
+	diff -u install.want install.txt || return 1
+	cmp "$T/inst/usr/sbin/lbr-snap" "$LBR" || return 1
+}
+check "make install-tools DESTDIR= PREFIX=/usr: tool, both man pages, completion" \
+	install_tools
+
+# Without kernel headers make install fails at the module, as before,
+# and installs nothing.
+install_no_headers()
+{
+	if make -s -C "$ROOT" install KDIR="$T/no-headers" \
+		DESTDIR="$T/inst2" >inst2.log 2>&1; then
+		echo "make install without headers succeeded"
+		return 1
+	fi
+	grep -q 'no kernel headers' inst2.log || { cat inst2.log; return 1; }
+	[ ! -e "$T/inst2" ] || { echo "installed something:"; find "$T/inst2"; return 1; }
+}
+check "make install without kernel headers fails before installing" \
+	install_no_headers
+
+man_clean()
+{
+	local page out rc=0
+
+	for page in "$ROOT/dist/man/lbr-snap.8" "$ROOT/dist/man/lbr_snap.4"; do
+		out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$out" ] && continue
+		echo "$page:"
+		echo "$out"
+		rc=1
+	done
+	return "$rc"
+}
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	check "man -l renders lbr-snap(8) and lbr_snap(4) without warnings" \
+		man_clean
+else
+	nr=$((nr + 1))
+	echo "ok $nr - # SKIP man pages render: no man or groff (tests/deps/packages: man-db)"
+fi
+
+# Every option and command of --help is in lbr-snap(8).
+man_complete()
+{
+	local word rc=0 text
+
+	text=$(MANWIDTH=200 man -l "$ROOT/dist/man/lbr-snap.8" 2>/dev/null) ||
+		return 1
+	for word in $("$LBR" --help | grep -o -- '--[a-z-]*\|^  -[a-z]\|^  [a-z]\+ ' | tr -d ' ' | sort -u) \
+		    125 126 127 LBR_SNAP_ROOT ts_sec ts_nsec; do
+		grep -qF -- "$word" <<<"$text" && continue
+		echo "lbr-snap(8) lacks $word"
+		rc=1
+	done
+	return "$rc"
+}
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	check "lbr-snap(8) has every option and command --help has" man_complete
+fi
+
+# lbr_snap(4): every module parameter and ioctl.
+man4_complete()
+{
+	local word rc=0
+
+	for word in $(sed -n 's/^module_param(\([a-z_]*\),.*/\1=/p' "$ROOT/src/lbr_snap_main.c") \
+		    $(sed -n 's/^#define \(LBR_SNAP_IOC_[A-Z_]*\)[ \t]*_IO.*/\1/p' "$ROOT/include/lbr_snap.h"); do
+		[ "$word" = LBR_SNAP_IOC_MAGIC ] && continue
+		grep -qwF -- "$word" "$ROOT/dist/man/lbr_snap.4" && continue
+		echo "lbr_snap(4) lacks $word"
+		rc=1
+	done
+	return "$rc"
+}
+check "lbr_snap(4) has every module parameter and ioctl" man4_complete
+
+# The completion, with stand-ins for bash-completion's helpers.
+completion()
+{
+	bash -c '
+_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+_filedir() { COMPREPLY=(FILES); }
+_command_offset() { COMPREPLY=("CMD@$1"); }
+lbr-snap() { printf "%s\n" " id name addr" "  0 do_sys_openat2 0x1" "  1 vfs_read 0x2" "read: 1"; }
+. "$1"
+try() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _lbr_snap; echo "$* => ${COMPREPLY[*]}"; }
+try lbr-snap cap
+try lbr-snap capture ""
+try lbr-snap del ""
+try lbr-snap -d ""
+try lbr-snap --vers
+try lbr-snap trace -e foo ls -
+try lbr-snap trace -e foo -- ""
+' bash "$ROOT/dist/bash-completion/lbr-snap" >compl.txt 2>&1
+	want compl.want "lbr-snap cap => capture" \
+		"lbr-snap capture  => errors all" \
+		"lbr-snap del  => do_sys_openat2 vfs_read" \
+		"lbr-snap -d  => FILES" "lbr-snap --vers => --version" \
+		"lbr-snap trace -e foo ls - => CMD@4" \
+		"lbr-snap trace -e foo --  => CMD@5"
+	diff -u compl.want compl.txt
+}
+check "bash completion: commands, capture modes, targets, trace's CMD" \
+	completion
 
 # ----------------------------------------------------------- command line
 
@@ -657,11 +1071,22 @@ usage "-n with info" "-n and --nonblock only apply to streaming and report" \
 usage "--nonblock with stats" \
 	"-n and --nonblock only apply to streaming and report" --nonblock stats
 usage "--kallsyms with flush" \
-	"--kallsyms and -k only apply to streaming, report and trace" \
+	"--kallsyms, -k and -v only apply to streaming, report and trace" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
-usage "-n with trace" "-n and --nonblock only apply to streaming and report" \
+# A bad trace command line exits 125, as trace's own failures do.
+usage_trace()
+{
+	local name=$1 msg=$2
+
+	shift 2
+	want usage.err "lbr-snap: $msg" "$try_help"
+	t "usage: $name: exit 125 (trace)" 125 /dev/null usage.err "$LBR" "$@"
+}
+usage_trace "-n with trace" "-n and --nonblock only apply to streaming and report" \
 	-n 1 trace -e foo -- true
+usage_trace "-n x before trace" "-n needs a positive number, not x" \
+	-n x trace -e foo -- true
 usage "--full with report" \
 	"--full and --only-target only apply to streaming and trace" \
 	--full report
@@ -669,12 +1094,23 @@ usage "-e without trace" "-e, --all and --all-tasks only apply to trace" \
 	-e foo
 usage "--all with report" "-e, --all and --all-tasks only apply to trace" \
 	--all report
-usage "trace without -e" "trace needs at least one -e SYM[%type]" \
+usage_trace "trace without -e" "trace needs at least one -e SYM[%type]" \
 	trace -- true
-usage "trace without CMD" \
-	"trace needs a command: trace -e SYM -- CMD [ARGS]" trace -e foo
-usage "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
+usage_trace "trace without CMD" \
+	"trace needs a command: trace -e SYM [--] CMD [ARGS]" trace -e foo
+usage_trace "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
+usage "add without SYM" "add needs at least one SYM[%type][/N][@hook]" add
+usage "del without SYM" "del needs at least one SYM" del
+usage "capture without a mode" "capture needs one mode, errors or all" capture
+usage "capture bogus" "capture needs one mode, errors or all" capture bogus
+usage "capture two modes" "capture needs one mode, errors or all" \
+	capture all errors
+usage "--json with add" "--json does not apply to add" --json add foo
+usage "-n with del" "-n and --nonblock only apply to streaming and report" \
+	del -n 1 foo
+usage "options after the command word still parse" \
+	"too many arguments: x" stats --json x
 
 help_complete()
 {
@@ -683,10 +1119,12 @@ help_complete()
 	"$LBR" --help >help.txt || return 1
 	for word in --device -d --kallsyms --json --count -n --nonblock --help \
 		    --full --only-target -e --event --all --all-tasks -k --vmlinux \
-		    info stats flush report trace "Exit status" SIGINT \
+		    info stats flush report trace add del capture --version \
+		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
-		    from_inline "inlined"; do
+		    from_inline "inlined" ts_sec ts_nsec -v --verbose \
+		    LBR_SNAP_ROOT .ko.zst /usr/lib/debug; do
 		grep -qF -- "$word" help.txt && continue
 		echo "--help lacks $word"
 		rc=1

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap add, del and capture: change the targets and the capture mode
+ * of the loaded module with LBR_SNAP_IOC_ADD_TARGET, DEL_TARGET and
+ * SET_CAPTURE, on a descriptor opened for writing (the module wants
+ * CAP_SYS_ADMIN and FMODE_WRITE for them).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "btf.h"
+#include "control.h"
+#include "device.h"
+#include "record.h"
+#include "util.h"
+
+/* Why @req failed for @name, said for a kernel engineer; the exit code. */
+static int ctl_error(const char *what, const char *name, int err)
+{
+	const char *why;
+	int code = EXIT_ERROR;
+
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		why = !strcmp(what, "add") ?
+		      "not permitted: needs CAP_SYS_ADMIN and the device opened for writing, or the function is on lbr_snap's own capture path (see the kernel log)" :
+		      "not permitted: needs CAP_SYS_ADMIN and the device opened for writing";
+		code = EXIT_PERM;
+		break;
+	case EBADF:
+		why = "the device is not open for writing";
+		code = EXIT_PERM;
+		break;
+	case ENOENT:
+		why = !strcmp(what, "add") ?
+		      "no such function in the kernel, or no entry to hook (see the kernel log)" :
+		      "not a target (lbr-snap stats lists them)";
+		break;
+	case EEXIST:
+		why = "already a target (or an alias of one)";
+		break;
+	case EBUSY:
+		why = "busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)";
+		break;
+	case E2BIG:
+		why = "too many targets (at most 64)";
+		break;
+	case ENAMETOOLONG:
+		why = "name too long";
+		break;
+	case EINVAL:
+		why = !strcmp(what, "capture") ? "invalid capture mode" :
+		      "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr or bool and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
+		break;
+	case ENOTTY:
+		why = "not an lbr_snap device, or its module is too old for this";
+		break;
+	default:
+		why = strerror(err);
+		break;
+	}
+	pr_err("%s %s: %s", what, name, why);
+	return code;
+}
+
+/* Open the device for writing and check its ABI; fd or -exit code. */
+static int open_ctl(const char *path)
+{
+	struct lbr_snap_info info;
+	int fd = open_device(path, O_RDWR), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = get_device_info(fd, path, &info);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int control_add(const char *path, char **specs)
+{
+	char spec[sizeof(((struct lbr_snap_target_ctl *)0)->spec)], why[128];
+	int fd = open_ctl(path), ret = 0, err;
+
+	if (fd < 0)
+		return -fd;
+	for (; *specs; specs++) {
+		struct lbr_snap_target_ctl ctl = { 0 };
+
+		if (btf_complete_spec(*specs, spec, sizeof(spec), why,
+				      sizeof(why))) {
+			err = ctl_error("add", *specs, ENAMETOOLONG);
+			ret = ret ? ret : err;
+			continue;
+		}
+		memcpy(ctl.spec, spec, sizeof(ctl.spec));
+		if (ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl) < 0) {
+			err = ctl_error("add", spec, errno);
+			ret = ret ? ret : err;
+			continue;
+		}
+		printf("added %s: target %u, hook %s\n", spec, ctl.id,
+		       hook_name(ctl.hook));
+	}
+	close(fd);
+	return ret;
+}
+
+int control_del(const char *path, char **syms)
+{
+	int fd = open_ctl(path), ret = 0, err;
+
+	if (fd < 0)
+		return -fd;
+	for (; *syms; syms++) {
+		struct lbr_snap_target_ctl ctl = { 0 };
+
+		/* DEL_TARGET takes the name: a spec's %type/N@hook go. */
+		snprintf(ctl.spec, sizeof(ctl.spec), "%.*s",
+			 (int)strcspn(*syms, "%/@"), *syms);
+		if (ioctl(fd, LBR_SNAP_IOC_DEL_TARGET, &ctl) < 0) {
+			err = ctl_error("del", ctl.spec, errno);
+			ret = ret ? ret : err;
+			continue;
+		}
+		printf("deleted %s\n", ctl.spec);
+	}
+	close(fd);
+	return ret;
+}
+
+int control_capture(const char *path, const char *mode)
+{
+	unsigned long arg = !strcmp(mode, "all") ? LBR_SNAP_CAPTURE_ALL :
+			    LBR_SNAP_CAPTURE_ERRORS;
+	int fd = open_ctl(path), ret = 0;
+
+	if (fd < 0)
+		return -fd;
+	if (ioctl(fd, LBR_SNAP_IOC_SET_CAPTURE, arg) < 0)
+		ret = ctl_error("capture", mode, errno);
+	close(fd);
+	return ret;
+}
