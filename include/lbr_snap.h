@@ -174,10 +174,19 @@ struct lbr_snap_target_stats {
 				 * counted, not recorded
 				 */
 	__s64 inflight;		/* fexit: calls inside the function now */
+	/* Only when lbr_snap_stats.entry_size covers it: */
+	__u64 lbr_off;		/* returns whose freeze found LBR already
+				 * off (summed over CPUs): their records
+				 * carry LBR_SNAP_REC_WAS_OFF, and LBR was
+				 * lost on some CPU (another writer, or a
+				 * CPU reset)
+				 */
 };
 
 /* The size of struct lbr_snap_target_stats before hook and nr_args. */
 #define LBR_SNAP_TARGET_STATS_SIZE_V1	184
+/* ... and before lbr_off. */
+#define LBR_SNAP_TARGET_STATS_SIZE_V2	208
 
 /*
  * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of

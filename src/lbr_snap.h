@@ -61,6 +61,7 @@ struct lbr_counters {
 	u64 filtered;
 	u64 dropped;
 	u64 recursion;
+	u64 lbr_off;	/* returns whose freeze found LBR off */
 };
 
 /* The hook a target asks for: @hook in its spec, else hook=. */

@@ -295,9 +295,9 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	printf("%3u %-*.*s 0x%016llx %-4s %-9s", t->id, w, (int)sizeof(t->name),
 	       t->name, t->func_addr, ret_type_name(t->ret_type),
 	       hook_name(t->hook));
-	printf(" %10llu %10llu %10llu %10llu %10llu %10llu %8lld\n", t->hits,
-	       t->captured, t->filtered, t->dropped, t->missed, t->recursion,
-	       t->inflight);
+	printf(" %10llu %10llu %10llu %10llu %10llu %10llu %8lld %10llu\n",
+	       t->hits, t->captured, t->filtered, t->dropped, t->missed,
+	       t->recursion, t->inflight, t->lbr_off);
 }
 
 static void print_stats_text(const struct lbr_snap_stats *st,
@@ -307,9 +307,10 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	int w = name_width(ts, nr);
 	unsigned int i;
 
-	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s %10s %8s\n",
+	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s %10s %8s %10s\n",
 	       "id", w, "name", "addr", "type", "hook", "hits", "captured",
-	       "filtered", "dropped", "missed", "recursion", "inflight");
+	       "filtered", "dropped", "missed", "recursion", "inflight",
+	       "lbr_off");
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
@@ -327,8 +328,8 @@ static void print_target_json(const struct lbr_snap_target_stats *t)
 	       t->filtered, t->dropped, t->missed);
 	printf(",\"hook\":\"%s\",\"nr_args\":%d", hook_name(t->hook),
 	       t->nr_args);
-	printf(",\"recursion\":%llu,\"inflight\":%lld}", t->recursion,
-	       t->inflight);
+	printf(",\"recursion\":%llu,\"inflight\":%lld,\"lbr_off\":%llu}",
+	       t->recursion, t->inflight, t->lbr_off);
 }
 
 static void print_stats_json(const struct lbr_snap_stats *st,

@@ -530,6 +530,8 @@ static void expect_stats(struct __test_metadata *_metadata,
 	EXPECT_EQ(st[id].hits, st[id].captured + st[id].filtered +
 		  st[id].dropped);
 	EXPECT_EQ(variant->hook_id, st[id].hook);
+	/* LBR stayed on (or there is none): no freeze found it off. */
+	EXPECT_EQ(0, st[id].lbr_off);
 }
 
 TEST_F(cap, errors_mode_counts)
@@ -726,6 +728,22 @@ TEST_F(cap, structs_grow_old_callers_work)
 	EXPECT_EQ(0, ioctl(self->fd, _IOW(LBR_SNAP_IOC_MAGIC, 5,
 					  char[LBR_SNAP_TARGET_CTL_SIZE_V1]),
 			   old));
+
+	/*
+	 * Built before lbr_off: entries of LBR_SNAP_TARGET_STATS_SIZE_V2
+	 * bytes, back to back, and nothing written past them.
+	 */
+	memset(st, 0xa5, sizeof(st));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.nr = 2;
+	hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V2;
+	hdr.stats_ptr = (unsigned long)st;
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_GET_STATS, &hdr));
+	EXPECT_EQ(1, hdr.nr);
+	EXPECT_EQ(0, memcmp(st[0].name, "lbr_test_int", 13));
+	EXPECT_EQ(0, st[0].inflight);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, st[0].lbr_off)
+		TH_LOG("lbr_off written to a caller that does not know it");
 
 	/* Unknown flags and reserved words are refused, changing nothing. */
 	ctl.flags = 1;

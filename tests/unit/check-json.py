@@ -50,7 +50,7 @@ TARGET = {
     "ret_type": ("int", "long", "ptr", "bool", "unknown"), "hits": INT,
     "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
     "hook": ("kretprobe", "fexit"), "nr_args": INT,
-    "recursion": INT, "inflight": INT,
+    "recursion": INT, "inflight": INT, "lbr_off": INT,
 }
 
 
