@@ -23,6 +23,7 @@
 #include <asm/processor.h>
 
 #include "lbr_snap.h"
+#include "lbr_own.h"
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
@@ -481,12 +482,25 @@ static int lbr_perf_branch_type(u64 *type)
 }
 
 /*
- * mode=raw: lbr_snap programs LBR itself on every online CPU and puts back
- * what it found when it is done.
+ * mode=raw: lbr_snap programs LBR itself on every online CPU and gives back
+ * what it took when it is done (unload, CPU offline, suspend).
+ *
+ * Others write these MSRs too: KVM puts the host's DEBUGCTL back after a
+ * guest ran (vmx_vcpu_run() in arch/x86/kvm/vmx/vmx.c), perf programs LBR
+ * for its own events (intel_pmu_lbr_enable_all() in
+ * arch/x86/events/intel/lbr.c), and root can write /dev/cpu/N/msr.  So
+ * what lbr_snap gives back is decided bit by bit (lbr_give_back()): a bit
+ * that lbr_snap changed and that still holds what lbr_snap wrote gets the
+ * value lbr_snap found; every other bit keeps the value it has now, so a
+ * change made by someone else since the load stays.  ARCH_LBR_DEPTH is a
+ * number, not bits: it is put back only when it still holds what lbr_snap
+ * wrote.  A change found underneath is logged once per CPU and stop.
  */
 struct lbr_saved {
-	u64 ctl;
-	u64 select;	/* LBR_SELECT (legacy, AMD) or ARCH_LBR_DEPTH */
+	u64 ctl;	/* the control MSR as lbr_snap found it */
+	u64 select;	/* LBR_SELECT (legacy, AMD) or ARCH_LBR_DEPTH, found */
+	u64 ctl_set;	/* what lbr_snap wrote */
+	u64 select_set;
 	bool valid;
 };
 
@@ -523,7 +537,6 @@ static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
-	u64 ctl, sel;
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
@@ -531,10 +544,10 @@ static int lbr_cpu_start(unsigned int cpu)
 		return 0;
 	}
 	s->valid = true;
-	lbr_raw_values(s, &ctl, &sel);
+	lbr_raw_values(s, &s->ctl_set, &s->select_set);
 	/* Writing ARCH_LBR_DEPTH also clears the entries. */
-	lbr_wrmsr_safe(sel_msr, sel);
-	lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
+	lbr_wrmsr_safe(sel_msr, s->select_set);
+	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set);
 	return 0;
 }
 
@@ -542,26 +555,65 @@ static int lbr_cpu_stop(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
-	u64 ctl, sel, now_ctl = 0, now_sel = 0;
+	u64 now_ctl, now_sel, ctl, sel;
 
 	if (!s->valid)
 		return 0;
-	/* Perf, KVM or a user with /dev/cpu/N/msr may have been here. */
-	lbr_raw_values(s, &ctl, &sel);
-	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
-	    lbr_rdmsr_safe(sel_msr, &now_sel) || now_ctl != ctl ||
-	    now_sel != sel)
-		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx), %#x = %#llx (set %#llx)\n",
-			cpu, lbr_hw.ctl_msr, now_ctl, ctl, sel_msr, now_sel,
-			sel);
-
-	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
-	/* A depth of 0 was never programmed: leave the reset value. */
-	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH || s->select)
-		lbr_wrmsr_safe(sel_msr, s->select);
 	s->valid = false;
+	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
+	    lbr_rdmsr_safe(sel_msr, &now_sel)) {
+		pr_warn("cpu%u: cannot read LBR control MSRs: left as they are\n",
+			cpu);
+		return 0;
+	}
+	ctl = lbr_give_back(s->ctl, s->ctl_set, now_ctl);
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
+		/* A depth of 0 was never programmed: leave the reset value. */
+		sel = now_sel == s->select_set && s->select ? s->select : now_sel;
+	else
+		sel = lbr_give_back(s->select, s->select_set, now_sel);
+	if (now_ctl != s->ctl_set || now_sel != s->select_set)
+		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx, found %#llx), %#x = %#llx (set %#llx, found %#llx); leaving %#llx, %#llx\n",
+			cpu, lbr_hw.ctl_msr, now_ctl, s->ctl_set, s->ctl,
+			sel_msr, now_sel, s->select_set, s->select, ctl, sel);
+	if (ctl != now_ctl)
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
+	if (sel != now_sel)
+		lbr_wrmsr_safe(sel_msr, sel);
 	return 0;
 }
+
+/*
+ * Suspend and resume.  Going to S3 (or hibernating), the non-boot CPUs go
+ * offline through CPU hotplug (suspend_disable_secondary_cpus() in
+ * kernel/power/suspend.c), which runs lbr_cpu_stop() on each, and come
+ * back through it, which runs lbr_cpu_start(); the boot CPU does neither,
+ * and comes back from firmware with DEBUGCTL and the LBR MSRs reset.  So
+ * the boot CPU gets the same two calls from syscore operations
+ * (include/linux/syscore_ops.h): syscore_suspend() runs on the boot CPU
+ * alone, interrupts off, after the other CPUs went offline, and
+ * syscore_resume() likewise before they come back and before any task
+ * runs (suspend_enter() in kernel/power/suspend.c; create_image() and
+ * resume_target_kernel() in kernel/power/hibernate.c for hibernation).
+ * A PM notifier (PM_POST_SUSPEND) would run only once tasks are thawed,
+ * leaving CPU 0 recording nothing for a while and needing a cross call,
+ * and it is also called when a suspend failed before the CPUs were reset.
+ * Both callbacks only use the *_safe MSR accessors: nothing sleeps.
+ * Suspend-to-idle resets no CPU and calls neither.
+ */
+static int lbr_syscore_suspend(void)
+{
+	lbr_cpu_stop(smp_processor_id());
+	return 0;
+}
+
+static void lbr_syscore_resume(void)
+{
+	lbr_cpu_start(smp_processor_id());
+}
+
+LBR_SYSCORE_DEFINE(lbr_syscore, lbr_syscore_suspend, lbr_syscore_resume);
+static bool lbr_syscore_on;
 
 /**
  * lbr_hw_start - keep LBR recording on every CPU
@@ -608,6 +660,8 @@ int lbr_hw_start(const char *mode, const char *filter)
 	if (ret < 0)
 		return ret;
 	lbr_cpuhp_state = ret;
+	lbr_syscore_register(&lbr_syscore);
+	lbr_syscore_on = true;
 	return 0;
 }
 
@@ -615,6 +669,9 @@ void lbr_hw_stop(void)
 {
 	if (lbr_perf_mode)
 		lbr_vlbr_stop();
+	if (lbr_syscore_on)
+		lbr_syscore_unregister(&lbr_syscore);
+	lbr_syscore_on = false;
 	if (lbr_cpuhp_state > 0)
 		cpuhp_remove_state(lbr_cpuhp_state);
 	lbr_cpuhp_state = 0;

@@ -1617,6 +1617,183 @@ TEST_F(cap, changed_underneath_is_reported)
 	EXPECT_EQ(before, val);
 }
 
+/*
+ * Another writer's bit, one lbr_snap never sets, in the control MSR:
+ * DEBUGCTL.FREEZE_WHILE_SMM (bit 14; the lab keeps it) or ARCH_LBR_CTL.USR
+ * (bit 2; lbr_filter=kernel leaves it clear).
+ */
+static unsigned long long foreign_bit(const struct lbr_snap_info *info)
+{
+	return info->backend == LBR_SNAP_BACKEND_ARCH ? 1ULL << 2 : 1ULL << 14;
+}
+
+/*
+ * The ownership rule (lbr_give_back() in src/lbr_own.h): at unload
+ * lbr_snap puts back only the bits it set and nobody changed since.
+ * Another writer turns LBR off on one CPU and sets a bit of its own: the
+ * captures there find LBR off (lbr_off, LBR_SNAP_REC_WAS_OFF), and the
+ * unload leaves both changes as they are.
+ */
+TEST_F(cap, other_writer_kept_and_lbr_off_counted)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	unsigned long long before, val, bit, mine;
+	int cpu = nr_cpus() - 1, i, kmsg;
+	struct lbr_snap_stats hdr;
+	unsigned int msr;
+	char want[96];
+	cpu_set_t set;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (self->info.backend == LBR_SNAP_BACKEND_AMD)
+		SKIP(return, "no foreign bit chosen for AMD's DBG_EXTN_CFG");
+	mine = foreign_bit(&self->info);
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &before));
+	ASSERT_EQ(0, before & mine) TH_LOG("cpu%d: %#x = %#llx already has the bit", cpu, msr, before);
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	ASSERT_EQ(bit, val & bit);
+	/* The other writer: LBR off, its own bit on. */
+	ASSERT_EQ(0, wrmsr_on(cpu, msr, (val & ~bit) | mine));
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ((unsigned int)cpu, self->recs[i].h.cpu);
+		EXPECT_TRUE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(3, st[0].lbr_off);
+	EXPECT_EQ(3, st[0].captured);
+	/* lbr_snap did not turn it back on, nor drop the bit. */
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	EXPECT_EQ(mine, val & (bit | mine)) TH_LOG("cpu%d: %#x = %#llx", cpu, msr, val);
+
+	close(self->fd);
+	self->fd = -1;
+	kmsg = kmsg_open();
+	ASSERT_LE(0, kmsg);
+	ASSERT_EQ(0, unload());
+	snprintf(want, sizeof(want), "cpu%d: LBR control changed underneath lbr_snap", cpu);
+	EXPECT_TRUE(kmsg_has(kmsg, want));
+	close(kmsg);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	/* Everything lbr_snap set is gone; the other writer's bit stays. */
+	EXPECT_EQ(before | mine, val) TH_LOG("cpu%d: %#x = %#llx, found %#llx", cpu, msr, val, before);
+	ASSERT_EQ(0, wrmsr_on(cpu, msr, before));
+}
+
+/*
+ * The other way round: someone else sets a bit of its own while LBR stays
+ * on; at unload lbr_snap turns off only LBR.
+ */
+TEST_F(cap, unload_keeps_a_bit_set_by_another)
+{
+	unsigned long long before, val, bit, mine;
+	unsigned int msr;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (self->info.backend == LBR_SNAP_BACKEND_AMD)
+		SKIP(return, "no foreign bit chosen for AMD's DBG_EXTN_CFG");
+	mine = foreign_bit(&self->info);
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	ASSERT_EQ(0, wrmsr_on(0, msr, val | mine));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	EXPECT_EQ(before | mine, val) TH_LOG("cpu0: %#x = %#llx, found %#llx", msr, val, before);
+	ASSERT_EQ(0, wrmsr_on(0, msr, before));
+}
+
+/*
+ * Suspend to RAM and back, woken by the RTC alarm: the boot CPU comes back
+ * from firmware with the LBR MSRs reset and does not go through CPU
+ * hotplug; lbr_snap's syscore resume turns LBR on again there, hotplug on
+ * the others.  Needs S3 (QEMU's PIIX4 offers it) and an RTC with an alarm.
+ */
+static bool can_suspend_to_ram(void)
+{
+	char states[128] = "";
+	FILE *f = fopen("/sys/power/state", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(states, sizeof(states), f))
+		states[0] = 0;
+	fclose(f);
+	return strstr(states, "mem") && !access("/sys/class/rtc/rtc0/wakealarm", W_OK);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static bool retbleed_stuffing(void);
+
+TEST_F_TIMEOUT(cap, suspend_resume_keeps_lbr_on_every_cpu, 120)
+{
+	unsigned long long val, bit;
+	int ncpu = nr_cpus(), c, i, with_branches = 0;
+	unsigned int msr;
+	cpu_set_t set;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (!can_suspend_to_ram())
+		SKIP(return, "no suspend to RAM, or no RTC alarm, in this guest");
+	/* As cpu_hotplug_keeps_capturing: the CPUs come back online. */
+	if (retbleed_stuffing())
+		SKIP(return, "onlining a CPU with retbleed=stuff resets a TCG guest, lbr_snap or not");
+
+	ASSERT_EQ(0, write_file("/sys/class/rtc/rtc0/wakealarm", "0"));
+	ASSERT_EQ(0, write_file("/sys/class/rtc/rtc0/wakealarm", "+2"));
+	ASSERT_EQ(0, write_file("/sys/power/state", "mem"))
+		TH_LOG("echo mem > /sys/power/state: %s", strerror(errno));
+
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
+		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx after resume", c, msr, val);
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, self->recs[i].h.cpu);
+		EXPECT_FALSE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF);
+		with_branches += self->recs[i].h.nr_entries > 0;
+	}
+	EXPECT_EQ(3, with_branches);
+	expect_stats(_metadata, variant, self->fd, 0, 3, 3, 0);
+}
+
 /* Is call depth tracking on (retbleed=stuff)? */
 static bool retbleed_stuffing(void)
 {
