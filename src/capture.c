@@ -109,7 +109,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	}
 	br = (struct lbr_snap_branch *)(rec + 1);
 	if (frozen) {
-		nr = lbr_hw_read(br);
+		nr = lbr_hw_read(br, __this_cpu_read(lbr_cpu_depth));
 		lbr_hw_unfreeze(ctl);
 	}
 

@@ -228,8 +228,24 @@ static const char *info_backend(const struct lbr_snap_info *info)
 	return backend_name(info->backend);
 }
 
+static const char *core_type_name(unsigned int type)
+{
+	switch (type) {
+	case 0:
+		return "not hybrid";
+	case 0x40:
+		return "P-core";
+	case 0x20:
+		return "E-core";
+	default:
+		return "unknown";
+	}
+}
+
 static void print_info_text(const struct lbr_snap_info *info)
 {
+	unsigned int i;
+
 	printf("abi_version: %u\n", info->abi_version);
 	printf("backend: %.*s\n", (int)sizeof(info->backend_name),
 	       info_backend(info));
@@ -242,10 +258,20 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("capture: %s\n", capture_name(info->capture));
 	printf("reason: %.*s\n", (int)sizeof(info->reason), info->reason);
 	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
+	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
+		const struct lbr_snap_cpu_type *t = &info->cpu_types[i];
+
+		printf("cpu_type: cpus %.*s (%s, %u): %s, format %u, depth %u\n",
+		       (int)sizeof(t->cpus), t->cpus,
+		       core_type_name(t->core_type), t->nr_cpus,
+		       backend_name(t->backend), t->lbr_format, t->lbr_depth);
+	}
 }
 
 static void print_info_json(const struct lbr_snap_info *info)
 {
+	unsigned int i;
+
 	printf("{\"abi_version\":%u,\"backend\":", info->abi_version);
 	json_str(stdout, info_backend(info), sizeof(info->backend_name));
 	printf(",\"lbr_format\":%u,\"lbr_depth\":%u",
@@ -259,7 +285,18 @@ static void print_info_json(const struct lbr_snap_info *info)
 	json_str(stdout, info->reason, sizeof(info->reason));
 	fputs(",\"version\":", stdout);
 	json_str(stdout, info->version, sizeof(info->version));
-	fputs("}\n", stdout);
+	fputs(",\"cpu_types\":[", stdout);
+	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
+		const struct lbr_snap_cpu_type *t = &info->cpu_types[i];
+
+		printf("%s{\"core_type\":\"%s\",\"cpus\":", i ? "," : "",
+		       core_type_name(t->core_type));
+		json_str(stdout, t->cpus, sizeof(t->cpus));
+		printf(",\"nr_cpus\":%u,\"backend\":\"%s\",\"lbr_format\":%u,\"lbr_depth\":%u}",
+		       t->nr_cpus, backend_name(t->backend), t->lbr_format,
+		       t->lbr_depth);
+	}
+	fputs("]}\n", stdout);
 }
 
 static int cmd_info(int fd, const struct opts *o)

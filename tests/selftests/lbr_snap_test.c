@@ -791,6 +791,47 @@ TEST_F(cap, structs_grow_old_callers_work)
 	free(buf);
 }
 
+/*
+ * GET_INFO's kinds of CPU: every online CPU in one of them, each with its
+ * depth (the lab's CPUs are not hybrid: one kind, core type 0); and a
+ * caller of the first ABI's size gets its 208 bytes and nothing past them.
+ */
+TEST_F(cap, info_cpu_types_and_first_size)
+{
+	struct {
+		struct lbr_snap_info info;
+		char guard[64];
+	} old;
+	unsigned int i, nr = 0;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE) {
+		EXPECT_EQ(0, self->info.nr_cpu_types);
+	} else {
+		ASSERT_LE(1, self->info.nr_cpu_types);
+		ASSERT_GE(LBR_SNAP_MAX_CPU_TYPES, self->info.nr_cpu_types);
+		for (i = 0; i < self->info.nr_cpu_types; i++) {
+			const struct lbr_snap_cpu_type *t = &self->info.cpu_types[i];
+
+			nr += t->nr_cpus;
+			EXPECT_EQ(self->info.backend, t->backend);
+			EXPECT_EQ(self->info.lbr_format, t->lbr_format);
+			EXPECT_GE(self->info.lbr_depth, t->lbr_depth);
+			EXPECT_LT(0, t->lbr_depth);
+			EXPECT_EQ(0, t->core_type) TH_LOG("the lab's CPUs are not hybrid");
+			EXPECT_NE(0, t->cpus[0]);
+		}
+		EXPECT_EQ((unsigned int)nr_cpus(), nr);
+	}
+
+	memset(&old, 0xa5, sizeof(old));
+	ASSERT_EQ(0, ioctl(self->fd, _IOR(LBR_SNAP_IOC_MAGIC, 1,
+					  char[LBR_SNAP_INFO_SIZE_V1]), &old));
+	EXPECT_EQ(LBR_SNAP_ABI_VERSION, old.info.abi_version);
+	EXPECT_EQ(self->info.lbr_depth, old.info.lbr_depth);
+	EXPECT_EQ(0xa5a5a5a5, old.info.nr_cpu_types) TH_LOG("written past the first size");
+}
+
 TEST_F(cap, read_small_buffer_einval)
 {
 	char buf[LBR_SNAP_RECORD_MAX];

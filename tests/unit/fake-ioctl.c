@@ -60,6 +60,18 @@ static int fake_info(struct lbr_snap_info *info)
 	return 0;
 }
 
+/* A hybrid part's kinds of CPU, past the first ABI's struct. */
+static void fake_cpu_types(struct lbr_snap_info *info)
+{
+	static const struct lbr_snap_cpu_type types[] = {
+		{ 0x40, LBR_SNAP_BACKEND_ARCH, 0, 32, 8, 0, "0-7" },
+		{ 0x20, LBR_SNAP_BACKEND_ARCH, 0, 16, 4, 0, "8-11" },
+	};
+
+	info->nr_cpu_types = ARRAY_SIZE(types);
+	memcpy(info->cpu_types, types, sizeof(types));
+}
+
 static int fake_stats(struct lbr_snap_stats *st)
 {
 	struct lbr_snap_target_stats *out;
@@ -116,6 +128,17 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	}
 	switch (req) {
 	case LBR_SNAP_IOC_GET_INFO:
+		/* FAKE_LBR_OLD_INFO: a module that knows only the first size. */
+		if (env_is("FAKE_LBR_OLD_INFO", "1")) {
+			errno = ENOTTY;
+			return -1;
+		}
+		if (fake_info(arg))
+			return -1;
+		fake_cpu_types(arg);
+		return 0;
+	case _IOR(LBR_SNAP_IOC_MAGIC, 1, char[LBR_SNAP_INFO_SIZE_V1]):
+		/* What a module before cpu_types answers. */
 		return fake_info(arg);
 	case LBR_SNAP_IOC_GET_STATS:
 		return fake_stats(arg);
