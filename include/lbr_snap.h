@@ -130,7 +130,29 @@ struct lbr_snap_record {
 #define LBR_SNAP_RECORD_MAX	(sizeof(struct lbr_snap_record) + \
 				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch))
 
-/* LBR_SNAP_IOC_GET_INFO */
+/*
+ * One kind of CPU (GET_INFO): on a hybrid part (Alder Lake and later) the
+ * P-cores and the E-cores, which may have LBR of different depths; one
+ * kind on other CPUs.  The CPUs lbr_snap read when it loaded.
+ */
+struct lbr_snap_cpu_type {
+	__u32 core_type;	/* 0 not hybrid, 0x40 P-core (Intel Core),
+				 * 0x20 E-core (Intel Atom): CPUID.0x1a:EAX[31:24]
+				 */
+	__u32 backend;		/* enum lbr_snap_backend these CPUs have */
+	__u32 lbr_format;
+	__u32 lbr_depth;	/* entries each of these CPUs reads */
+	__u32 nr_cpus;
+	__u32 reserved;
+	char  cpus[40];		/* CPU list, "0-7,16" (cut if longer) */
+};
+
+#define LBR_SNAP_MAX_CPU_TYPES	4
+
+/*
+ * LBR_SNAP_IOC_GET_INFO.  lbr_depth is the deepest CPU's (record_max is
+ * sized by it); cpu_types[] has each kind's.
+ */
 struct lbr_snap_info {
 	__u32 abi_version;	/* LBR_SNAP_ABI_VERSION of the module */
 	__u32 backend;		/* enum lbr_snap_backend */
@@ -149,7 +171,16 @@ struct lbr_snap_info {
 				 * LBR_SNAP_RECORD_MAX then)
 				 */
 	__u32 reserved[5];
+	/* Only when the caller's struct covers them (see below): */
+	__u32 nr_cpu_types;	/* kinds of CPU in cpu_types[] (0 from
+				 * modules before them)
+				 */
+	__u32 reserved2;
+	struct lbr_snap_cpu_type cpu_types[LBR_SNAP_MAX_CPU_TYPES];
 };
+
+/* The size of struct lbr_snap_info before nr_cpu_types. */
+#define LBR_SNAP_INFO_SIZE_V1	208
 
 #define LBR_SNAP_CAPTURE_ERRORS	0
 #define LBR_SNAP_CAPTURE_ALL	1
@@ -174,10 +205,19 @@ struct lbr_snap_target_stats {
 				 * counted, not recorded
 				 */
 	__s64 inflight;		/* fexit: calls inside the function now */
+	/* Only when lbr_snap_stats.entry_size covers it: */
+	__u64 lbr_off;		/* returns whose freeze found LBR already
+				 * off (summed over CPUs): their records
+				 * carry LBR_SNAP_REC_WAS_OFF, and LBR was
+				 * lost on some CPU (another writer, or a
+				 * CPU reset)
+				 */
 };
 
 /* The size of struct lbr_snap_target_stats before hook and nr_args. */
 #define LBR_SNAP_TARGET_STATS_SIZE_V1	184
+/* ... and before lbr_off. */
+#define LBR_SNAP_TARGET_STATS_SIZE_V2	208
 
 /*
  * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of

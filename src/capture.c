@@ -90,6 +90,13 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 		goto out_nested;
 	}
 	c->hits++;
+	/*
+	 * LBR was off before this return froze it: someone else turned it off
+	 * (perf, KVM, /dev/cpu/N/msr), or the CPU came back from a reset
+	 * without it.  Counted per CPU with interrupts off, no atomics.
+	 */
+	if (frozen && !(ctl & lbr_hw.enable_mask))
+		c->lbr_off++;
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
 		c->filtered++;
 		goto out_unfreeze;
@@ -102,7 +109,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	}
 	br = (struct lbr_snap_branch *)(rec + 1);
 	if (frozen) {
-		nr = lbr_hw_read(br);
+		nr = lbr_hw_read(br, __this_cpu_read(lbr_cpu_depth));
 		lbr_hw_unfreeze(ctl);
 	}
 

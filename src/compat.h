@@ -261,6 +261,37 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 #define LBR_TP_EXIT_ARGS	struct task_struct *p
 #endif
 
+/*
+ * syscore operations (lbr_msr.c re-arms LBR on the boot CPU at resume):
+ * callbacks without arguments in a struct syscore_ops that holds the list
+ * node, registered with register_syscore_ops(), in 5.10.262 and 6.1.192;
+ * callbacks taking a data pointer, the node and the data in a struct
+ * syscore registered with register_syscore(), in 6.12.118 (Debian's 6.12
+ * has it) and 7.2.13 (all checked in include/linux/syscore_ops.h).  Probed
+ * in Kbuild (LBR_SYSCORE_DATA), as the version does not tell.
+ * LBR_SYSCORE_DEFINE(name, suspend, resume) defines "name" from two
+ * functions taking no argument; lbr_syscore_register(&name) and
+ * lbr_syscore_unregister(&name) register and unregister it.
+ */
+#include <linux/syscore_ops.h>
+#ifdef LBR_SYSCORE_DATA
+#define LBR_SYSCORE_DEFINE(name, sus, res)				\
+	static int name##_cb_suspend(void *data) { return sus(); }	\
+	static void name##_cb_resume(void *data) { res(); }		\
+	static const struct syscore_ops name##_ops = {			\
+		.suspend = name##_cb_suspend,				\
+		.resume = name##_cb_resume,				\
+	};								\
+	static struct syscore name = { .ops = &name##_ops }
+#define lbr_syscore_register(s)		register_syscore(s)
+#define lbr_syscore_unregister(s)	unregister_syscore(s)
+#else
+#define LBR_SYSCORE_DEFINE(name, sus, res)				\
+	static struct syscore_ops name = { .suspend = sus, .resume = res }
+#define lbr_syscore_register(s)		register_syscore_ops(s)
+#define lbr_syscore_unregister(s)	unregister_syscore_ops(s)
+#endif
+
 #endif /* !__ASSEMBLY__ */
 
 #endif /* LBR_SNAP_COMPAT_H */

@@ -31,6 +31,10 @@
 
 static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V1);
+static_assert(offsetof(struct lbr_snap_target_stats, lbr_off) ==
+	      LBR_SNAP_TARGET_STATS_SIZE_V2);
+static_assert(offsetof(struct lbr_snap_info, nr_cpu_types) ==
+	      LBR_SNAP_INFO_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
@@ -105,7 +109,7 @@ static int lbr_struct_out(void __user *u, size_t usize, const void *k,
 	return 0;
 }
 
-static long lbr_ioc_info(void __user *arg)
+static long lbr_ioc_info(void __user *arg, size_t usize)
 {
 	struct lbr_snap_info info = {
 		.abi_version = LBR_SNAP_ABI_VERSION,
@@ -125,7 +129,10 @@ static long lbr_ioc_info(void __user *arg)
 	strscpy(info.mode, lbr_hw_mode(), sizeof(info.mode));
 	strscpy(info.reason, lbr_hw.reason, sizeof(info.reason));
 	strscpy(info.version, LBR_SNAP_VERSION, sizeof(info.version));
-	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+	info.nr_cpu_types = lbr_hw_cpu_types(info.cpu_types,
+					     LBR_SNAP_MAX_CPU_TYPES);
+	/* An older caller's struct is smaller: it gets what it knows. */
+	return lbr_struct_out(arg, usize, &info, sizeof(info));
 }
 
 static long lbr_ioc_stats(void __user *arg, size_t usize)
@@ -141,7 +148,7 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 		return ret;
 	/*
 	 * Older callers know fewer fields (none of hook, nr_args, recursion,
-	 * inflight in the first ABI): each gets the entries cut to its size,
+	 * inflight in the first ABI, no lbr_off in the second): each gets the entries cut to its size,
 	 * newer ones the rest zeroed.
 	 */
 	if (!hdr.entry_size)
@@ -205,6 +212,8 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 	bool add;
 	long ret;
 
+	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_GET_INFO, LBR_SNAP_INFO_SIZE_V1))
+		return lbr_ioc_info(uarg, _IOC_SIZE(cmd));
 	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_GET_STATS, LBR_SNAP_STATS_SIZE_V1)) {
 		if (!(file->f_mode & FMODE_READ))
 			return -EBADF;
@@ -219,8 +228,6 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 	}
 
 	switch (cmd) {
-	case LBR_SNAP_IOC_GET_INFO:
-		return lbr_ioc_info(uarg);
 	case LBR_SNAP_IOC_FLUSH:
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_buf_flush();

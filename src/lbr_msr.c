@@ -15,6 +15,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/cpu.h>
 #include <linux/percpu.h>
+#include <linux/slab.h>
 #include <linux/perf_event.h>
 #include <linux/smp.h>
 #include <linux/string.h>
@@ -23,6 +24,8 @@
 #include <asm/processor.h>
 
 #include "lbr_snap.h"
+#include "lbr_own.h"
+#include "lbr_cpu.h"
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
@@ -298,6 +301,123 @@ static int lbr_probe_amd(void)
 	return 0;
 }
 
+/*
+ * Per CPU: what each CPU has (src/lbr_cpu.c).  Detection above runs on the
+ * CPU that loads the module; on a hybrid part the others may differ.  Each
+ * online CPU is read on itself (CPUID leaves 7, 0x1a, 0x1c and
+ * IA32_PERF_CAPABILITIES with the *_safe accessor); a mix lbr_snap cannot
+ * work with refuses the backend, naming the CPUs of each kind.  Each CPU
+ * then reads its own depth (lbr_cpu_depth); a CPU that comes online later
+ * is read when it does (lbr_cpu_start(), mode=raw).
+ */
+DEFINE_PER_CPU(unsigned int, lbr_cpu_depth);
+
+static struct lbr_cpu_group lbr_groups[LBR_SNAP_MAX_CPU_TYPES];
+static unsigned int lbr_nr_groups;
+static unsigned int lbr_legacy_depth;	/* the model table's, for all CPUs */
+
+static void lbr_cpu_read_id(void *arg)
+{
+	struct lbr_cpu_id *id = arg;
+	unsigned int level = cpuid_eax(0), eax, ebx, ecx, edx;
+
+	memset(id, 0, sizeof(*id));
+	if (level >= 7) {
+		cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+		id->cpuid7_edx = edx;
+	}
+	if (level >= 0x1a)
+		id->cpuid1a_eax = cpuid_eax(0x1a);
+	if (level >= 0x1c) {
+		cpuid_count(0x1c, 0, &eax, &ebx, &ecx, &edx);
+		id->cpuid1c_eax = eax;
+	}
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL &&
+	    (cpuid_ecx(1) & LBR_CPUID_PDCM))
+		id->perf_caps_ok = !lbr_rdmsr_safe(LBR_MSR_PERF_CAPS,
+						   &id->perf_caps);
+}
+
+/* What this CPU has; the legacy format is the one detection decided. */
+static void lbr_this_cpu_kind(struct lbr_cpu_kind *k)
+{
+	struct lbr_cpu_id id;
+
+	lbr_cpu_read_id(&id);
+	lbr_cpu_kind_of(&id, lbr_hw.backend, lbr_legacy_depth, k);
+	/* Knights Landing's quirk, as lbr_probe_intel() applies it. */
+	if (k->backend == LBR_SNAP_BACKEND_INTEL &&
+	    k->format == LBR_FMT_LIP && lbr_hw.fmt.format == LBR_FMT_EIP_FLAGS)
+		k->format = LBR_FMT_EIP_FLAGS;
+}
+
+static int lbr_check_cpus(void)
+{
+	struct lbr_cpu_kind *k;
+	struct lbr_cpu_id id;
+	unsigned int cpu, depth = 0;
+	char why[256];
+	int ret;
+
+	k = kcalloc(nr_cpu_ids, sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return lbr_none("no memory to read each CPU's LBR");
+	lbr_legacy_depth = lbr_hw.depth;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (smp_call_function_single(cpu, lbr_cpu_read_id, &id, 1))
+			continue;
+		lbr_cpu_kind_of(&id, lbr_hw.backend, lbr_legacy_depth, &k[cpu]);
+		if (k[cpu].backend == LBR_SNAP_BACKEND_INTEL &&
+		    k[cpu].format == LBR_FMT_LIP &&
+		    lbr_hw.fmt.format == LBR_FMT_EIP_FLAGS)
+			k[cpu].format = LBR_FMT_EIP_FLAGS;
+	}
+	cpus_read_unlock();
+
+	ret = lbr_cpu_check(k, nr_cpu_ids, why, sizeof(why));
+	if (ret) {
+		pr_warn("%s LBR: %s\n", lbr_hw.name, why);
+		kfree(k);
+		return lbr_none("%s", why);
+	}
+	lbr_nr_groups = lbr_cpu_groups(k, nr_cpu_ids, lbr_groups,
+				       ARRAY_SIZE(lbr_groups));
+	for_each_possible_cpu(cpu) {
+		/* Not online now: as the detecting CPU, until it comes. */
+		per_cpu(lbr_cpu_depth, cpu) = k[cpu].seen ? k[cpu].depth :
+							    lbr_hw.depth;
+		depth = max(depth, per_cpu(lbr_cpu_depth, cpu));
+	}
+	kfree(k);
+	lbr_hw.depth = depth;
+	if (lbr_nr_groups > 1)
+		pr_info("hybrid CPUs: %u kinds, each CPU reads its own depth (lbr-snap info lists them)\n",
+			lbr_nr_groups);
+	return 0;
+}
+
+/**
+ * lbr_hw_cpu_types - the kinds of CPU, for GET_INFO
+ * @t: room for @max kinds
+ * @max: the room
+ * Return: how many were filled.
+ */
+unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max)
+{
+	unsigned int i;
+
+	for (i = 0; i < lbr_nr_groups && i < max; i++) {
+		t[i].core_type = lbr_groups[i].kind.core_type;
+		t[i].backend = lbr_groups[i].kind.backend;
+		t[i].lbr_format = lbr_groups[i].kind.format;
+		t[i].lbr_depth = lbr_groups[i].kind.depth;
+		t[i].nr_cpus = lbr_groups[i].nr;
+		strscpy(t[i].cpus, lbr_groups[i].cpus, sizeof(t[i].cpus));
+	}
+	return i;
+}
+
 static const struct {
 	const char *name;
 	enum lbr_snap_backend id;
@@ -310,6 +430,11 @@ static const struct {
 
 static void lbr_hw_reset(void)
 {
+	unsigned int cpu;
+
+	lbr_nr_groups = 0;
+	for_each_possible_cpu(cpu)
+		per_cpu(lbr_cpu_depth, cpu) = 0;
 	memset(&lbr_hw, 0, sizeof(lbr_hw));
 	lbr_hw.backend = LBR_SNAP_BACKEND_NONE;
 	lbr_hw.name = "none";
@@ -339,11 +464,10 @@ int lbr_hw_detect(const char *force)
 			continue;
 		lbr_hw_reset();
 		lbr_hw.fmt.backend = lbr_backends[i].id;
-		if (!lbr_backends[i].probe()) {
-			lbr_hw.backend = lbr_backends[i].id;
-			lbr_hw.name = lbr_backends[i].name;
+		lbr_hw.backend = lbr_backends[i].id;
+		lbr_hw.name = lbr_backends[i].name;
+		if (!lbr_backends[i].probe() && !lbr_check_cpus())
 			return 0;
-		}
 		strscpy(why[i], lbr_hw.reason, sizeof(why[i]));
 		if (!is_auto) {
 			pr_err("backend=%s unavailable: %s\n", force, why[i]);
@@ -481,12 +605,25 @@ static int lbr_perf_branch_type(u64 *type)
 }
 
 /*
- * mode=raw: lbr_snap programs LBR itself on every online CPU and puts back
- * what it found when it is done.
+ * mode=raw: lbr_snap programs LBR itself on every online CPU and gives back
+ * what it took when it is done (unload, CPU offline, suspend).
+ *
+ * Others write these MSRs too: KVM puts the host's DEBUGCTL back after a
+ * guest ran (vmx_vcpu_run() in arch/x86/kvm/vmx/vmx.c), perf programs LBR
+ * for its own events (intel_pmu_lbr_enable_all() in
+ * arch/x86/events/intel/lbr.c), and root can write /dev/cpu/N/msr.  So
+ * what lbr_snap gives back is decided bit by bit (lbr_give_back()): a bit
+ * that lbr_snap changed and that still holds what lbr_snap wrote gets the
+ * value lbr_snap found; every other bit keeps the value it has now, so a
+ * change made by someone else since the load stays.  ARCH_LBR_DEPTH is a
+ * number, not bits: it is put back only when it still holds what lbr_snap
+ * wrote.  A change found underneath is logged once per CPU and stop.
  */
 struct lbr_saved {
-	u64 ctl;
-	u64 select;	/* LBR_SELECT (legacy, AMD) or ARCH_LBR_DEPTH */
+	u64 ctl;	/* the control MSR as lbr_snap found it */
+	u64 select;	/* LBR_SELECT (legacy, AMD) or ARCH_LBR_DEPTH, found */
+	u64 ctl_set;	/* what lbr_snap wrote */
+	u64 select_set;
 	bool valid;
 };
 
@@ -512,7 +649,7 @@ static void lbr_raw_values(const struct lbr_saved *s, u64 *ctl, u64 *sel)
 {
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
 		*ctl = lbr_arch_ctl_value();
-		*sel = lbr_hw.depth;
+		*sel = __this_cpu_read(lbr_cpu_depth);
 	} else {
 		*ctl = s->ctl | lbr_hw.enable_mask;
 		*sel = lbr_select_value();
@@ -523,7 +660,24 @@ static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
-	u64 ctl, sel;
+	struct lbr_cpu_kind k;
+
+	/*
+	 * A CPU that was offline at load (or a CPU back from a reset) is read
+	 * now: one of another kind than lbr_snap works with is left alone.
+	 */
+	lbr_this_cpu_kind(&k);
+	if (k.backend != lbr_hw.backend || !k.depth ||
+	    (lbr_nr_groups && k.format != lbr_groups[0].kind.format)) {
+		pr_warn("cpu%u (%s): its LBR (%s, format %u, depth %u) is not the other CPUs': LBR left off there\n",
+			cpu, lbr_core_type_name(k.core_type),
+			k.backend == lbr_hw.backend ? lbr_hw.name : "none",
+			k.format, k.depth);
+		__this_cpu_write(lbr_cpu_depth, 0);
+		return 0;
+	}
+	__this_cpu_write(lbr_cpu_depth, min_t(unsigned int, k.depth,
+					      lbr_hw.depth));
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
@@ -531,10 +685,10 @@ static int lbr_cpu_start(unsigned int cpu)
 		return 0;
 	}
 	s->valid = true;
-	lbr_raw_values(s, &ctl, &sel);
+	lbr_raw_values(s, &s->ctl_set, &s->select_set);
 	/* Writing ARCH_LBR_DEPTH also clears the entries. */
-	lbr_wrmsr_safe(sel_msr, sel);
-	lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
+	lbr_wrmsr_safe(sel_msr, s->select_set);
+	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set);
 	return 0;
 }
 
@@ -542,26 +696,65 @@ static int lbr_cpu_stop(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
-	u64 ctl, sel, now_ctl = 0, now_sel = 0;
+	u64 now_ctl, now_sel, ctl, sel;
 
 	if (!s->valid)
 		return 0;
-	/* Perf, KVM or a user with /dev/cpu/N/msr may have been here. */
-	lbr_raw_values(s, &ctl, &sel);
-	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
-	    lbr_rdmsr_safe(sel_msr, &now_sel) || now_ctl != ctl ||
-	    now_sel != sel)
-		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx), %#x = %#llx (set %#llx)\n",
-			cpu, lbr_hw.ctl_msr, now_ctl, ctl, sel_msr, now_sel,
-			sel);
-
-	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
-	/* A depth of 0 was never programmed: leave the reset value. */
-	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH || s->select)
-		lbr_wrmsr_safe(sel_msr, s->select);
 	s->valid = false;
+	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
+	    lbr_rdmsr_safe(sel_msr, &now_sel)) {
+		pr_warn("cpu%u: cannot read LBR control MSRs: left as they are\n",
+			cpu);
+		return 0;
+	}
+	ctl = lbr_give_back(s->ctl, s->ctl_set, now_ctl);
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
+		/* A depth of 0 was never programmed: leave the reset value. */
+		sel = now_sel == s->select_set && s->select ? s->select : now_sel;
+	else
+		sel = lbr_give_back(s->select, s->select_set, now_sel);
+	if (now_ctl != s->ctl_set || now_sel != s->select_set)
+		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx, found %#llx), %#x = %#llx (set %#llx, found %#llx); leaving %#llx, %#llx\n",
+			cpu, lbr_hw.ctl_msr, now_ctl, s->ctl_set, s->ctl,
+			sel_msr, now_sel, s->select_set, s->select, ctl, sel);
+	if (ctl != now_ctl)
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
+	if (sel != now_sel)
+		lbr_wrmsr_safe(sel_msr, sel);
 	return 0;
 }
+
+/*
+ * Suspend and resume.  Going to S3 (or hibernating), the non-boot CPUs go
+ * offline through CPU hotplug (suspend_disable_secondary_cpus() in
+ * kernel/power/suspend.c), which runs lbr_cpu_stop() on each, and come
+ * back through it, which runs lbr_cpu_start(); the boot CPU does neither,
+ * and comes back from firmware with DEBUGCTL and the LBR MSRs reset.  So
+ * the boot CPU gets the same two calls from syscore operations
+ * (include/linux/syscore_ops.h): syscore_suspend() runs on the boot CPU
+ * alone, interrupts off, after the other CPUs went offline, and
+ * syscore_resume() likewise before they come back and before any task
+ * runs (suspend_enter() in kernel/power/suspend.c; create_image() and
+ * resume_target_kernel() in kernel/power/hibernate.c for hibernation).
+ * A PM notifier (PM_POST_SUSPEND) would run only once tasks are thawed,
+ * leaving CPU 0 recording nothing for a while and needing a cross call,
+ * and it is also called when a suspend failed before the CPUs were reset.
+ * Both callbacks only use the *_safe MSR accessors: nothing sleeps.
+ * Suspend-to-idle resets no CPU and calls neither.
+ */
+static int lbr_syscore_suspend(void)
+{
+	lbr_cpu_stop(smp_processor_id());
+	return 0;
+}
+
+static void lbr_syscore_resume(void)
+{
+	lbr_cpu_start(smp_processor_id());
+}
+
+LBR_SYSCORE_DEFINE(lbr_syscore, lbr_syscore_suspend, lbr_syscore_resume);
+static bool lbr_syscore_on;
 
 /**
  * lbr_hw_start - keep LBR recording on every CPU
@@ -608,6 +801,8 @@ int lbr_hw_start(const char *mode, const char *filter)
 	if (ret < 0)
 		return ret;
 	lbr_cpuhp_state = ret;
+	lbr_syscore_register(&lbr_syscore);
+	lbr_syscore_on = true;
 	return 0;
 }
 
@@ -615,6 +810,9 @@ void lbr_hw_stop(void)
 {
 	if (lbr_perf_mode)
 		lbr_vlbr_stop();
+	if (lbr_syscore_on)
+		lbr_syscore_unregister(&lbr_syscore);
+	lbr_syscore_on = false;
 	if (lbr_cpuhp_state > 0)
 		cpuhp_remove_state(lbr_cpuhp_state);
 	lbr_cpuhp_state = 0;

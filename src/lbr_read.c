@@ -11,7 +11,8 @@
 
 /**
  * lbr_hw_read - read the frozen LBR stack of this CPU
- * @out: room for lbr_hw.depth branches
+ * @out: room for @depth branches
+ * @depth: this CPU's LBR depth (at most lbr_hw.depth; hybrid CPUs differ)
  *
  * Called with LBR frozen and interrupts off.  Reads newest first, stops at
  * the first empty entry, and stores the result oldest first.  The legacy
@@ -20,7 +21,8 @@
  * there is one, has none.
  * Return: the number of branches in @out.
  */
-notrace unsigned int lbr_hw_read(struct lbr_snap_branch *out)
+notrace unsigned int lbr_hw_read(struct lbr_snap_branch *out,
+				  unsigned int depth)
 {
 	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
 	u64 tos = legacy ? lbr_rdmsr(lbr_hw.tos_msr) : 0;
@@ -28,8 +30,8 @@ notrace unsigned int lbr_hw_read(struct lbr_snap_branch *out)
 	struct lbr_snap_branch tmp;
 	unsigned int i, n = 0, idx;
 
-	for (i = 0; i < lbr_hw.depth; i++) {
-		idx = legacy ? lbr_legacy_index(tos, i, lbr_hw.depth) : i;
+	for (i = 0; i < depth; i++) {
+		idx = legacy ? lbr_legacy_index(tos, i, depth) : i;
 		raw.from = lbr_rdmsr(lbr_hw.from_msr + idx * lbr_hw.from_stride);
 		if (lbr_hw.fmt.format != LBR_FMT_32 || !legacy)
 			raw.to = lbr_rdmsr(lbr_hw.to_msr + idx * lbr_hw.from_stride);

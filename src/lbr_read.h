@@ -39,7 +39,7 @@ struct lbr_hw {
 /* Set by lbr_hw_detect() (lbr_msr.c), or by the unit test. */
 extern struct lbr_hw lbr_hw;
 
-unsigned int lbr_hw_read(struct lbr_snap_branch *out);
+unsigned int lbr_hw_read(struct lbr_snap_branch *out, unsigned int depth);
 
 #ifndef __KERNEL__
 /* The unit test's simulated RDMSR (compat.h has the module's). */

@@ -26,6 +26,9 @@ void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
+unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
+/* Entries this CPU reads: its own depth (hybrid CPUs differ). */
+DECLARE_PER_CPU(unsigned int, lbr_cpu_depth);
 
 /*
  * Stop recording by clearing the backend's enable bit and return the
@@ -61,6 +64,7 @@ struct lbr_counters {
 	u64 filtered;
 	u64 dropped;
 	u64 recursion;
+	u64 lbr_off;	/* returns whose freeze found LBR off */
 };
 
 /* The hook a target asks for: @hook in its spec, else hook=. */

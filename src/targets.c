@@ -487,6 +487,7 @@ static void lbr_target_stats(const struct lbr_target *t,
 		st->filtered += READ_ONCE(c->filtered);
 		st->dropped += READ_ONCE(c->dropped);
 		st->recursion += READ_ONCE(c->recursion);
+		st->lbr_off += READ_ONCE(c->lbr_off);
 	}
 	st->missed = lbr_kretprobe_missed(t);
 	st->inflight = t->hook == LBR_SNAP_HOOK_FEXIT ? lbr_fexit_inflight(t) : 0;

@@ -53,9 +53,17 @@ int ioctl_error(const char *path, const char *name)
 int get_info(int fd, const char *path, struct lbr_snap_info *info)
 {
 	struct stat st;
+	int ret;
 
 	memset(info, 0, sizeof(*info));
-	if (ioctl(fd, LBR_SNAP_IOC_GET_INFO, info) < 0) {
+	/* A module before cpu_types knows only the first ABI's size. */
+	ret = ioctl(fd, LBR_SNAP_IOC_GET_INFO, info);
+	if (ret < 0 && errno == ENOTTY) {
+		memset(info, 0, sizeof(*info));
+		ret = ioctl(fd, _IOR(LBR_SNAP_IOC_MAGIC, 1,
+				     char[LBR_SNAP_INFO_SIZE_V1]), info);
+	}
+	if (ret < 0) {
 		if (errno != ENOTTY)
 			return ioctl_error(path, "GET_INFO");
 		if (fstat(fd, &st) == 0 && !S_ISCHR(st.st_mode))

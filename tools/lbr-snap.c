@@ -273,8 +273,24 @@ static const char *info_backend(const struct lbr_snap_info *info)
 	return backend_name(info->backend);
 }
 
+static const char *core_type_name(unsigned int type)
+{
+	switch (type) {
+	case 0:
+		return "not hybrid";
+	case 0x40:
+		return "P-core";
+	case 0x20:
+		return "E-core";
+	default:
+		return "unknown";
+	}
+}
+
 static void print_info_text(const struct lbr_snap_info *info)
 {
+	unsigned int i;
+
 	printf("abi_version: %u\n", info->abi_version);
 	printf("backend: %.*s\n", (int)sizeof(info->backend_name),
 	       info_backend(info));
@@ -287,10 +303,20 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("capture: %s\n", capture_name(info->capture));
 	printf("reason: %.*s\n", (int)sizeof(info->reason), info->reason);
 	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
+	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
+		const struct lbr_snap_cpu_type *t = &info->cpu_types[i];
+
+		printf("cpu_type: cpus %.*s (%s, %u): %s, format %u, depth %u\n",
+		       (int)sizeof(t->cpus), t->cpus,
+		       core_type_name(t->core_type), t->nr_cpus,
+		       backend_name(t->backend), t->lbr_format, t->lbr_depth);
+	}
 }
 
 static void print_info_json(const struct lbr_snap_info *info)
 {
+	unsigned int i;
+
 	printf("{\"abi_version\":%u,\"backend\":", info->abi_version);
 	json_str(stdout, info_backend(info), sizeof(info->backend_name));
 	printf(",\"lbr_format\":%u,\"lbr_depth\":%u",
@@ -304,7 +330,18 @@ static void print_info_json(const struct lbr_snap_info *info)
 	json_str(stdout, info->reason, sizeof(info->reason));
 	fputs(",\"version\":", stdout);
 	json_str(stdout, info->version, sizeof(info->version));
-	fputs("}\n", stdout);
+	fputs(",\"cpu_types\":[", stdout);
+	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
+		const struct lbr_snap_cpu_type *t = &info->cpu_types[i];
+
+		printf("%s{\"core_type\":\"%s\",\"cpus\":", i ? "," : "",
+		       core_type_name(t->core_type));
+		json_str(stdout, t->cpus, sizeof(t->cpus));
+		printf(",\"nr_cpus\":%u,\"backend\":\"%s\",\"lbr_format\":%u,\"lbr_depth\":%u}",
+		       t->nr_cpus, backend_name(t->backend), t->lbr_format,
+		       t->lbr_depth);
+	}
+	fputs("]}\n", stdout);
 }
 
 static int cmd_info(int fd, const struct opts *o)
@@ -340,9 +377,9 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	printf("%3u %-*.*s 0x%016llx %-4s %-9s", t->id, w, (int)sizeof(t->name),
 	       t->name, t->func_addr, ret_type_name(t->ret_type),
 	       hook_name(t->hook));
-	printf(" %10llu %10llu %10llu %10llu %10llu %10llu %8lld\n", t->hits,
-	       t->captured, t->filtered, t->dropped, t->missed, t->recursion,
-	       t->inflight);
+	printf(" %10llu %10llu %10llu %10llu %10llu %10llu %8lld %10llu\n",
+	       t->hits, t->captured, t->filtered, t->dropped, t->missed,
+	       t->recursion, t->inflight, t->lbr_off);
 }
 
 /* A line on a target that has recorded nothing, and the likely why. */
@@ -366,9 +403,10 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 	int w = name_width(ts, nr);
 	unsigned int i;
 
-	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s %10s %8s\n",
+	printf("%3s %-*s %-18s %-4s %-9s %10s %10s %10s %10s %10s %10s %8s %10s\n",
 	       "id", w, "name", "addr", "type", "hook", "hits", "captured",
-	       "filtered", "dropped", "missed", "recursion", "inflight");
+	       "filtered", "dropped", "missed", "recursion", "inflight",
+	       "lbr_off");
 	for (i = 0; i < nr; i++)
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
@@ -388,8 +426,8 @@ static void print_target_json(const struct lbr_snap_target_stats *t)
 	       t->filtered, t->dropped, t->missed);
 	printf(",\"hook\":\"%s\",\"nr_args\":%d", hook_name(t->hook),
 	       t->nr_args);
-	printf(",\"recursion\":%llu,\"inflight\":%lld}", t->recursion,
-	       t->inflight);
+	printf(",\"recursion\":%llu,\"inflight\":%lld,\"lbr_off\":%llu}",
+	       t->recursion, t->inflight, t->lbr_off);
 }
 
 static void print_stats_json(const struct lbr_snap_stats *st,

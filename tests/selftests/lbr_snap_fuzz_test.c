@@ -155,7 +155,12 @@ struct worker {
 static void *work(void *p)
 {
 	struct worker *w = p;
-	char buf[2 * LBR_SNAP_RECORD_MAX];
+	/*
+	 * A random command may claim any size its number holds (16 KiB),
+	 * and GET_INFO, GET_STATS and ADD_TARGET take any size from their
+	 * first ABI's on: the buffer must hold what the module may write.
+	 */
+	char buf[1 << _IOC_SIZEBITS];
 	struct lbr_snap_target_stats st[8];
 	struct lbr_snap_target_ctl ctl;
 	struct lbr_snap_stats hdr;

@@ -530,6 +530,8 @@ static void expect_stats(struct __test_metadata *_metadata,
 	EXPECT_EQ(st[id].hits, st[id].captured + st[id].filtered +
 		  st[id].dropped);
 	EXPECT_EQ(variant->hook_id, st[id].hook);
+	/* LBR stayed on (or there is none): no freeze found it off. */
+	EXPECT_EQ(0, st[id].lbr_off);
 }
 
 TEST_F(cap, errors_mode_counts)
@@ -727,6 +729,22 @@ TEST_F(cap, structs_grow_old_callers_work)
 					  char[LBR_SNAP_TARGET_CTL_SIZE_V1]),
 			   old));
 
+	/*
+	 * Built before lbr_off: entries of LBR_SNAP_TARGET_STATS_SIZE_V2
+	 * bytes, back to back, and nothing written past them.
+	 */
+	memset(st, 0xa5, sizeof(st));
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.nr = 2;
+	hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V2;
+	hdr.stats_ptr = (unsigned long)st;
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_GET_STATS, &hdr));
+	EXPECT_EQ(1, hdr.nr);
+	EXPECT_EQ(0, memcmp(st[0].name, "lbr_test_int", 13));
+	EXPECT_EQ(0, st[0].inflight);
+	EXPECT_EQ(0xa5a5a5a5a5a5a5a5ULL, st[0].lbr_off)
+		TH_LOG("lbr_off written to a caller that does not know it");
+
 	/* Unknown flags and reserved words are refused, changing nothing. */
 	ctl.flags = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, &ctl));
@@ -771,6 +789,47 @@ TEST_F(cap, structs_grow_old_callers_work)
 		EXPECT_GE(self->info.record_max, len);
 	}
 	free(buf);
+}
+
+/*
+ * GET_INFO's kinds of CPU: every online CPU in one of them, each with its
+ * depth (the lab's CPUs are not hybrid: one kind, core type 0); and a
+ * caller of the first ABI's size gets its 208 bytes and nothing past them.
+ */
+TEST_F(cap, info_cpu_types_and_first_size)
+{
+	struct {
+		struct lbr_snap_info info;
+		char guard[64];
+	} old;
+	unsigned int i, nr = 0;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE) {
+		EXPECT_EQ(0, self->info.nr_cpu_types);
+	} else {
+		ASSERT_LE(1, self->info.nr_cpu_types);
+		ASSERT_GE(LBR_SNAP_MAX_CPU_TYPES, self->info.nr_cpu_types);
+		for (i = 0; i < self->info.nr_cpu_types; i++) {
+			const struct lbr_snap_cpu_type *t = &self->info.cpu_types[i];
+
+			nr += t->nr_cpus;
+			EXPECT_EQ(self->info.backend, t->backend);
+			EXPECT_EQ(self->info.lbr_format, t->lbr_format);
+			EXPECT_GE(self->info.lbr_depth, t->lbr_depth);
+			EXPECT_LT(0, t->lbr_depth);
+			EXPECT_EQ(0, t->core_type) TH_LOG("the lab's CPUs are not hybrid");
+			EXPECT_NE(0, t->cpus[0]);
+		}
+		EXPECT_EQ((unsigned int)nr_cpus(), nr);
+	}
+
+	memset(&old, 0xa5, sizeof(old));
+	ASSERT_EQ(0, ioctl(self->fd, _IOR(LBR_SNAP_IOC_MAGIC, 1,
+					  char[LBR_SNAP_INFO_SIZE_V1]), &old));
+	EXPECT_EQ(LBR_SNAP_ABI_VERSION, old.info.abi_version);
+	EXPECT_EQ(self->info.lbr_depth, old.info.lbr_depth);
+	EXPECT_EQ(0xa5a5a5a5, old.info.nr_cpu_types) TH_LOG("written past the first size");
 }
 
 TEST_F(cap, read_small_buffer_einval)
@@ -1611,6 +1670,183 @@ TEST_F(cap, changed_underneath_is_reported)
 	close(kmsg);
 	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
 	EXPECT_EQ(before, val);
+}
+
+/*
+ * Another writer's bit, one lbr_snap never sets, in the control MSR:
+ * DEBUGCTL.FREEZE_WHILE_SMM (bit 14; the lab keeps it) or ARCH_LBR_CTL.USR
+ * (bit 2; lbr_filter=kernel leaves it clear).
+ */
+static unsigned long long foreign_bit(const struct lbr_snap_info *info)
+{
+	return info->backend == LBR_SNAP_BACKEND_ARCH ? 1ULL << 2 : 1ULL << 14;
+}
+
+/*
+ * The ownership rule (lbr_give_back() in src/lbr_own.h): at unload
+ * lbr_snap puts back only the bits it set and nobody changed since.
+ * Another writer turns LBR off on one CPU and sets a bit of its own: the
+ * captures there find LBR off (lbr_off, LBR_SNAP_REC_WAS_OFF), and the
+ * unload leaves both changes as they are.
+ */
+TEST_F(cap, other_writer_kept_and_lbr_off_counted)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	unsigned long long before, val, bit, mine;
+	int cpu = nr_cpus() - 1, i, kmsg;
+	struct lbr_snap_stats hdr;
+	unsigned int msr;
+	char want[96];
+	cpu_set_t set;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (self->info.backend == LBR_SNAP_BACKEND_AMD)
+		SKIP(return, "no foreign bit chosen for AMD's DBG_EXTN_CFG");
+	mine = foreign_bit(&self->info);
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &before));
+	ASSERT_EQ(0, before & mine) TH_LOG("cpu%d: %#x = %#llx already has the bit", cpu, msr, before);
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	ASSERT_EQ(bit, val & bit);
+	/* The other writer: LBR off, its own bit on. */
+	ASSERT_EQ(0, wrmsr_on(cpu, msr, (val & ~bit) | mine));
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ((unsigned int)cpu, self->recs[i].h.cpu);
+		EXPECT_TRUE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(3, st[0].lbr_off);
+	EXPECT_EQ(3, st[0].captured);
+	/* lbr_snap did not turn it back on, nor drop the bit. */
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	EXPECT_EQ(mine, val & (bit | mine)) TH_LOG("cpu%d: %#x = %#llx", cpu, msr, val);
+
+	close(self->fd);
+	self->fd = -1;
+	kmsg = kmsg_open();
+	ASSERT_LE(0, kmsg);
+	ASSERT_EQ(0, unload());
+	snprintf(want, sizeof(want), "cpu%d: LBR control changed underneath lbr_snap", cpu);
+	EXPECT_TRUE(kmsg_has(kmsg, want));
+	close(kmsg);
+	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
+	/* Everything lbr_snap set is gone; the other writer's bit stays. */
+	EXPECT_EQ(before | mine, val) TH_LOG("cpu%d: %#x = %#llx, found %#llx", cpu, msr, val, before);
+	ASSERT_EQ(0, wrmsr_on(cpu, msr, before));
+}
+
+/*
+ * The other way round: someone else sets a bit of its own while LBR stays
+ * on; at unload lbr_snap turns off only LBR.
+ */
+TEST_F(cap, unload_keeps_a_bit_set_by_another)
+{
+	unsigned long long before, val, bit, mine;
+	unsigned int msr;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (self->info.backend == LBR_SNAP_BACKEND_AMD)
+		SKIP(return, "no foreign bit chosen for AMD's DBG_EXTN_CFG");
+	mine = foreign_bit(&self->info);
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	ASSERT_EQ(0, wrmsr_on(0, msr, val | mine));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	cap_unload(_metadata, self);
+	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
+	EXPECT_EQ(before | mine, val) TH_LOG("cpu0: %#x = %#llx, found %#llx", msr, val, before);
+	ASSERT_EQ(0, wrmsr_on(0, msr, before));
+}
+
+/*
+ * Suspend to RAM and back, woken by the RTC alarm: the boot CPU comes back
+ * from firmware with the LBR MSRs reset and does not go through CPU
+ * hotplug; lbr_snap's syscore resume turns LBR on again there, hotplug on
+ * the others.  Needs S3 (QEMU's PIIX4 offers it) and an RTC with an alarm.
+ */
+static bool can_suspend_to_ram(void)
+{
+	char states[128] = "";
+	FILE *f = fopen("/sys/power/state", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(states, sizeof(states), f))
+		states[0] = 0;
+	fclose(f);
+	return strstr(states, "mem") && !access("/sys/class/rtc/rtc0/wakealarm", W_OK);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+static bool retbleed_stuffing(void);
+
+TEST_F_TIMEOUT(cap, suspend_resume_keeps_lbr_on_every_cpu, 120)
+{
+	unsigned long long val, bit;
+	int ncpu = nr_cpus(), c, i, with_branches = 0;
+	unsigned int msr;
+	cpu_set_t set;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (!can_suspend_to_ram())
+		SKIP(return, "no suspend to RAM, or no RTC alarm, in this guest");
+	/* As cpu_hotplug_keeps_capturing: the CPUs come back online. */
+	if (retbleed_stuffing())
+		SKIP(return, "onlining a CPU with retbleed=stuff resets a TCG guest, lbr_snap or not");
+
+	ASSERT_EQ(0, write_file("/sys/class/rtc/rtc0/wakealarm", "0"));
+	ASSERT_EQ(0, write_file("/sys/class/rtc/rtc0/wakealarm", "+2"));
+	ASSERT_EQ(0, write_file("/sys/power/state", "mem"))
+		TH_LOG("echo mem > /sys/power/state: %s", strerror(errno));
+
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
+		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx after resume", c, msr, val);
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(3, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, self->recs[i].h.cpu);
+		EXPECT_FALSE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF);
+		with_branches += self->recs[i].h.nr_entries > 0;
+	}
+	EXPECT_EQ(3, with_branches);
+	expect_stats(_metadata, variant, self->fd, 0, 3, 3, 0);
 }
 
 /* Is call depth tracking on (retbleed=stuff)? */

@@ -43,6 +43,7 @@ INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
+    "cpu_types": list,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {
@@ -50,7 +51,7 @@ TARGET = {
     "ret_type": ("int", "long", "ptr", "bool", "unknown"), "hits": INT,
     "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
     "hook": ("kretprobe", "fexit"), "nr_args": INT,
-    "recursion": INT, "inflight": INT,
+    "recursion": INT, "inflight": INT, "lbr_off": INT,
 }
 
 

@@ -35,7 +35,7 @@ cleanup()
 trap cleanup EXIT
 
 if ! "$CC" "${CFLAGS[@]}" -o "$T/decode_test" "$ROOT/src/lbr_decode.c" \
-	"$ROOT/src/lbr_read.c" "$HERE/decode_test.c" 2>"$T/build.err"; then
+	"$ROOT/src/lbr_read.c" "$ROOT/src/lbr_cpu.c" "$HERE/decode_test.c" 2>"$T/build.err"; then
 	sed 's/^/# /' "$T/build.err"
 	echo "Bail out! cannot build tests/unit/decode_test.c"
 	echo "# Totals: pass:0 fail:1 skip:0"

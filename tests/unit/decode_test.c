@@ -20,6 +20,7 @@
  *
  * Output is TAP; the exit status is 1 if any test failed.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 
 #include "lbr_decode.h"
 #include "lbr_read.h"
+#include "lbr_cpu.h"
+#include "lbr_own.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
@@ -808,7 +811,7 @@ static void check_stack(const struct sim_lbr *s,
 	memset(got, 0xaa, sizeof(got));
 	memset(&poison, 0xaa, sizeof(poison));
 	sim_load(s);
-	n = lbr_hw_read(got);
+	n = lbr_hw_read(got, lbr_hw.depth);
 	expect_u64("nr", nr, n);
 	for (i = 0; i < nr && i < n; i++) {
 		snprintf(what, sizeof(what), "[%u].", i);
@@ -1412,6 +1415,172 @@ static void test_probe_entries(void)
 	}
 }
 
+/*
+ * Hybrid CPUs (src/lbr_cpu.c): per-CPU images of CPUID and
+ * IA32_PERF_CAPABILITIES as each CPU of a part reports them, built by hand
+ * from the SDM's layout (CPUID.(7,0):EDX bit 15 hybrid, bit 19 Arch LBR;
+ * CPUID.0x1a:EAX[31:24] core type 0x40 Core, 0x20 Atom; CPUID.0x1c:EAX[7:0]
+ * depth mask, bit 30 deep C-state reset, bit 31 LIP) and the kernel's use
+ * of them (get_this_hybrid_cpu_type(), intel_pmu_arch_lbr_init()).
+ */
+#define EDX_HYB_ARCH	(LBR_CPUID7_EDX_HYBRID | LBR_CPUID7_EDX_ARCH_LBR)
+#define P_CORE_1A	0x40000001u	/* Core, native model id 1 */
+#define E_CORE_1A	0x20000001u	/* Atom */
+
+static const struct lbr_cpu_id adl_p = {	/* depth 8..32 */
+	.cpuid7_edx = EDX_HYB_ARCH, .cpuid1a_eax = P_CORE_1A,
+	.cpuid1c_eax = 0xc000000f, .perf_caps = 0x33f3, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id adl_e = {	/* depth 8, 16 */
+	.cpuid7_edx = EDX_HYB_ARCH, .cpuid1a_eax = E_CORE_1A,
+	.cpuid1c_eax = 0xc0000003, .perf_caps = 0x33f3, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id e_no_arch = {	/* E-core, no Arch LBR */
+	.cpuid7_edx = LBR_CPUID7_EDX_HYBRID, .cpuid1a_eax = E_CORE_1A,
+	.perf_caps = 0x33f3, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id skl = {		/* not hybrid, format 5 */
+	.cpuid1a_eax = 0x40000000, .perf_caps = 0x33c5, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id skl_fmt6 = {	/* same, format 6 */
+	.cpuid1a_eax = 0x40000000, .perf_caps = 0x33c6, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id hyb_legacy_e = {	/* hybrid, legacy fmt 6 */
+	.cpuid7_edx = LBR_CPUID7_EDX_HYBRID, .cpuid1a_eax = E_CORE_1A,
+	.perf_caps = 0x33c6, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id hyb_legacy_p = {
+	.cpuid7_edx = LBR_CPUID7_EDX_HYBRID, .cpuid1a_eax = P_CORE_1A,
+	.perf_caps = 0x33c5, .perf_caps_ok = true,
+};
+static const struct lbr_cpu_id no_caps = {	/* PERF_CAPABILITIES faults */
+	.cpuid1a_eax = 0, .perf_caps_ok = false,
+};
+
+struct hybrid_case {
+	const char *name;
+	unsigned int backend, legacy_depth;
+	const struct lbr_cpu_id *cpu[16];	/* by CPU number; NULL: not seen */
+	int ret;
+	unsigned int nr_groups;
+	struct {
+		u8 type, backend, format, depth;
+		unsigned int nr;
+		const char *cpus;
+	} grp[4];
+	const char *why;
+};
+
+#define ARCH	LBR_SNAP_BACKEND_ARCH
+#define LEG	LBR_SNAP_BACKEND_INTEL
+#define NONE	LBR_SNAP_BACKEND_NONE
+
+static const struct hybrid_case hybrid_cases[] = {
+	{ "Alder Lake: P-cores depth 32, E-cores depth 16: each its own",
+	  ARCH, 0,
+	  { &adl_p, &adl_p, &adl_p, &adl_p, &adl_p, &adl_p, &adl_p, &adl_p,
+	    &adl_e, &adl_e, &adl_e, &adl_e },
+	  0, 2, { { 0x40, ARCH, 0, 32, 8, "0-7" },
+		  { 0x20, ARCH, 0, 16, 4, "8-11" } }, "" },
+	{ "P-cores and E-cores interleaved: CPU lists with gaps",
+	  ARCH, 0,
+	  { &adl_p, &adl_p, &adl_e, &adl_e, &adl_p, &adl_p, NULL, &adl_e,
+	    &adl_p },
+	  0, 2, { { 0x40, ARCH, 0, 32, 5, "0-1,4-5,8" },
+		  { 0x20, ARCH, 0, 16, 3, "2-3,7" } }, "" },
+	{ "E-cores without Arch LBR: refused, naming both kinds",
+	  ARCH, 0,
+	  { &adl_p, &adl_p, &adl_p, &adl_p, &e_no_arch, &e_no_arch },
+	  -ENODEV, 2, { { 0x40, ARCH, 0, 32, 4, "0-3" },
+			{ 0x20, NONE, 0, 0, 2, "4-5" } },
+	  "CPUs differ: CPU 0-3 (P-core): depth 32; CPU 4-5 (E-core): no such LBR" },
+	{ "legacy LBR, formats 5 and 6 on the two core types: refused",
+	  LEG, 32,
+	  { &hyb_legacy_p, &hyb_legacy_p, &hyb_legacy_e, &hyb_legacy_e },
+	  -ENODEV, 2, { { 0x40, LEG, 5, 32, 2, "0-1" },
+			{ 0x20, LEG, 6, 32, 2, "2-3" } },
+	  "CPUs differ: CPU 0-1 (P-core): format 5, depth 32; CPU 2-3 (E-core): format 6, depth 32" },
+	{ "not hybrid: CPUID.0x1a's type is ignored, one group",
+	  LEG, 32, { &skl, &skl, &skl, &skl },
+	  0, 1, { { 0, LEG, 5, 32, 4, "0-3" } }, "" },
+	{ "not hybrid, one CPU of another format: refused",
+	  LEG, 32, { &skl, &skl_fmt6, &skl },
+	  -ENODEV, 2, { { 0, LEG, 5, 32, 2, "0,2" },
+			{ 0, LEG, 6, 32, 1, "1" } },
+	  "CPUs differ: CPU 0,2 (not hybrid): format 5, depth 32; CPU 1 (not hybrid): format 6, depth 32" },
+	{ "a CPU whose PERF_CAPABILITIES faults: refused",
+	  LEG, 32, { &skl, &no_caps },
+	  -ENODEV, 2, { { 0, LEG, 5, 32, 1, "0" },
+			{ 0, NONE, 0, 0, 1, "1" } },
+	  "CPUs differ: CPU 0 (not hybrid): format 5, depth 32; CPU 1 (not hybrid): no such LBR" },
+	{ "Arch LBR asked of a part whose P-cores lack it too: refused",
+	  ARCH, 0, { &e_no_arch },
+	  -ENODEV, 1, { { 0x20, NONE, 0, 0, 1, "0" } },
+	  "CPUs differ: CPU 0 (E-core): no such LBR" },
+};
+
+static void test_hybrid(void)
+{
+	unsigned int c, i, j, nr;
+
+	for (c = 0; c < ARRAY_SIZE(hybrid_cases); c++) {
+		const struct hybrid_case *hc = &hybrid_cases[c];
+		struct lbr_cpu_kind k[16];
+		struct lbr_cpu_group g[8];
+		char why[256] = "";
+		int ret;
+
+		memset(k, 0, sizeof(k));
+		for (i = 0; i < 16; i++)
+			if (hc->cpu[i])
+				lbr_cpu_kind_of(hc->cpu[i], hc->backend,
+						hc->legacy_depth, &k[i]);
+		nr = lbr_cpu_groups(k, 16, g, 8);
+		ret = lbr_cpu_check(k, 16, why, sizeof(why));
+		expect_u64("lbr_cpu_check()", (u64)(s64)hc->ret, (u64)(s64)ret);
+		expect_u64("groups", hc->nr_groups, nr);
+		for (j = 0; j < nr && j < hc->nr_groups; j++) {
+			expect_u64("core type", hc->grp[j].type, g[j].kind.core_type);
+			expect_u64("backend", hc->grp[j].backend, g[j].kind.backend);
+			expect_u64("format", hc->grp[j].format, g[j].kind.format);
+			expect_u64("depth", hc->grp[j].depth, g[j].kind.depth);
+			expect_u64("CPUs", hc->grp[j].nr, g[j].nr);
+			if (strcmp(hc->grp[j].cpus, g[j].cpus))
+				diag("group %u: CPUs \"%s\", want \"%s\"", j,
+				     g[j].cpus, hc->grp[j].cpus);
+		}
+		if (hc->ret && strcmp(why, hc->why))
+			diag("why: \"%s\"\n#   want \"%s\"", why, hc->why);
+		result("hybrid: %s", hc->name);
+	}
+}
+
+/* The give-back rule of mode=raw (src/lbr_own.h), bit by bit. */
+static void test_give_back(void)
+{
+	static const struct {
+		const char *name;
+		u64 found, set, now, want;
+	} cases[] = {
+		{ "nobody else: what was found", 0x4000, 0x4001, 0x4001, 0x4000 },
+		{ "LBR turned off by another: stays off", 0x0, 0x1, 0x0, 0x0 },
+		{ "another's new bit stays, ours goes", 0x0, 0x1, 0x4001, 0x4000 },
+		{ "another's bit and LBR off: both stay", 0x0, 0x1, 0x4000, 0x4000 },
+		{ "a found bit another cleared stays clear", 0x800, 0x801, 0x1, 0x0 },
+		{ "Arch LBR_CTL: ours back, USR kept", 0x0, 0x7f0003, 0x7f0007, 0x4 },
+		{ "LBR_SELECT: a filter another changed stays", 0x0, 0x1, 0x5, 0x4 },
+		{ "LBR on when found: left on", 0x1, 0x1, 0x1, 0x1 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		expect_u64("lbr_give_back()", cases[i].want,
+			   lbr_give_back(cases[i].found, cases[i].set,
+					 cases[i].now));
+		result("give back: %s", cases[i].name);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1436,6 +1605,8 @@ int main(void)
 	test_stack_wrap();
 	test_stack_empty();
 	test_probe_entries();
+	test_hybrid();
+	test_give_back();
 
 	printf("1..%u\n", nr_tests);
 	printf("# Totals: pass:%u fail:%u skip:0\n", nr_pass, nr_fail);

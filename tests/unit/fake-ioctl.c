@@ -36,11 +36,11 @@ int __real_ioctl(int fd, unsigned long req, ...);
 
 static const struct lbr_snap_target_stats targets[] = {
 	{ "do_sys_openat2", 0xffffffff81001000ull, 0, LBR_SNAP_RET_INT,
-	  120, 100, 15, 5, 0, LBR_SNAP_HOOK_FEXIT, 3, 4, 1 },
+	  120, 100, 15, 5, 0, LBR_SNAP_HOOK_FEXIT, 3, 4, 1, 6 },
 	{ "kmalloc_trace", 0xffffffff81004000ull, 1, LBR_SNAP_RET_PTR,
-	  7, 7, 0, 0, 2, LBR_SNAP_HOOK_KRETPROBE, -1, 0, 0 },
+	  7, 7, 0, 0, 2, LBR_SNAP_HOOK_KRETPROBE, -1, 0, 0, 0 },
 	{ "ext4_file_open", 0xffffffffc0200000ull, 2, LBR_SNAP_RET_LONG,
-	  0, 0, 0, 0, 0, LBR_SNAP_HOOK_KRETPROBE, 2, 0, 0 },
+	  0, 0, 0, 0, 0, LBR_SNAP_HOOK_KRETPROBE, 2, 0, 0, 0 },
 };
 
 static int env_int(const char *name, int def)
@@ -70,14 +70,26 @@ static int fake_info(struct lbr_snap_info *info)
 	return 0;
 }
 
+/* A hybrid part's kinds of CPU, past the first ABI's struct. */
+static void fake_cpu_types(struct lbr_snap_info *info)
+{
+	static const struct lbr_snap_cpu_type types[] = {
+		{ 0x40, LBR_SNAP_BACKEND_ARCH, 0, 32, 8, 0, "0-7" },
+		{ 0x20, LBR_SNAP_BACKEND_ARCH, 0, 16, 4, 0, "8-11" },
+	};
+
+	info->nr_cpu_types = ARRAY_SIZE(types);
+	memcpy(info->cpu_types, types, sizeof(types));
+}
+
 static int fake_stats(struct lbr_snap_stats *st)
 {
 	struct lbr_snap_target_stats *out;
 	unsigned int i, nr = ARRAY_SIZE(targets);
 
 	/*
-	 * The tool knows the entries with hook, nr_args, recursion and
-	 * inflight: it must say so.
+	 * The tool knows the entries with hook, nr_args, recursion,
+	 * inflight and lbr_off: it must say so.
 	 */
 	if (st->entry_size != sizeof(*out)) {
 		errno = EINVAL;
@@ -157,6 +169,17 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	}
 	switch (req) {
 	case LBR_SNAP_IOC_GET_INFO:
+		/* FAKE_LBR_OLD_INFO: a module that knows only the first size. */
+		if (env_is("FAKE_LBR_OLD_INFO", "1")) {
+			errno = ENOTTY;
+			return -1;
+		}
+		if (fake_info(arg))
+			return -1;
+		fake_cpu_types(arg);
+		return 0;
+	case _IOR(LBR_SNAP_IOC_MAGIC, 1, char[LBR_SNAP_INFO_SIZE_V1]):
+		/* What a module before cpu_types answers. */
 		return fake_info(arg);
 	case LBR_SNAP_IOC_GET_STATS:
 		return fake_stats(arg);

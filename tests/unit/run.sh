@@ -722,6 +722,8 @@ t "info" 0 "$EXP/info.txt" /dev/null "$FAKE" -d stream.bin info
 t "info --json" 0 "$EXP/info.json" /dev/null "$FAKE" -d stream.bin info --json
 check "info --json has the documented keys" \
 	python3 "$HERE/check-json.py" info out.txt
+t "info from a module before cpu_types (first GET_INFO size)" 0 \
+	"$EXP/info-old.txt" /dev/null env FAKE_LBR_OLD_INFO=1 "$FAKE" -d stream.bin info
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
 want stats-filtered.out \
 	"hint: kmalloc_trace: all 7 returns filtered as success: is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
