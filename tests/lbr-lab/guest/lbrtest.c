@@ -667,6 +667,10 @@ static int xcheck(int nmodes, char **modes)
  * blocks in read(0) inside lbr_mig).  The entries recorded before must
  * survive, and recording must go on after (HF_LBR restored).
  */
+#define MSR_PERFEVTSEL0_M	0x186
+#define MSR_A_PMC0_M		0x4c1
+#define MSR_GLOBAL_CTRL_M	0x38f
+
 static int migrate(void)
 {
 	const struct cfg c = { .user = true, .kinds = ALL_NEAR };
@@ -679,10 +683,41 @@ static int migrate(void)
 		{ U(lbr_mig_b3), U(lbr_mig_r2), 0, RET },
 	};
 	struct br got[NR];
+	unsigned int a, b, cx, d;
+	uint64_t pmc = 0, gctl = 0, start = 1ULL << 44;
+	bool pmu;
 	int ng;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	/*
+	 * With the lab PMU (pmu=on), GP counter 3 (perf leaves it alone)
+	 * counts user instructions across the migration, from 2^44: the
+	 * destination must go on from the source's value
+	 * (cpu/pmu_lab), not from 0.
+	 */
+	__cpuid(0, a, b, cx, d);
+	pmu = false;
+	if (a >= 0xa) {
+		__cpuid_count(0xa, 0, a, b, cx, d);
+		pmu = (a & 0xff) >= 2;
+	}
+	if (pmu) {
+		gctl = rdmsr(MSR_GLOBAL_CTRL_M);
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
+		wrmsr(MSR_A_PMC0_M + 3, start);
+		wrmsr(MSR_GLOBAL_CTRL_M, gctl | 8);
+		/* INST_RETIRED.ANY_P, USR, EN */
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0xc0 | (1 << 16) | (1 << 22));
+	}
 	ng = run(lbr_mig, &c, got);
+	if (pmu) {
+		pmc = rdmsr(MSR_A_PMC0_M + 3);
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
+		wrmsr(MSR_GLOBAL_CTRL_M, gctl);
+		result(pmc > start && pmc < start + 10000000,
+		       "pmu: counter 3 went on counting across the migration "
+		       "(%#" PRIx64 ", started at %#" PRIx64 ")", pmc, start);
+	}
 	result(same(got, ng, want, 6), "3 branches before and 3 after a "
 	       "migration, exact from/to/info (%d entries)", ng);
 	if (!same(got, ng, want, 6)) {
