@@ -11,7 +11,10 @@ more branches, disables LBR and compares the six entries exactly: the
 first three prove the entries migrated, the last three that recording
 stayed enabled (the per-TB HF_LBR flag is recomputed on load).  The
 guest's kernel log (all of it: the destination goes on with the source's
-kernel) must pass the kernel-log gate.
+kernel) must pass the kernel-log gate.  Then both models again with the
+lab PMU (pmu=on): GP counter 3 also counts user instructions across the
+migration, from 2^44, and must go on from the source's value (migration
+subsection cpu/pmu_lab) rather than restart from 0.
 
 Usage: test-migrate.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
 """
@@ -26,8 +29,9 @@ from lablib import CPUS, Monitor, Tap, guest_cmd, klog_check, setup
 
 
 def migrate_run(tap, qemu, kernel, initrd, cpu, work):
-    mon = os.path.join(work, f"mon-{cpu}.sock")
-    state = os.path.join(work, f"state-{cpu}.bin")
+    tag = cpu.replace(",", "_").replace("=", "-")  # no commas in -monitor
+    mon = os.path.join(work, f"mon-{tag}.sock")
+    state = os.path.join(work, f"state-{tag}.bin")
     base = guest_cmd(qemu, cpu, kernel, initrd, "migrate-test.sh",
                      "-monitor", f"unix:{mon},server=on,wait=off")
     src = subprocess.Popen(base, stdin=subprocess.PIPE,
@@ -94,7 +98,8 @@ def main():
         env = setup(tap, work, "migrate-test.sh")
         if env is None:
             return tap.done()
-        for cpu, _ in CPUS:
+        # the lab models, then with the lab PMU (cpu/pmu_lab)
+        for cpu in [c for c, _ in CPUS] + [c + ",pmu=on" for c, _ in CPUS]:
             t0 = time.time()
             migrate_run(tap, *env, cpu, work)
             print(f"# {cpu}: {time.time() - t0:.0f}s")

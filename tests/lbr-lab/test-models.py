@@ -73,6 +73,9 @@ def main():
         tap.check(b.get("lbr-lab") == want and b.get("vendor") ==
                   "GenuineIntel", f"{m}: lbr-lab={want}, vendor "
                   f"{b.get('vendor')}, model-id {b.get('model-id')!r}")
+        # the lab PMU is opt-in: pmu stays off unless -cpu ...,pmu=on
+        tap.check(b.get("pmu") is False, f"{m}: pmu={b.get('pmu')!r} by "
+                  f"default (the lab PMU needs pmu=on)")
     r = subprocess.run([qemu, "-machine", "pc", "-accel", "tcg",
                         "-nodefaults", "-display", "none",
                         "-cpu", "qemu64,lbr-lab=bogus", "-S"],

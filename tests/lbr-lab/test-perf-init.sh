@@ -3,11 +3,15 @@
 #
 # Proof (c): boot the stock Debian guest kernel on both lab CPU models
 # with "enforce" (QEMU refuses to start if the model asks for a feature
-# TCG lacks), and report what the kernel's perf init says.  Under TCG
-# there is no architectural PMU (CPUID leaf 0xA is 0), so perf registers
-# no hardware PMU and cannot use the LBR; the test checks exactly that,
-# that the LBR CPUID bits are visible to the kernel, and that its kernel
-# log passes the kernel-log gate (no WARNING, BUG, Oops...).
+# TCG lacks), and report what the kernel's perf init says.  Without
+# pmu=on (the default) there is no architectural PMU (CPUID leaf 0xA is
+# 0), so perf registers no hardware PMU and cannot use the LBR; the test
+# checks exactly that, that the LBR CPUID bits are visible to the kernel,
+# and that its kernel log passes the kernel-log gate (no WARNING, BUG,
+# Oops...).  With pmu=on (the lab PMU, patch 0005) the same kernel must
+# register its Intel PMU driver with full-width counters and the 32-deep
+# LBR, with no "PMU not available due to virtualization" and no "no PMU
+# driver", and start its NMI watchdog on a PMU counter.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +26,8 @@ lab_lbrtest "$work/lbrtest"
 "$LAB/boot/mkinitramfs.sh" "$work/initrd.gz" "$LAB_KVER" \
 	"$LAB/guest/perf-init.sh" "$work/lbrtest" || lab_die "initramfs"
 
-for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
+for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH" \
+	   "$LAB_CPU_LEGACY,pmu=on" "$LAB_CPU_ARCH,pmu=on"; do
 	log=$work/$cpu.log err=$work/$cpu.err
 	"$LAB/boot/run-guest.sh" "$LAB_QEMU" "$cpu,enforce" "$LAB_KERNEL" \
 		"$work/initrd.gz" perf-init.sh </dev/null >"$log" 2>"$err"
@@ -38,11 +43,31 @@ for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
 	[ -n "$perf" ]
 	tap_check $? "$cpu: perf init reports: ${perf:-(no Performance Events line)}"
 	flags=$(tr -d '\r' < "$log" | sed -n 's/^CPUFLAGS //p')
-	if [ "$cpu" = "$LAB_CPU_ARCH" ]; then want=arch_lbr; else want=pdcm; fi
+	if [ "${cpu%,pmu=on}" = "$LAB_CPU_ARCH" ]; then want=arch_lbr; else want=pdcm; fi
 	case " $flags " in *" $want "*) r=0 ;; *) r=1 ;; esac
 	tap_check $r "$cpu: the kernel sees CPUID flag $want (flags: $flags)"
-	# No architectural PMU under TCG: no "cpu" event source, no LBR in perf
 	src=$(tr -d '\r' < "$log" | sed -n 's/^EVENT_SOURCES //p')
+	dm=$(tr -d '\r' < "$log" | grep '^DMESG ')
+	case "$cpu" in *,pmu=on)
+		# The lab PMU: Intel PMU driver, full-width counters, LBR
+		if [ "${cpu%,pmu=on}" = "$LAB_CPU_ARCH" ]; then
+			want='Architectural LBR, Sapphire Rapids events, 32-deep LBR, full-width counters, Intel PMU driver.'
+		else
+			want='Skylake events, 32-deep LBR, full-width counters, Intel PMU driver.'
+		fi
+		[ "$perf" = "Performance Events: $want" ]
+		tap_check $? "$cpu: perf registers the Intel PMU driver: Performance Events: $want"
+		! grep -q 'PMU not available due to virtualization\|no PMU driver' <<<"$dm"
+		tap_check $? "$cpu: no \"PMU not available due to virtualization\", no \"no PMU driver\" (check_hw_exists() passed)"
+		case " $flags " in *" arch_perfmon "*) r=0 ;; *) r=1 ;; esac
+		tap_check $r "$cpu: the kernel sees CPUID flag arch_perfmon"
+		case " $src " in *" cpu "*) r=0 ;; *) r=1 ;; esac
+		tap_check $r "$cpu: the \"cpu\" hardware PMU is registered (event sources: $src)"
+		grep -q 'NMI watchdog: Enabled. Permanently consumes one hw-PMU counter.' <<<"$dm"
+		tap_check $? "$cpu: the NMI watchdog runs on a PMU counter"
+		continue
+	esac
+	# No architectural PMU under TCG: no "cpu" event source, no LBR in perf
 	case " $src " in *" cpu "*) r=1 ;; *) r=0 ;; esac
 	tap_check $r "$cpu: no hardware PMU registered (CPUID 0xA is 0 under TCG), so perf cannot use the LBR (event sources: $src)"
 	! tr -d '\r' < "$log" | grep '^DMESG ' | grep -v 'LBR lab' | grep -q 'LBR'

@@ -55,7 +55,11 @@ lbr_kernel_source_files() {
 	echo "$dir"
 }
 
-# -cpu and the QEMU binary for CPU=stock|lbr-legacy|lbr-arch.
+# -cpu and the QEMU binary for
+# CPU=stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu.
+# The *-pmu names are the same lab models with the lab PMU (pmu=on):
+# the guest's perf has its Intel PMU driver and the LBR
+# (tests/lbr-lab/README.md, "Lab PMU").
 lbr_qemu_for_cpu() {
 	case "$1" in
 	stock)
@@ -71,21 +75,22 @@ lbr_qemu_for_cpu() {
 		QEMU_CPU=Skylake-Client
 		QEMU_ARGS=
 		;;
-	lbr-legacy|lbr-arch)
+	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu)
 		# The LBR lab's QEMU (tests/lbr-lab/README.md), firmware from
 		# Debian's packages.
 		QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)} ||
 			die "building the LBR lab QEMU failed"
 		[ -x "$QEMU" ] || die "building the LBR lab QEMU failed"
 		QEMU_ARGS="-L /usr/share/qemu -L /usr/share/seabios"
-		if [ "$1" = lbr-legacy ]; then
-			QEMU_CPU=Skylake-Client-LBR
-		else
-			QEMU_CPU=SapphireRapids-LBR
-		fi
+		case "$1" in
+		lbr-legacy) QEMU_CPU=Skylake-Client-LBR ;;
+		lbr-arch) QEMU_CPU=SapphireRapids-LBR ;;
+		lbr-legacy-pmu) QEMU_CPU=Skylake-Client-LBR,pmu=on ;;
+		lbr-arch-pmu) QEMU_CPU=SapphireRapids-LBR,pmu=on ;;
+		esac
 		;;
 	*)
-		die "CPU=$1: use stock, skylake, lbr-legacy or lbr-arch"
+		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu or lbr-arch-pmu"
 		;;
 	esac
 }

@@ -5,7 +5,8 @@
 # non-zero when the guest's kernel log shows a WARNING, BUG, Oops, lockdep
 # or sleeping-in-atomic report, or when the guest never finishes.
 #
-# Usage: tests/vm/run-vm.sh --script FILE [--smp N] [--cpu stock|skylake|lbr-legacy|lbr-arch]
+# Usage: tests/vm/run-vm.sh --script FILE [--smp N]
+#                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
 #                           [--accel tcg[,thread=single]]
 set -euo pipefail

@@ -195,4 +195,26 @@ lbr_mig_msg:
 	.set	lbr_mig_msg_len, . - lbr_mig_msg
 	.text
 
+/*
+ * PMU proofs (lbrtest pmu): pmu_loop(n), n >= 1, executes exactly
+ * 2n + 2 instructions of its own (mov, n x (dec, jnz), ret) of which
+ * n + 1 are branch instructions (n x jnz, taken n - 1 times, and ret);
+ * with the caller's call: 2n + 3 instructions, n + 2 branches.  The
+ * back-edge is pmu_loop_br -> pmu_loop_top.
+ */
+	.globl	pmu_loop
+	.type	pmu_loop, @function
+pmu_loop:
+	mov	%rdi, %rcx
+	.globl	pmu_loop_top
+pmu_loop_top:
+	dec	%rcx
+	.globl	pmu_loop_br
+pmu_loop_br:
+	jnz	pmu_loop_top
+	ret
+	.globl	pmu_loop_end
+pmu_loop_end:
+	.size	pmu_loop, . - pmu_loop
+
 	.section .note.GNU-stack, "", @progbits

@@ -16,6 +16,11 @@
  *   lbrtest migrate        LBR on across a migration the host performs
  *                          while we block in read(0)
  *   lbrtest bench [N]      rough cost of recording (not a test)
+ *   lbrtest pmu            lab PMU (pmu=on): perf_event_open counting,
+ *                          sampling and branch stacks over a known loop,
+ *                          and FREEZE_LBRS_ON_PMI at the MSR level
+ *   lbrtest pmu-bench [N]  cost of counting: a loop with no counter and
+ *                          with one (not a test)
  *   lbrtest info           print CPUID / MSR facts
  *
  * Built with gcc -static on the host.
@@ -35,6 +40,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <cpuid.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #define MSR_PERF_CAPABILITIES	0x345
 #define MSR_DEBUGCTL		0x1d9
@@ -658,6 +667,10 @@ static int xcheck(int nmodes, char **modes)
  * blocks in read(0) inside lbr_mig).  The entries recorded before must
  * survive, and recording must go on after (HF_LBR restored).
  */
+#define MSR_PERFEVTSEL0_M	0x186
+#define MSR_A_PMC0_M		0x4c1
+#define MSR_GLOBAL_CTRL_M	0x38f
+
 static int migrate(void)
 {
 	const struct cfg c = { .user = true, .kinds = ALL_NEAR };
@@ -670,10 +683,41 @@ static int migrate(void)
 		{ U(lbr_mig_b3), U(lbr_mig_r2), 0, RET },
 	};
 	struct br got[NR];
+	unsigned int a, b, cx, d;
+	uint64_t pmc = 0, gctl = 0, start = 1ULL << 44;
+	bool pmu;
 	int ng;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	/*
+	 * With the lab PMU (pmu=on), GP counter 3 (perf leaves it alone)
+	 * counts user instructions across the migration, from 2^44: the
+	 * destination must go on from the source's value
+	 * (cpu/pmu_lab), not from 0.
+	 */
+	__cpuid(0, a, b, cx, d);
+	pmu = false;
+	if (a >= 0xa) {
+		__cpuid_count(0xa, 0, a, b, cx, d);
+		pmu = (a & 0xff) >= 2;
+	}
+	if (pmu) {
+		gctl = rdmsr(MSR_GLOBAL_CTRL_M);
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
+		wrmsr(MSR_A_PMC0_M + 3, start);
+		wrmsr(MSR_GLOBAL_CTRL_M, gctl | 8);
+		/* INST_RETIRED.ANY_P, USR, EN */
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0xc0 | (1 << 16) | (1 << 22));
+	}
 	ng = run(lbr_mig, &c, got);
+	if (pmu) {
+		pmc = rdmsr(MSR_A_PMC0_M + 3);
+		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
+		wrmsr(MSR_GLOBAL_CTRL_M, gctl);
+		result(pmc > start && pmc < start + 10000000,
+		       "pmu: counter 3 went on counting across the migration "
+		       "(%#" PRIx64 ", started at %#" PRIx64 ")", pmc, start);
+	}
 	result(same(got, ng, want, 6), "3 branches before and 3 after a "
 	       "migration, exact from/to/info (%d entries)", ng);
 	if (!same(got, ng, want, 6)) {
@@ -722,6 +766,404 @@ static void bench(long n)
 	printf("BENCH %ld iterations (3 taken branches each): LBR off %.3fs, "
 	       "on %.3fs (%.1f ns per recorded branch)\n", n, t_off, t_on,
 	       (t_on - t_off) * 1e9 / (3.0 * n));
+}
+
+
+/* ---- lab PMU (pmu=on) ------------------------------------------------ */
+
+#define MSR_PERFEVTSEL0		0x186
+#define MSR_A_PMC0		0x4c1
+#define MSR_GLOBAL_STATUS	0x38e
+#define MSR_GLOBAL_CTRL		0x38f
+#define MSR_GLOBAL_OVF_CTRL	0x390
+#define GLOBAL_STATUS_LBR_FRZ	(1ULL << 58)
+#define DEBUGCTL_LBR		(1ULL << 0)
+#define DEBUGCTL_FRZ_LBR_ON_PMI	(1ULL << 11)
+
+/* lbrtest-asm.S: 2n + 3 instructions and n + 2 branches with the call */
+void pmu_loop(long n);
+extern const char pmu_loop_top[], pmu_loop_br[], pmu_loop_end[];
+#define LOOP_INSNS(n)		(2 * (uint64_t)(n) + 3)
+#define LOOP_BRANCHES(n)	((uint64_t)(n) + 2)
+
+/*
+ * Tolerances (tests/lbr-lab/README.md, "Lab PMU"): a count over
+ * pmu_loop(n) bracketed by PERF_EVENT_IOC_ENABLE/DISABLE also holds the
+ * user-space instructions of the two ioctl() calls around it (a few
+ * dozen), so the absolute count may exceed the loop's by up to
+ * PMU_SLACK; the difference between two runs of different n cancels
+ * them and must be exact.
+ */
+#define PMU_SLACK		200
+
+static long perf_open(struct perf_event_attr *a)
+{
+	return syscall(SYS_perf_event_open, a, 0, 0, -1, 0);
+}
+
+static void pmu_attr(struct perf_event_attr *a, uint64_t config, bool user,
+		     bool kernel)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_HARDWARE;
+	a->config = config;
+	a->disabled = 1;
+	a->exclude_user = !user;
+	a->exclude_kernel = !kernel;
+	a->exclude_hv = 1;
+}
+
+/* Count CONFIG over pmu_loop(n) (or N getppid() calls if SYSCALLS) */
+static int64_t pmu_count(uint64_t config, bool user, bool kernel, long n,
+			 bool syscalls)
+{
+	struct perf_event_attr a;
+	uint64_t v = 0;
+	long fd, i;
+
+	pmu_attr(&a, config, user, kernel);
+	fd = perf_open(&a);
+	if (fd < 0) {
+		printf("# perf_event_open(config %" PRIu64 "): %s\n", config,
+		       strerror(errno));
+		return -1;
+	}
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (syscalls) {
+		for (i = 0; i < n; i++)
+			syscall(SYS_getppid);
+	} else {
+		pmu_loop(n);
+	}
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &v, 8) != 8)
+		v = (uint64_t)-1;
+	close(fd);
+	return (int64_t)v;
+}
+
+static void pmu_counting(void)
+{
+	const long n1 = 100000, n2 = 300000;
+	int64_t i1, i2, b1, b2, ku, kk;
+
+	i1 = pmu_count(PERF_COUNT_HW_INSTRUCTIONS, true, false, n1, false);
+	i2 = pmu_count(PERF_COUNT_HW_INSTRUCTIONS, true, false, n2, false);
+	b1 = pmu_count(PERF_COUNT_HW_BRANCH_INSTRUCTIONS, true, false, n1, false);
+	b2 = pmu_count(PERF_COUNT_HW_BRANCH_INSTRUCTIONS, true, false, n2, false);
+	printf("# PMU-COUNT instructions:u pmu_loop(%ld) %" PRId64 " (loop %" PRIu64
+	       "), pmu_loop(%ld) %" PRId64 " (loop %" PRIu64 ")\n", n1, i1,
+	       LOOP_INSNS(n1), n2, i2, LOOP_INSNS(n2));
+	printf("# PMU-COUNT branches:u pmu_loop(%ld) %" PRId64 " (loop %" PRIu64
+	       "), pmu_loop(%ld) %" PRId64 " (loop %" PRIu64 ")\n", n1, b1,
+	       LOOP_BRANCHES(n1), n2, b2, LOOP_BRANCHES(n2));
+	result(i1 >= (int64_t)LOOP_INSNS(n1) &&
+	       i1 <= (int64_t)LOOP_INSNS(n1) + PMU_SLACK,
+	       "pmu: instructions:u over pmu_loop(%ld) = %" PRId64
+	       ", want %" PRIu64 "..+%d", n1, i1, LOOP_INSNS(n1), PMU_SLACK);
+	result(i2 - i1 == 2 * (n2 - n1),
+	       "pmu: instructions:u, pmu_loop(%ld) - pmu_loop(%ld) = %" PRId64
+	       ", want exactly %ld", n2, n1, i2 - i1, 2 * (n2 - n1));
+	result(b1 >= (int64_t)LOOP_BRANCHES(n1) &&
+	       b1 <= (int64_t)LOOP_BRANCHES(n1) + PMU_SLACK,
+	       "pmu: branches:u over pmu_loop(%ld) = %" PRId64
+	       ", want %" PRIu64 "..+%d", n1, b1, LOOP_BRANCHES(n1), PMU_SLACK);
+	result(b2 - b1 == n2 - n1,
+	       "pmu: branches:u, pmu_loop(%ld) - pmu_loop(%ld) = %" PRId64
+	       ", want exactly %ld", n2, n1, b2 - b1, n2 - n1);
+
+	/*
+	 * USR/OS: 2000 getppid() system calls.  User-only counting sees only
+	 * the few user instructions of each call; kernel-only sees the
+	 * syscall path (hundreds each), and no loop instructions.
+	 */
+	ku = pmu_count(PERF_COUNT_HW_INSTRUCTIONS, true, false, 2000, true);
+	kk = pmu_count(PERF_COUNT_HW_INSTRUCTIONS, false, true, 2000, true);
+	printf("# PMU-COUNT 2000 getppid(): instructions:u %" PRId64
+	       ", instructions:k %" PRId64 "\n", ku, kk);
+	result(ku > 0 && ku < 2000 * 40,
+	       "pmu: user-only count of 2000 syscalls excludes the kernel (%"
+	       PRId64 " < 80000)", ku);
+	result(kk > 2000 * 40,
+	       "pmu: kernel-only count of 2000 syscalls counts the kernel (%"
+	       PRId64 " > 80000)", kk);
+	/* Only interrupts (the timer) run kernel code during the loop */
+	kk = pmu_count(PERF_COUNT_HW_INSTRUCTIONS, false, true, n2, false);
+	result(kk >= 0 && kk < (int64_t)LOOP_INSNS(n2) / 10,
+	       "pmu: kernel-only count over pmu_loop(%ld) excludes the loop (%"
+	       PRId64 " < %" PRIu64 ")", n2, kk, LOOP_INSNS(n2) / 10);
+}
+
+struct pmu_samples {
+	long n, in_loop, with_stack, entries, backedges;
+	uint64_t first_stack[64][2];
+	int first_nr;
+};
+
+/* Sample CONFIG every PERIOD user instructions over pmu_loop(n) */
+static int64_t pmu_sample(long n, uint64_t period, bool stack,
+			  struct pmu_samples *r)
+{
+	const size_t pg = 4096, data = 64 * pg;
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *mp;
+	uint64_t count = 0, head, tail;
+	char *base;
+	long fd;
+
+	memset(r, 0, sizeof(*r));
+	pmu_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, true, false);
+	a.sample_period = period;
+	a.sample_type = PERF_SAMPLE_IP;
+	if (stack) {
+		a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+		a.branch_sample_type = PERF_SAMPLE_BRANCH_ANY |
+				       PERF_SAMPLE_BRANCH_USER;
+	}
+	fd = perf_open(&a);
+	if (fd < 0) {
+		printf("# perf_event_open(sampling%s): %s\n",
+		       stack ? ", branch stack" : "", strerror(errno));
+		return -1;
+	}
+	base = mmap(NULL, pg + data, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		printf("# mmap: %s\n", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	mp = (void *)base;
+	ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	pmu_loop(n);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &count, 8) != 8)
+		count = 0;
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	tail = mp->data_tail;
+	while (tail < head) {
+		struct perf_event_header h;
+		char rec[8192];
+		size_t i;
+
+		for (i = 0; i < sizeof(h); i++)
+			((char *)&h)[i] = base[pg + (tail + i) % data];
+		if (h.size < sizeof(h) || h.size > sizeof(rec))
+			break;
+		for (i = 0; i < h.size; i++)
+			rec[i] = base[pg + (tail + i) % data];
+		tail += h.size;
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		{
+			uint64_t *p = (uint64_t *)(rec + sizeof(h));
+			uint64_t ip = p[0];
+
+			r->n++;
+			if (ip >= (uint64_t)pmu_loop &&
+			    ip <= (uint64_t)pmu_loop_end)
+				r->in_loop++;
+			if (stack) {
+				uint64_t nr = p[1], k;
+				struct perf_branch_entry *e = (void *)&p[2];
+
+				if (nr)
+					r->with_stack++;
+				for (k = 0; k < nr; k++) {
+					r->entries++;
+					if (e[k].from == (uint64_t)pmu_loop_br &&
+					    e[k].to == (uint64_t)pmu_loop_top)
+						r->backedges++;
+					if (r->n == 2 && k < 64) {
+						r->first_stack[k][0] = e[k].from;
+						r->first_stack[k][1] = e[k].to;
+						r->first_nr = k + 1;
+					}
+				}
+			}
+		}
+	}
+	munmap(base, pg + data);
+	close(fd);
+	return (int64_t)count;
+}
+
+static void pmu_sampling(void)
+{
+	const long n = 500000;
+	const uint64_t period = 10007;
+	struct pmu_samples r;
+	int64_t count, want;
+	int k;
+
+	count = pmu_sample(n, period, false, &r);
+	want = count / (int64_t)period;
+	printf("# PMU-SAMPLE instructions:u period %" PRIu64 " over pmu_loop(%ld):"
+	       " count %" PRId64 ", %ld samples (%ld in pmu_loop)\n", period, n,
+	       count, r.n, r.in_loop);
+	result(count >= (int64_t)LOOP_INSNS(n) && r.n >= want - 1 &&
+	       r.n <= want + 1,
+	       "pmu: sampling every %" PRIu64 " instructions:u over %" PRId64
+	       " gives %ld samples, want %" PRId64 " +-1", period, count, r.n,
+	       want);
+	result(r.n > 0 && r.in_loop >= r.n - 2,
+	       "pmu: %ld of %ld sample IPs are in pmu_loop", r.in_loop, r.n);
+
+	count = pmu_sample(n, period, true, &r);
+	printf("# PMU-BRANCH-STACK %ld samples, %ld with a branch stack, %ld "
+	       "entries, %ld of them the back-edge %p -> %p\n", r.n,
+	       r.with_stack, r.entries, r.backedges, (void *)pmu_loop_br,
+	       (void *)pmu_loop_top);
+	for (k = 0; k < r.first_nr && k < 4; k++)
+		printf("# PMU-BRANCH-STACK sample 2 entry %d: %#" PRIx64
+		       " -> %#" PRIx64 "\n", k, r.first_stack[k][0],
+		       r.first_stack[k][1]);
+	result(count >= (int64_t)LOOP_INSNS(n) && r.n > 0 &&
+	       r.n >= count / (int64_t)period - 1 && r.with_stack == r.n &&
+	       r.entries >= r.n * 16 && r.backedges >= r.entries * 9 / 10,
+	       "pmu: PERF_SAMPLE_BRANCH_STACK: %ld samples, each with a "
+	       "branch stack, %ld of %ld entries are pmu_loop's back-edge",
+	       r.n, r.backedges, r.entries);
+}
+
+/* The LBR's newest entry and (legacy) TOS, for the freeze check */
+static void lbr_newest(uint64_t *tos, uint64_t *from, uint64_t *to)
+{
+	if (arch) {
+		*tos = 0;
+		*from = rdmsr(MSR_ARCH_LBR_FROM);
+		*to = rdmsr(MSR_ARCH_LBR_TO);
+		return;
+	}
+	*tos = rdmsr(MSR_LBR_TOS);
+	*from = rdmsr(MSR_LBR_FROM + *tos);
+	*to = rdmsr(MSR_LBR_TO + *tos);
+}
+
+/*
+ * FREEZE_LBRS_ON_PMI at the MSR level, through msr.ko, with no perf
+ * event active (the guest boots with nmi_watchdog=0, so perf's NMI
+ * handler leaves the PMI alone and the kernel reports an unknown NMI):
+ * counter 0 counts user instructions with its PMI bit set, starting 3000
+ * before overflow; the LBR records user branches with the freeze bit
+ * set.  After pmu_loop(5000) the PMI has frozen the LBR: LBR_FRZ (58) and
+ * the counter's overflow bit are set in PERF_GLOBAL_STATUS, and more
+ * branches leave the LBR untouched.  Clearing LBR_FRZ through
+ * PERF_GLOBAL_OVF_CTRL lets it record again.
+ */
+static void pmu_freeze(void)
+{
+	uint64_t st, tos0, f0, t0, tos1, f1, t1, tos2, f2, t2, gctl;
+
+	lbr_clear();
+	gctl = rdmsr(MSR_GLOBAL_CTRL);
+	wrmsr(MSR_GLOBAL_OVF_CTRL, rdmsr(MSR_GLOBAL_STATUS));
+	wrmsr(MSR_PERFEVTSEL0, 0);
+	wrmsr(MSR_A_PMC0, (1ULL << 48) - 3000);
+	/* INST_RETIRED.ANY_P, USR, INT, EN */
+	wrmsr(MSR_PERFEVTSEL0, 0xc0 | (1 << 16) | (1 << 20) | (1 << 22));
+	if (arch) {
+		/* LBREn, USR, all branch types */
+		wrmsr(MSR_DEBUGCTL, DEBUGCTL_FRZ_LBR_ON_PMI);
+		wrmsr(MSR_ARCH_LBR_CTL, 1 | (1 << 2) | (0x7fULL << 16));
+	} else {
+		wrmsr(MSR_LBR_SELECT, 1);	/* suppress CPL0 */
+		wrmsr(MSR_DEBUGCTL, DEBUGCTL_LBR | DEBUGCTL_FRZ_LBR_ON_PMI);
+	}
+	wrmsr(MSR_GLOBAL_CTRL, gctl | 1);
+	pmu_loop(5000);		/* 10003 instructions: overflows inside */
+	st = rdmsr(MSR_GLOBAL_STATUS);
+	lbr_newest(&tos0, &f0, &t0);
+	pmu_loop(1000);
+	lbr_newest(&tos1, &f1, &t1);
+	printf("# PMU-FREEZE global status %#" PRIx64 ", counter 0 %#" PRIx64
+	       "; newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64
+	       ", after pmu_loop(1000) tos %" PRIu64 " %#" PRIx64 " -> %#"
+	       PRIx64 "\n", st, rdmsr(MSR_A_PMC0), tos0, f0, t0, tos1, f1, t1);
+	result((st & GLOBAL_STATUS_LBR_FRZ) && (st & 1),
+	       "pmu: counter 0 overflowed with a PMI: PERF_GLOBAL_STATUS %#"
+	       PRIx64 " has LBR_FRZ (58) and bit 0", st);
+	result(f0 == (uint64_t)pmu_loop_br && t0 == (uint64_t)pmu_loop_top,
+	       "pmu: the frozen LBR's newest entry is pmu_loop's back-edge "
+	       "(%#" PRIx64 " -> %#" PRIx64 ")", f0, t0);
+	result(tos1 == tos0 && f1 == f0 && t1 == t0 &&
+	       (rdmsr(MSR_GLOBAL_STATUS) & GLOBAL_STATUS_LBR_FRZ),
+	       "pmu: while LBR_FRZ is set the LBR records nothing");
+	wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_STATUS_LBR_FRZ | 1);
+	st = rdmsr(MSR_GLOBAL_STATUS);
+	pmu_loop(1000);
+	lbr_newest(&tos2, &f2, &t2);
+	if (arch)
+		wrmsr(MSR_ARCH_LBR_CTL, 0);
+	else
+		wrmsr(MSR_DEBUGCTL, 0);
+	wrmsr(MSR_PERFEVTSEL0, 0);
+	wrmsr(MSR_GLOBAL_CTRL, gctl);
+	printf("# PMU-FREEZE after clearing LBR_FRZ: status %#" PRIx64
+	       ", newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64 "\n",
+	       st, tos2, f2, t2);
+	result(!(st & GLOBAL_STATUS_LBR_FRZ) &&
+	       (arch ? (f2 != f1 || t2 != t1) : tos2 != tos1),
+	       "pmu: after PERF_GLOBAL_OVF_CTRL clears LBR_FRZ the LBR records "
+	       "again (newest %#" PRIx64 " -> %#" PRIx64 ")", f2, t2);
+}
+
+static int pmu_tests(void)
+{
+	pmu_counting();
+	pmu_sampling();
+	pmu_freeze();
+	printf("# lbrtest pmu %s: ok %d, not ok %d\n",
+	       arch ? "arch" : "legacy", n_ok, n_fail);
+	return n_fail ? 1 : 0;
+}
+
+/*
+ * Cost of counting: pmu_loop(n) (two instructions per TB) timed with no
+ * counter enabled (no TB calls the counting helper) and with an
+ * instructions counter (user and kernel) enabled, alternately five
+ * times each; the fastest of each is kept (the host is shared).
+ */
+static double pmu_time(long n)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pmu_loop(n);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+static void pmu_bench(long n)
+{
+	struct perf_event_attr a;
+	double off = 1e9, on = 1e9, t;
+	long fd;
+	int r;
+
+	pmu_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, true, true);
+	fd = perf_open(&a);
+	if (fd < 0) {
+		printf("# perf_event_open: %s\n", strerror(errno));
+		return;
+	}
+	pmu_loop(n / 10);
+	for (r = 0; r < 5; r++) {
+		t = pmu_time(n);
+		if (t < off)
+			off = t;
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		t = pmu_time(n);
+		if (t < on)
+			on = t;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	}
+	close(fd);
+	printf("PMU-BENCH pmu_loop(%ld) (one 2-instruction TB per iteration), "
+	       "best of 5: no counter %.3fs, counting %.3fs (x%.2f, %.1f ns "
+	       "per TB)\n", n, off, on, on / off, (on - off) * 1e9 / n);
 }
 
 static void info(void)
@@ -783,6 +1225,10 @@ int main(int argc, char **argv)
 		return bench(argc > 2 ? atol(argv[2]) : 20000000), 0;
 	if (!strcmp(argv[1], "migrate"))
 		return migrate();
+	if (!strcmp(argv[1], "pmu"))
+		return pmu_tests();
+	if (!strcmp(argv[1], "pmu-bench"))
+		return pmu_bench(argc > 2 ? atol(argv[2]) : 20000000), 0;
 	if (!strcmp(argv[1], "info")) {
 		info();
 		return 0;
