@@ -93,9 +93,14 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	/*
 	 * LBR was off before this return froze it: someone else turned it off
 	 * (perf, KVM, /dev/cpu/N/msr), or the CPU came back from a reset
-	 * without it.  Counted per CPU with interrupts off, no atomics.
+	 * without it.  Counted per CPU with interrupts off, no atomics; not
+	 * on a CPU lbr_snap reads nothing from (lbr_hw_cpu_online()).  A
+	 * kretprobe handler runs with interrupts on until here, so a target
+	 * returning in an interrupt taken between another return's freeze
+	 * and this point finds LBR frozen, i.e. off, and is counted too.
 	 */
-	if (frozen && !(ctl & lbr_hw.enable_mask))
+	if (frozen && !(ctl & lbr_hw.enable_mask) &&
+	    __this_cpu_read(lbr_cpu_depth))
 		c->lbr_off++;
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
 		c->filtered++;

@@ -148,8 +148,8 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 		return ret;
 	/*
 	 * Older callers know fewer fields (none of hook, nr_args, recursion,
-	 * inflight in the first ABI, no lbr_off in the second): each gets the entries cut to its size,
-	 * newer ones the rest zeroed.
+	 * inflight in the first ABI, no lbr_off in the second): each gets
+	 * the entries cut to its size, newer ones the rest zeroed.
 	 */
 	if (!hdr.entry_size)
 		hdr.entry_size = LBR_SNAP_TARGET_STATS_SIZE_V1;

@@ -384,9 +384,11 @@ static int lbr_check_cpus(void)
 	lbr_nr_groups = lbr_cpu_groups(k, nr_cpu_ids, lbr_groups,
 				       ARRAY_SIZE(lbr_groups));
 	for_each_possible_cpu(cpu) {
-		/* Not online now: as the detecting CPU, until it comes. */
-		per_cpu(lbr_cpu_depth, cpu) = k[cpu].seen ? k[cpu].depth :
-							    lbr_hw.depth;
+		/*
+		 * Not online now: no LBR read there until it comes online and
+		 * lbr_hw_cpu_online() has read what it has.
+		 */
+		per_cpu(lbr_cpu_depth, cpu) = k[cpu].seen ? k[cpu].depth : 0;
 		depth = max(depth, per_cpu(lbr_cpu_depth, cpu));
 	}
 	kfree(k);
@@ -395,6 +397,33 @@ static int lbr_check_cpus(void)
 		pr_info("hybrid CPUs: %u kinds, each CPU reads its own depth (lbr-snap info lists them)\n",
 			lbr_nr_groups);
 	return 0;
+}
+
+/**
+ * lbr_hw_cpu_online - read what this CPU has, before LBR is used on it
+ * @cpu: this CPU (a hotplug callback, or a resume)
+ *
+ * Sets the depth the capture path reads this CPU with: 0 (no read) for a
+ * CPU of another kind than lbr_snap works with, or deeper than the record
+ * size chosen at load.  Both modes call it when a CPU comes online.
+ * Return: true if LBR may be used on this CPU.
+ */
+bool lbr_hw_cpu_online(unsigned int cpu)
+{
+	struct lbr_cpu_kind k;
+
+	lbr_this_cpu_kind(&k);
+	if (k.backend != lbr_hw.backend || !k.depth || k.depth > lbr_hw.depth ||
+	    (lbr_nr_groups && k.format != lbr_groups[0].kind.format)) {
+		pr_warn("cpu%u (%s): its LBR (%s, format %u, depth %u) is not the other CPUs': no LBR records from it\n",
+			cpu, lbr_core_type_name(k.core_type),
+			k.backend == lbr_hw.backend ? lbr_hw.name : "none",
+			k.format, k.depth);
+		__this_cpu_write(lbr_cpu_depth, 0);
+		return false;
+	}
+	__this_cpu_write(lbr_cpu_depth, k.depth);
+	return true;
 }
 
 /**
@@ -660,35 +689,33 @@ static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
-	struct lbr_cpu_kind k;
 
 	/*
 	 * A CPU that was offline at load (or a CPU back from a reset) is read
 	 * now: one of another kind than lbr_snap works with is left alone.
 	 */
-	lbr_this_cpu_kind(&k);
-	if (k.backend != lbr_hw.backend || !k.depth ||
-	    (lbr_nr_groups && k.format != lbr_groups[0].kind.format)) {
-		pr_warn("cpu%u (%s): its LBR (%s, format %u, depth %u) is not the other CPUs': LBR left off there\n",
-			cpu, lbr_core_type_name(k.core_type),
-			k.backend == lbr_hw.backend ? lbr_hw.name : "none",
-			k.format, k.depth);
-		__this_cpu_write(lbr_cpu_depth, 0);
+	if (!lbr_hw_cpu_online(cpu))
 		return 0;
-	}
-	__this_cpu_write(lbr_cpu_depth, min_t(unsigned int, k.depth,
-					      lbr_hw.depth));
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
-		pr_warn("cpu%u: cannot read LBR control MSRs\n", cpu);
+		pr_warn("cpu%u: cannot read LBR control MSRs: no LBR records from it\n",
+			cpu);
+		__this_cpu_write(lbr_cpu_depth, 0);
+		return 0;
+	}
+	lbr_raw_values(s, &s->ctl_set, &s->select_set);
+	/* Writing ARCH_LBR_DEPTH also clears the entries. */
+	if (lbr_wrmsr_safe(sel_msr, s->select_set) ||
+	    lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set)) {
+		pr_warn("cpu%u: the LBR control MSRs refused lbr_snap's values: no LBR records from it\n",
+			cpu);
+		lbr_wrmsr_safe(sel_msr, s->select);
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+		__this_cpu_write(lbr_cpu_depth, 0);
 		return 0;
 	}
 	s->valid = true;
-	lbr_raw_values(s, &s->ctl_set, &s->select_set);
-	/* Writing ARCH_LBR_DEPTH also clears the entries. */
-	lbr_wrmsr_safe(sel_msr, s->select_set);
-	lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set);
 	return 0;
 }
 
@@ -707,12 +734,16 @@ static int lbr_cpu_stop(unsigned int cpu)
 			cpu);
 		return 0;
 	}
-	ctl = lbr_give_back(s->ctl, s->ctl_set, now_ctl);
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
+		ctl = lbr_give_back_whole(s->ctl, s->ctl_set, now_ctl);
 		/* A depth of 0 was never programmed: leave the reset value. */
-		sel = now_sel == s->select_set && s->select ? s->select : now_sel;
-	else
-		sel = lbr_give_back(s->select, s->select_set, now_sel);
+		sel = (now_sel == s->select_set && s->select) ? s->select :
+								now_sel;
+	} else {
+		/* DEBUGCTL, DBG_EXTN_CFG: bits; LBR_SELECT: one filter. */
+		ctl = lbr_give_back(s->ctl, s->ctl_set, now_ctl);
+		sel = lbr_give_back_whole(s->select, s->select_set, now_sel);
+	}
 	if (now_ctl != s->ctl_set || now_sel != s->select_set)
 		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx, found %#llx), %#x = %#llx (set %#llx, found %#llx); leaving %#llx, %#llx\n",
 			cpu, lbr_hw.ctl_msr, now_ctl, s->ctl_set, s->ctl,

@@ -25,10 +25,15 @@ notrace unsigned int lbr_hw_read(struct lbr_snap_branch *out,
 				  unsigned int depth)
 {
 	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
-	u64 tos = legacy ? lbr_rdmsr(lbr_hw.tos_msr) : 0;
 	struct lbr_raw_entry raw = { 0 };
 	struct lbr_snap_branch tmp;
 	unsigned int i, n = 0, idx;
+	u64 tos;
+
+	/* A CPU without lbr_snap's kind of LBR: not one MSR of it. */
+	if (!depth)
+		return 0;
+	tos = legacy ? lbr_rdmsr(lbr_hw.tos_msr) : 0;
 
 	for (i = 0; i < depth; i++) {
 		idx = legacy ? lbr_legacy_index(tos, i, depth) : i;

@@ -36,6 +36,9 @@ static int lbr_vlbr_online(unsigned int cpu)
 	};
 	struct perf_event *ev;
 
+	/* On @cpu itself (CPUHP_AP_ONLINE_DYN): the depth to read it with. */
+	if (!lbr_hw_cpu_online(cpu))
+		return 0;
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev)) {
 		/*

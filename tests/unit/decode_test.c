@@ -1555,6 +1555,30 @@ static void test_hybrid(void)
 	}
 }
 
+/*
+ * A CPU read with depth 0 (another kind of LBR than lbr_snap's, or not
+ * identified yet: lbr_hw_cpu_online()) is not read at all, not even its
+ * TOS: on a CPU without the MSRs that read would fault.
+ */
+static void test_stack_depth_zero(void)
+{
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_INFO },
+		.depth = 32, .has_info = true, .tos = 5,
+	};
+	struct lbr_snap_branch got[4];
+	unsigned int n;
+
+	s.from[5] = 0xffffffff81000000ULL;
+	s.to[5] = 0xffffffff81000040ULL;
+	sim_load(&s);
+	n = lbr_hw_read(got, 0);
+	expect_u64("branches", 0, n);
+	expect_u64("MSRs read", 0, sim_nr_reads);
+	result("stack: depth 0 (a CPU of another kind) reads no MSR, not even TOS");
+}
+
 /* The give-back rule of mode=raw (src/lbr_own.h), bit by bit. */
 static void test_give_back(void)
 {
@@ -1567,9 +1591,19 @@ static void test_give_back(void)
 		{ "another's new bit stays, ours goes", 0x0, 0x1, 0x4001, 0x4000 },
 		{ "another's bit and LBR off: both stay", 0x0, 0x1, 0x4000, 0x4000 },
 		{ "a found bit another cleared stays clear", 0x800, 0x801, 0x1, 0x0 },
-		{ "Arch LBR_CTL: ours back, USR kept", 0x0, 0x7f0003, 0x7f0007, 0x4 },
-		{ "LBR_SELECT: a filter another changed stays", 0x0, 0x1, 0x5, 0x4 },
 		{ "LBR on when found: left on", 0x1, 0x1, 0x1, 0x1 },
+	};
+	/* ARCH_LBR_CTL and LBR_SELECT: the whole register or nothing. */
+	static const struct {
+		const char *name;
+		u64 found, set, now, want;
+	} whole[] = {
+		{ "Arch LBR_CTL nobody touched: what was found", 0x0, 0x7f0003,
+		  0x7f0003, 0x0 },
+		{ "Arch LBR_CTL another rewrote: all of it stays (no USR without LBREn)",
+		  0x0, 0x7f0003, 0x7f0007, 0x7f0007 },
+		{ "LBR_SELECT another changed: its filter stays", 0x0, 0x1, 0x5, 0x5 },
+		{ "LBR_SELECT nobody touched: what was found", 0x3, 0x1, 0x1, 0x3 },
 	};
 	unsigned int i;
 
@@ -1578,6 +1612,12 @@ static void test_give_back(void)
 			   lbr_give_back(cases[i].found, cases[i].set,
 					 cases[i].now));
 		result("give back: %s", cases[i].name);
+	}
+	for (i = 0; i < ARRAY_SIZE(whole); i++) {
+		expect_u64("lbr_give_back_whole()", whole[i].want,
+			   lbr_give_back_whole(whole[i].found, whole[i].set,
+					       whole[i].now));
+		result("give back whole: %s", whole[i].name);
 	}
 }
 
@@ -1604,6 +1644,7 @@ int main(void)
 	test_stack_full();
 	test_stack_wrap();
 	test_stack_empty();
+	test_stack_depth_zero();
 	test_probe_entries();
 	test_hybrid();
 	test_give_back();
