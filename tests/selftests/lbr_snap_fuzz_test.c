@@ -178,9 +178,17 @@ static void *work(void *p)
 		case 2: case 3: {	/* a target to add */
 			memset(&ctl, 0, sizeof(ctl));
 			random_spec(&s, ctl.spec, sizeof(ctl.spec));
-			/* Only targets nothing calls: the counters stay exact. */
+			/*
+			 * Only targets nothing calls: the counters stay exact.
+			 * do_sys_openat2 is called by every open() in the
+			 * guest: once added (DEL below never removes it), an
+			 * open() between the last drain and GET_STATS was a
+			 * record captured and never read (captured 20424 =
+			 * read 1042 + flushed 19381 on the debug kernel).
+			 */
 			if (strstr(ctl.spec, "lbr_test_int") ||
-			    strstr(ctl.spec, "lbr_test_long"))
+			    strstr(ctl.spec, "lbr_test_long") ||
+			    strstr(ctl.spec, "do_sys_openat2"))
 				ctl.spec[0] = '\0';
 			if (rnd(&s) % 8 == 0)
 				ctl.flags = rnd(&s);
