@@ -244,6 +244,33 @@ rc=$?
 grep -q '^not ok 1 - no test plan for CPU lbr-future' "$T/out" || why "$(cat "$T/out")"
 result "tool-vm.sh: a CPU without a plan fails"
 
+# ------------------------------------------------------------ .ci/run
+
+# CI's entry point on a make check whose output holds bytes that are not
+# text (a guest console's): every line passes through, make's own error
+# line is left out, the totals stay last, and make's status is the exit
+# status.  grep without -a once printed "binary file matches" last.
+mkdir -p "$T/ci/.ci" "$T/ci/tests/deps" "$T/ci/bin"
+cp "$HERE/../.ci/run" "$T/ci/.ci/run"
+printf '#!/bin/sh\nexit 0\n' >"$T/ci/tests/deps/install.sh"
+cat >"$T/ci/bin/make" <<'EOF'
+#!/bin/sh
+printf 'ok 1 - a\n# console: \377\376 junk\nnot ok 2 - b\n'
+echo "1 passed, 1 failed, 0 skipped"
+echo "make: *** [Makefile:9: check] Error 2" >&2
+exit 2
+EOF
+chmod +x "$T/ci/.ci/run" "$T/ci/tests/deps/install.sh" "$T/ci/bin/make"
+PATH=$T/ci/bin:$PATH LANG=C.UTF-8 LC_ALL=C.UTF-8 "$T/ci/.ci/run" >"$T/ci/out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || why "exit status $rc, not make's 2"
+[ "$(tail -n1 "$T/ci/out")" = "1 passed, 1 failed, 0 skipped" ] ||
+	why "last line: $(tail -n1 "$T/ci/out" | cat -v)"
+grep -aq '^not ok 2 - b$' "$T/ci/out" || why "a line after the binary bytes is lost"
+grep -aq 'junk' "$T/ci/out" || why "the line with binary bytes is lost"
+! grep -aq 'Error 2' "$T/ci/out" || why "make's error line is shown"
+result ".ci/run: binary bytes in the output, the totals stay last, make's status"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail skip:0"
 [ "$fail" = 0 ]
