@@ -58,7 +58,7 @@ plan_cpu()	# plan_cpu CPU: set SKIPS, BLOCKS, LINES (1: check_lines), NTESTS
 	case "$1" in
 	stock|skylake)
 		SKIPS=4 BLOCKS=$BLOCKS_ALL LINES=0 ;;
-	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu)
+	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3)
 		SKIPS=0 BLOCKS="$BLOCKS_ALL record:srclines" LINES=1 ;;
 	*)
 		return 1 ;;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Proof (d): the lab PMU (patch 0005) on both lab CPUs with pmu=on.  The
+# Proof (d): the lab PMU (patches 0005 and 0006) on both lab CPUs with pmu=on
+# and on the legacy one with perfmon version 3 (lbr-lab-pmu-version=3).  The
 # stock kernel registers its Intel PMU driver with the LBR; perf counts
 # a known loop exactly (instructions and branches, user-only and
 # kernel-only), samples it at the expected rate, its branch stacks hold
@@ -27,7 +28,11 @@ lab_lbrtest "$work/lbrtest"
 loop=$(nm "$work/lbrtest" | awk '/ pmu_loop$/ {print $1}')
 loop_end=$(nm "$work/lbrtest" | awk '/ pmu_loop_end$/ {print $1}')
 
-for cpu in "$LAB_CPU_LEGACY,pmu=on" "$LAB_CPU_ARCH,pmu=on"; do
+# The legacy CPU twice: version 4 (streamlined freeze) and version 3
+# (legacy freeze: a PMI clears DEBUGCTL.LBR, perf sets it again as its PMI
+# handler returns, the case lbr_snap re-checks after its read).
+for cpu in "$LAB_CPU_LEGACY,pmu=on" "$LAB_CPU_LEGACY,pmu=on,lbr-lab-pmu-version=3" \
+	   "$LAB_CPU_ARCH,pmu=on"; do
 	log=$work/$cpu.log
 	start=$(date +%s)
 	APPEND=nmi_watchdog=0 "$LAB/boot/run-guest.sh" "$LAB_QEMU" "$cpu" \
@@ -48,6 +53,10 @@ for cpu in "$LAB_CPU_LEGACY,pmu=on" "$LAB_CPU_ARCH,pmu=on"; do
 	esac
 	case "$perf" in *"$want"*) r=0 ;; *) r=1 ;; esac
 	tap_check $r "$cpu: perf registers the Intel PMU driver with its LBR ($want)"
+	v=$(tr -d '\r' < "$log" | sed -n 's/^DMESG .*\.\.\. version: *\([0-9]*\)$/\1/p' | head -n1)
+	case "$cpu" in *lbr-lab-pmu-version=3*) wantv=3 ;; *) wantv=4 ;; esac
+	[ "$v" = "$wantv" ]
+	tap_check $? "$cpu: perf reports architectural perfmon version $wantv (dmesg: '${v:-none}')"
 	# Guest lines "ok - name" / "not ok - name" and "#" diagnostics
 	while IFS= read -r line; do
 		line=${line%$'\r'}

@@ -56,10 +56,11 @@ lbr_kernel_source_files() {
 }
 
 # -cpu and the QEMU binary for
-# CPU=stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu.
+# CPU=stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3.
 # The *-pmu names are the same lab models with the lab PMU (pmu=on):
 # the guest's perf has its Intel PMU driver and the LBR
-# (tests/lbr-lab/README.md, "Lab PMU").
+# (tests/lbr-lab/README.md, "Lab PMU"); lbr-legacy-pmu3 has perfmon
+# version 3, whose PMI clears DEBUGCTL.LBR (the legacy freeze).
 lbr_qemu_for_cpu() {
 	case "$1" in
 	stock)
@@ -75,7 +76,7 @@ lbr_qemu_for_cpu() {
 		QEMU_CPU=Skylake-Client
 		QEMU_ARGS=
 		;;
-	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu)
+	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3)
 		# The LBR lab's QEMU (tests/lbr-lab/README.md), firmware from
 		# Debian's packages.
 		QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)} ||
@@ -87,10 +88,12 @@ lbr_qemu_for_cpu() {
 		lbr-arch) QEMU_CPU=SapphireRapids-LBR ;;
 		lbr-legacy-pmu) QEMU_CPU=Skylake-Client-LBR,pmu=on ;;
 		lbr-arch-pmu) QEMU_CPU=SapphireRapids-LBR,pmu=on ;;
+		lbr-legacy-pmu3)
+			QEMU_CPU=Skylake-Client-LBR,pmu=on,lbr-lab-pmu-version=3 ;;
 		esac
 		;;
 	*)
-		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu or lbr-arch-pmu"
+		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu, lbr-arch-pmu or lbr-legacy-pmu3"
 		;;
 	esac
 }

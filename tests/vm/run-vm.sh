@@ -6,7 +6,7 @@
 # or sleeping-in-atomic report, or when the guest never finishes.
 #
 # Usage: tests/vm/run-vm.sh --script FILE [--smp N]
-#                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu]
+#                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
 #                           [--accel tcg[,thread=single]]
 set -euo pipefail

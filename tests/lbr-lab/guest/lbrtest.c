@@ -1048,14 +1048,21 @@ static void lbr_newest(uint64_t *tos, uint64_t *from, uint64_t *to)
  * handler leaves the PMI alone and the kernel reports an unknown NMI):
  * counter 0 counts user instructions with its PMI bit set, starting 3000
  * before overflow; the LBR records user branches with the freeze bit
- * set.  After pmu_loop(5000) the PMI has frozen the LBR: LBR_FRZ (58) and
- * the counter's overflow bit are set in PERF_GLOBAL_STATUS, and more
- * branches leave the LBR untouched.  Clearing LBR_FRZ through
- * PERF_GLOBAL_OVF_CTRL lets it record again.
+ * set.  After pmu_loop(5000) the PMI has frozen the LBR: the counter's
+ * overflow bit is set in PERF_GLOBAL_STATUS, and more branches leave the
+ * LBR untouched.  Version 4 (streamlined freeze) sets LBR_FRZ (58), and
+ * clearing it through PERF_GLOBAL_OVF_CTRL lets the LBR record again;
+ * version 3 (legacy freeze, lbr-lab-pmu-version=3) clears DEBUGCTL.LBR
+ * instead, and setting it again does.
  */
 static void pmu_freeze(void)
 {
-	uint64_t st, tos0, f0, t0, tos1, f1, t1, tos2, f2, t2, gctl;
+	uint64_t st, tos0, f0, t0, tos1, f1, t1, tos2, f2, t2, gctl, dbg;
+	unsigned int a, b, c, d;
+	bool v4;
+
+	__cpuid_count(0xa, 0, a, b, c, d);
+	v4 = (a & 0xff) >= 4;
 
 	lbr_clear();
 	gctl = rdmsr(MSR_GLOBAL_CTRL);
@@ -1075,23 +1082,38 @@ static void pmu_freeze(void)
 	wrmsr(MSR_GLOBAL_CTRL, gctl | 1);
 	pmu_loop(5000);		/* 10003 instructions: overflows inside */
 	st = rdmsr(MSR_GLOBAL_STATUS);
+	dbg = rdmsr(MSR_DEBUGCTL);
 	lbr_newest(&tos0, &f0, &t0);
 	pmu_loop(1000);
 	lbr_newest(&tos1, &f1, &t1);
-	printf("# PMU-FREEZE global status %#" PRIx64 ", counter 0 %#" PRIx64
+	printf("# PMU-FREEZE (perfmon v%u) global status %#" PRIx64
+	       ", DEBUGCTL %#" PRIx64 ", counter 0 %#" PRIx64
 	       "; newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64
 	       ", after pmu_loop(1000) tos %" PRIu64 " %#" PRIx64 " -> %#"
-	       PRIx64 "\n", st, rdmsr(MSR_A_PMC0), tos0, f0, t0, tos1, f1, t1);
-	result((st & GLOBAL_STATUS_LBR_FRZ) && (st & 1),
-	       "pmu: counter 0 overflowed with a PMI: PERF_GLOBAL_STATUS %#"
-	       PRIx64 " has LBR_FRZ (58) and bit 0", st);
+	       PRIx64 "\n", a & 0xff, st, dbg, rdmsr(MSR_A_PMC0), tos0, f0, t0,
+	       tos1, f1, t1);
+	if (v4)
+		result((st & GLOBAL_STATUS_LBR_FRZ) && (st & 1),
+		       "pmu: counter 0 overflowed with a PMI: PERF_GLOBAL_STATUS %#"
+		       PRIx64 " has LBR_FRZ (58) and bit 0", st);
+	else
+		result(!(st & GLOBAL_STATUS_LBR_FRZ) && (st & 1) &&
+		       dbg == DEBUGCTL_FRZ_LBR_ON_PMI,
+		       "pmu: v3: counter 0 overflowed with a PMI: PERF_GLOBAL_STATUS %#"
+		       PRIx64 " has bit 0 and no LBR_FRZ, DEBUGCTL %#" PRIx64
+		       " lost only LBR (legacy freeze)", st, dbg);
 	result(f0 == (uint64_t)pmu_loop_br && t0 == (uint64_t)pmu_loop_top,
 	       "pmu: the frozen LBR's newest entry is pmu_loop's back-edge "
 	       "(%#" PRIx64 " -> %#" PRIx64 ")", f0, t0);
 	result(tos1 == tos0 && f1 == f0 && t1 == t0 &&
-	       (rdmsr(MSR_GLOBAL_STATUS) & GLOBAL_STATUS_LBR_FRZ),
-	       "pmu: while LBR_FRZ is set the LBR records nothing");
-	wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_STATUS_LBR_FRZ | 1);
+	       (!v4 || (rdmsr(MSR_GLOBAL_STATUS) & GLOBAL_STATUS_LBR_FRZ)),
+	       "pmu: while frozen the LBR records nothing");
+	if (v4) {
+		wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_STATUS_LBR_FRZ | 1);
+	} else {
+		wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
+		wrmsr(MSR_DEBUGCTL, DEBUGCTL_LBR | DEBUGCTL_FRZ_LBR_ON_PMI);
+	}
 	st = rdmsr(MSR_GLOBAL_STATUS);
 	pmu_loop(1000);
 	lbr_newest(&tos2, &f2, &t2);
@@ -1106,8 +1128,9 @@ static void pmu_freeze(void)
 	       st, tos2, f2, t2);
 	result(!(st & GLOBAL_STATUS_LBR_FRZ) &&
 	       (arch ? (f2 != f1 || t2 != t1) : tos2 != tos1),
-	       "pmu: after PERF_GLOBAL_OVF_CTRL clears LBR_FRZ the LBR records "
-	       "again (newest %#" PRIx64 " -> %#" PRIx64 ")", f2, t2);
+	       "pmu: after %s the LBR records again (newest %#" PRIx64
+	       " -> %#" PRIx64 ")", v4 ? "PERF_GLOBAL_OVF_CTRL clears LBR_FRZ" :
+	       "DEBUGCTL.LBR is set again", f2, t2);
 }
 
 static int pmu_tests(void)

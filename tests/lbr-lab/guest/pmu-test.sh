@@ -6,7 +6,7 @@
 # counter runs unless a check enables one.
 cd "$(dirname "$0")" || exit 1
 echo "PMUTEST-BEGIN"
-dmesg | grep -E 'Performance Events|PMU|NMI watchdog' | sed 's/^/DMESG /'
+dmesg | grep -E 'Performance Events|PMU|NMI watchdog|\.\.\. version:' | sed 's/^/DMESG /'
 echo "EVENT_SOURCES $(ls /sys/bus/event_source/devices 2>/dev/null | tr '\n' ' ')"
 if [ ! -e /dev/cpu/0/msr ]; then
 	modprobe msr allow_writes=on 2>/dev/null ||
