@@ -1123,7 +1123,7 @@ static void pmu_freeze(void)
 		wrmsr(MSR_DEBUGCTL, 0);
 	wrmsr(MSR_PERFEVTSEL0, 0);
 	wrmsr(MSR_GLOBAL_CTRL, gctl);
-	printf("# PMU-FREEZE after clearing LBR_FRZ: status %#" PRIx64
+	printf("# PMU-FREEZE after unfreezing: status %#" PRIx64
 	       ", newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64 "\n",
 	       st, tos2, f2, t2);
 	result(!(st & GLOBAL_STATUS_LBR_FRZ) &&
