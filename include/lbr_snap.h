@@ -75,6 +75,12 @@ struct lbr_snap_branch {
 						 * a freeze never undone): the
 						 * entries may be old
 						 */
+#define LBR_SNAP_REC_RAN_AGAIN	(1u << 3)	/* LBR recorded again before
+						 * the read ended (a perf PMI
+						 * before PMU version 4): the
+						 * newest entries may be the
+						 * capture's own
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {

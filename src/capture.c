@@ -81,7 +81,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	struct lbr_counters *c;
 	unsigned long flags;
 	unsigned int nr = 0;
-	bool found;
+	bool found, ran_again = false;
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
@@ -115,6 +115,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	br = (struct lbr_snap_branch *)(rec + 1);
 	if (frozen) {
 		nr = lbr_hw_read(br, __this_cpu_read(lbr_cpu_depth));
+		ran_again = lbr_hw_ran_again();
 		lbr_hw_unfreeze(ctl);
 	}
 
@@ -138,6 +139,8 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	rec->hook = t->hook;
 	if (frozen && !(ctl & lbr_hw.enable_mask))
 		rec->flags |= LBR_SNAP_REC_WAS_OFF;
+	if (ran_again)
+		rec->flags |= LBR_SNAP_REC_RAN_AGAIN;
 	if (frozen) {
 		rec->probe_entries = lbr_probe_entries(br, nr, ret_site,
 						       &found);

@@ -194,8 +194,8 @@ static int lbr_probe_intel(void)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
 	const struct lbr_model *m = NULL;
+	unsigned int i, perfmon;
 	u64 caps;
-	unsigned int i;
 
 	if (c->x86_vendor != X86_VENDOR_INTEL)
 		return lbr_none("not an Intel CPU");
@@ -238,10 +238,23 @@ static int lbr_probe_intel(void)
 	    lbr_rdmsr_safe(lbr_hw.tos_msr, &caps))
 		return lbr_none("LBR FROM/TOS MSRs fault");
 
+	/*
+	 * Before architectural perfmon version 4, perf's PMI handler turns
+	 * LBR back on as it leaves, whatever froze it: __intel_pmu_lbr_enable()
+	 * (arch/x86/events/intel/lbr.c) returns early in a PMI only from
+	 * version 4 on, where the GLOBAL_STATUS ack unfreezes instead.  A PMI
+	 * (an NMI) between the freeze and the end of the read then lets the
+	 * capture's own branches into the entries: the capture reads the
+	 * enable bit again after the read (lbr_hw_ran_again()).
+	 */
+	perfmon = c->cpuid_level >= 0xa ? cpuid_eax(0xa) & 0xff : 0;
+	lbr_hw.recheck = perfmon && perfmon < 4;
+
 	lbr_cross_check_perf();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
-		 "legacy LBR, model %#x, format %u, depth %u",
-		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);
+		 "legacy LBR, model %#x, format %u, depth %u%s",
+		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth,
+		 lbr_hw.recheck ? ", re-checked after the read (PMU v<4)" : "");
 	return 0;
 }
 

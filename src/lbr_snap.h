@@ -52,6 +52,17 @@ static __always_inline void lbr_hw_unfreeze(u64 ctl)
 			  lbr_hw.enable_mask);
 }
 
+/*
+ * Did LBR record again between lbr_hw_freeze() and now?  Only where a PMI
+ * can turn it back on (lbr_hw.recheck, set by detection): one RDMSR more.
+ * Called with LBR frozen, after lbr_hw_read(), before lbr_hw_unfreeze().
+ */
+static __always_inline bool lbr_hw_ran_again(void)
+{
+	return lbr_hw.recheck &&
+	       (lbr_rdmsr(lbr_hw.ctl_msr) & lbr_hw.enable_mask);
+}
+
 /* --- mode=perf (vlbr_event.c) --- */
 
 int lbr_vlbr_start(u64 branch_type);

@@ -13,7 +13,8 @@
 # a lab CPU too: sid's 7.2 (call depth tracking on), bullseye's 5.10 and
 # trixie's 6.12 (and on the stock CPU), the debug kernel (KASAN, lockdep,
 # kmemleak), and the stress suite (load/unload storm, runtime and fexit
-# churn) on both kernels.
+# churn) on both kernels; the selftests on the lab's PMU CPU with
+# perfmon version 3 (mode=perf, perf's PMI inside the freeze).
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -38,11 +39,11 @@ ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit d
 	guest-smp2 guest-smp4 dkms-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
-	guest-stress guest-nested"
+	guest-stress guest-nested guest-lbr-pmu3"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
-	guest-stress guest-nested"
+	guest-stress guest-nested guest-lbr-pmu3"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -348,6 +349,15 @@ else
 			--append LBR_NESTED_CLOCK=1 \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
+	# The selftests on the lab's perfmon-v3 CPU: the guest's perf has
+	# the LBR, so mode=auto is mode=perf, the default path of a real
+	# machine; and a perf PMI turns LBR back on inside the frozen window
+	# (cap.pmi_in_the_frozen_window_is_flagged).  A shorter fuzzer run.
+	guest_lbr_pmu3() {
+		vm --smp 2 --cpu lbr-legacy-pmu3 --accel tcg,thread=single \
+			--append LBR_FUZZ_OPS=2000 \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
 	# One after another: two lanes of these side by side (one TCG guest
 	# keeps mostly one host core busy) once took 14 minutes off, but
 	# with both cores busy a 7.2 guest marked its TSC unstable and died
@@ -360,8 +370,9 @@ else
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress"
-	suite_bg "guest-stress guest_stress" "guest-nested guest_nested"
-	suite_join guest-debug-stress guest-stress guest-nested
+	suite_bg "guest-stress guest_stress" "guest-nested guest_nested" \
+		"guest-lbr-pmu3 guest_lbr_pmu3"
+	suite_join guest-debug-stress guest-stress guest-nested guest-lbr-pmu3
 fi
 
 if [ "$ran" = 0 ]; then

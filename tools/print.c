@@ -236,6 +236,8 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 			backend_name(h->backend));
 	if (h->flags & LBR_SNAP_REC_WAS_OFF)
 		fprintf(f, "  (LBR was already off when this return froze it: the branches may be older)\n");
+	if (h->flags & LBR_SNAP_REC_RAN_AGAIN)
+		fprintf(f, "  (LBR recorded again during the read, after a perf interrupt: the newest branches may be lbr_snap's own)\n");
 	fputc('\n', f);	/* a blank line between records */
 }
 

@@ -11,7 +11,9 @@
 #include <elf.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <cpuid.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -1682,6 +1684,148 @@ TEST_F(cap, changed_underneath_is_reported)
 	 */
 	EXPECT_EQ(arch_whole(&self->info) ? written : before, val);
 	ASSERT_EQ(0, wrmsr_on(0, msr, before));
+}
+
+/* Architectural perfmon version (CPUID.0AH:EAX[7:0]), 0 without one. */
+static unsigned int perfmon_version(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 0xa)
+		return 0;
+	__cpuid_count(0xa, 0, a, b, c, d);
+	return a & 0xff;
+}
+
+/* Write @val to a /proc/sys file; the old value goes to @old (if any). */
+static void sysctl_swap(const char *path, const char *val, char *old,
+			size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (f && old && !fgets(old, len, f))
+		old[0] = 0;
+	if (f)
+		fclose(f);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+/* Counts of pmi_window_round(): records, flagged, read loop after return. */
+struct pmi_counts {
+	unsigned int total, flagged, flagged_own, own_unflagged;
+};
+
+/*
+ * Call lbr_test_int @n times and sort the records: flagged with
+ * LBR_SNAP_REC_RAN_AGAIN or not, and holding a branch of lbr_hw_read() (the
+ * read loop, [@rd, @rd_end)) among the entries after the target's return
+ * (probe_entries) or not.  Older entries may hold a previous capture's
+ * read loop, recorded after its own PMI turned LBR back on; those after
+ * the return can only be this capture's.
+ */
+static void pmi_window_round(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(cap) *self, unsigned long n,
+			     unsigned long long rd, unsigned long long rd_end,
+			     struct pmi_counts *c)
+{
+	int i, got;
+
+	ASSERT_EQ(0, trigger("int", -22, n));
+	got = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ((int)n, got) TH_LOG("%s", lbr_why);
+	for (i = 0; i < got; i++) {
+		const struct rec *r = &self->recs[i];
+		bool flagged = r->h.flags & LBR_SNAP_REC_RAN_AGAIN;
+		bool own = false;
+		unsigned int j;
+
+		for (j = r->h.nr_entries - r->h.probe_entries;
+		     j < r->h.nr_entries; j++)
+			own |= r->br[j].from >= rd && r->br[j].from < rd_end;
+		c->total++;
+		c->flagged += flagged;
+		c->flagged_own += flagged && own;
+		if (own && !flagged && c->own_unflagged++ < 3)
+			TH_LOG("record %u: lbr_hw_read's branches after the return, and no RAN_AGAIN",
+			       c->total);
+	}
+}
+
+/*
+ * A perf PMI inside the frozen window.  Before perfmon version 4, perf's
+ * PMI handler turns LBR back on as it returns (__intel_pmu_lbr_enable(),
+ * arch/x86/events/intel/lbr.c), whatever froze it: the entries read after
+ * it are the capture's own.  mode=perf keeps perf's LBR user on every CPU.
+ * Without PMIs no record is flagged or holds lbr_hw_read()'s branches
+ * after its return; with a sampling event on this thread's kernel
+ * instructions firing PMIs through the captures, every record that holds
+ * them carries LBR_SNAP_REC_RAN_AGAIN, and some do.  Runs on the lab's
+ * lbr-legacy-pmu3 CPU (perfmon version 3); elsewhere it says why not.
+ */
+TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.sample_period = 20000,
+		.exclude_user = 1,
+		.exclude_hv = 1,
+	};
+	struct pmi_counts quiet = { 0 }, pmi = { 0 };
+	unsigned int v = perfmon_version(), round;
+	unsigned long long rd, rd_end;
+	char old[32] = "";
+	int pfd;
+
+	if (!v || v >= 4)
+		SKIP(return, "perfmon version %u: %s", v,
+		     v ? "from version 4 a PMI leaves LBR frozen" :
+		     "no PMU, no PMI");
+	if (load(vparams(variant, "targets=lbr_test_int capture=all mode=perf buffer_kb=4096")))
+		SKIP(return, "mode=perf does not load: perf has no LBR here");
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+	if (self->info.backend != LBR_SNAP_BACKEND_INTEL)
+		SKIP(return, "backend %s: only legacy LBR has perfmon before version 4",
+		     self->info.backend_name);
+	ASSERT_NE(NULL, strstr(self->info.reason, "re-checked after the read"))
+		TH_LOG("perfmon v%u, and lbr_snap does not re-check: %s", v,
+		       self->info.reason);
+	rd = ksym("lbr_hw_read");
+	ASSERT_NE(0, rd);
+	rd_end = ksym_end(rd);
+	ASSERT_LT(rd, rd_end);
+
+	pmi_window_round(_metadata, self, 500, rd, rd_end, &quiet);
+	TH_LOG("no sampling event: %u records, %u with RAN_AGAIN, %u hold lbr_hw_read's branches after the return",
+	       quiet.total, quiet.flagged, quiet.own_unflagged + quiet.flagged_own);
+	EXPECT_EQ(0, quiet.flagged);
+	EXPECT_EQ(0, quiet.own_unflagged);
+
+	/* TCG runs the PMI slowly: keep perf from throttling the event. */
+	sysctl_swap("/proc/sys/kernel/perf_cpu_time_max_percent", "0", old,
+		    sizeof(old));
+	pfd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, pfd) TH_LOG("perf_event_open: %s", strerror(errno));
+	for (round = 0; round < 20 && (pmi.flagged < 10 || pmi.total < 2000);
+	     round++)
+		pmi_window_round(_metadata, self, 500, rd, rd_end, &pmi);
+	close(pfd);
+	if (old[0])
+		sysctl_swap("/proc/sys/kernel/perf_cpu_time_max_percent", old,
+			    NULL, 0);
+	TH_LOG("a PMI every %llu kernel instructions: %u records, %u with RAN_AGAIN (%u of them hold lbr_hw_read's branches after the return), %u unflagged that do",
+	       attr.sample_period, pmi.total, pmi.flagged, pmi.flagged_own,
+	       pmi.own_unflagged);
+	EXPECT_EQ(0, pmi.own_unflagged);
+	EXPECT_LT(0, pmi.flagged_own);
+	EXPECT_GT(pmi.total, pmi.flagged);
 }
 
 /*

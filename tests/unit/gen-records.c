@@ -212,6 +212,21 @@ static void rec_no_lbr(void)
 	emit_plain(h);
 }
 
+/*
+ * The record notes: the freeze found LBR off, and LBR recorded again
+ * before the read ended (a perf PMI before perfmon version 4).
+ */
+static void gen_notes(void)
+{
+	struct lbr_snap_record h = hdr("ls", DO_OPEN, LBR_SNAP_RET_INT, -13);
+	struct lbr_snap_branch br[] = {
+		BR(DO_OPEN + 0x10, DO_OPEN + 0x20, 0, 0),
+	};
+
+	h.flags = LBR_SNAP_REC_WAS_OFF | LBR_SNAP_REC_RAN_AGAIN;
+	emit(h, br, 1, &native);
+}
+
 /* Every rendering of a return value, without entries. */
 static void rec_returns(void)
 {
@@ -598,6 +613,10 @@ int main(int argc, char **argv)
 		gen_paths();
 		return 0;
 	}
+	if (!strcmp(mode, "notes")) {
+		gen_notes();
+		return 0;
+	}
 	if (!strcmp(mode, "bigts")) {
 		gen_bigts();
 		return 0;
@@ -608,7 +627,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	fprintf(stderr, "usage: gen-records stream|paths|%s|...\n"
+	fprintf(stderr, "usage: gen-records stream|paths|notes|%s|...\n"
 		"       gen-records kallsyms NSYMS\n"
 		"       gen-records bulk NRECS NSYMS\n"
 		"       gen-records addr ADDR\n", broken[0].mode);

@@ -666,6 +666,26 @@ no_lines_said()
 t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
 	no_lines_said
 
+# ------------------------------------------------------------ record notes
+
+# LBR_SNAP_REC_WAS_OFF and LBR_SNAP_REC_RAN_AGAIN: a note each under the
+# record, and both bits in the JSON flags.
+record_notes()
+{
+	local out
+
+	./gen-records notes >notes.bin || return 1
+	out=$("$LBR" -d notes.bin "${KS[@]}") || return 1
+	grep -qx '  (LBR was already off when this return froze it: the branches may be older)' <<<"$out" ||
+		{ echo "no WAS_OFF note in:"; echo "$out"; return 1; }
+	grep -qx "  (LBR recorded again during the read, after a perf interrupt: the newest branches may be lbr_snap's own)" <<<"$out" ||
+		{ echo "no RAN_AGAIN note in:"; echo "$out"; return 1; }
+	out=$("$LBR" -d notes.bin "${KS[@]}" --json) || return 1
+	grep -q '"flags":12[,}]' <<<"$out" || { echo "flags not 12: $out"; return 1; }
+}
+check "record notes: LBR found off, LBR recorded again during the read" \
+	record_notes
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
