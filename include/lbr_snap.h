@@ -65,7 +65,12 @@ struct lbr_snap_branch {
 };
 
 /* struct lbr_snap_record.flags */
-#define LBR_SNAP_REC_NO_LBR	(1u << 0)	/* backend "none": no entries */
+#define LBR_SNAP_REC_NO_LBR	(1u << 0)	/* no entries: backend "none",
+						 * or a CPU lbr_snap reads no
+						 * LBR from (one going offline
+						 * or coming online, one perf
+						 * gave no LBR event)
+						 */
 #define LBR_SNAP_REC_NO_RETURN	(1u << 1)	/* the target's return is not
 						 * among the entries; all of
 						 * them count as probe_entries
@@ -75,11 +80,11 @@ struct lbr_snap_branch {
 						 * a freeze never undone): the
 						 * entries may be old
 						 */
-#define LBR_SNAP_REC_RAN_AGAIN	(1u << 3)	/* LBR recorded again before
-						 * the read ended (a perf PMI
-						 * before PMU version 4): the
-						 * newest entries may be the
-						 * capture's own
+#define LBR_SNAP_REC_RAN_AGAIN	(1u << 3)	/* LBR was recording again
+						 * when the read ended (perf
+						 * turned it back on, e.g. in
+						 * a PMI): some entries may be
+						 * the capture's own
 						 */
 
 /* Return types a target can declare with sym%type. */

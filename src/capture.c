@@ -80,8 +80,9 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	struct lbr_snap_record *rec;
 	struct lbr_counters *c;
 	unsigned long flags;
-	unsigned int nr = 0;
-	bool found, ran_again = false;
+	unsigned int nr = 0, depth;
+	bool ran_again = false;
+	bool found;
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
@@ -91,6 +92,12 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	}
 	c->hits++;
 	/*
+	 * A CPU lbr_snap reads nothing from (lbr_hw_cpu_online(), a CPU
+	 * going or coming): its record is one without LBR, though the hook
+	 * froze and this unfreezes.
+	 */
+	depth = frozen ? __this_cpu_read(lbr_cpu_depth) : 0;
+	/*
 	 * LBR was off before this return froze it: someone else turned it off
 	 * (perf, KVM, /dev/cpu/N/msr), or the CPU came back from a reset
 	 * without it.  Counted per CPU with interrupts off, no atomics; not
@@ -99,8 +106,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	 * returning in an interrupt taken between another return's freeze
 	 * and this point finds LBR frozen, i.e. off, and is counted too.
 	 */
-	if (frozen && !(ctl & lbr_hw.enable_mask) &&
-	    __this_cpu_read(lbr_cpu_depth))
+	if (depth && !(ctl & lbr_hw.enable_mask))
 		c->lbr_off++;
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
 		c->filtered++;
@@ -113,11 +119,12 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 		goto out_unfreeze;
 	}
 	br = (struct lbr_snap_branch *)(rec + 1);
-	if (frozen) {
-		nr = lbr_hw_read(br, __this_cpu_read(lbr_cpu_depth));
+	if (depth) {
+		nr = lbr_hw_read(br, depth);
 		ran_again = lbr_hw_ran_again();
-		lbr_hw_unfreeze(ctl);
 	}
+	if (frozen)
+		lbr_hw_unfreeze(ctl);
 
 	memset(rec, 0, sizeof(*rec));
 	rec->size = sizeof(*rec) + nr * sizeof(*br);
@@ -137,11 +144,11 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	rec->backend = lbr_hw.backend;
 	rec->lbr_format = lbr_hw.fmt.format;
 	rec->hook = t->hook;
-	if (frozen && !(ctl & lbr_hw.enable_mask))
+	if (depth && !(ctl & lbr_hw.enable_mask))
 		rec->flags |= LBR_SNAP_REC_WAS_OFF;
 	if (ran_again)
 		rec->flags |= LBR_SNAP_REC_RAN_AGAIN;
-	if (frozen) {
+	if (depth) {
 		rec->probe_entries = lbr_probe_entries(br, nr, ret_site,
 						       &found);
 		if (!found)

@@ -194,8 +194,8 @@ static int lbr_probe_intel(void)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
 	const struct lbr_model *m = NULL;
-	unsigned int i, perfmon;
 	u64 caps;
+	unsigned int i;
 
 	if (c->x86_vendor != X86_VENDOR_INTEL)
 		return lbr_none("not an Intel CPU");
@@ -238,23 +238,10 @@ static int lbr_probe_intel(void)
 	    lbr_rdmsr_safe(lbr_hw.tos_msr, &caps))
 		return lbr_none("LBR FROM/TOS MSRs fault");
 
-	/*
-	 * Before architectural perfmon version 4, perf's PMI handler turns
-	 * LBR back on as it leaves, whatever froze it: __intel_pmu_lbr_enable()
-	 * (arch/x86/events/intel/lbr.c) returns early in a PMI only from
-	 * version 4 on, where the GLOBAL_STATUS ack unfreezes instead.  A PMI
-	 * (an NMI) between the freeze and the end of the read then lets the
-	 * capture's own branches into the entries: the capture reads the
-	 * enable bit again after the read (lbr_hw_ran_again()).
-	 */
-	perfmon = c->cpuid_level >= 0xa ? cpuid_eax(0xa) & 0xff : 0;
-	lbr_hw.recheck = perfmon && perfmon < 4;
-
 	lbr_cross_check_perf();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
-		 "legacy LBR, model %#x, format %u, depth %u%s",
-		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth,
-		 lbr_hw.recheck ? ", re-checked after the read (PMU v<4)" : "");
+		 "legacy LBR, model %#x, format %u, depth %u",
+		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);
 	return 0;
 }
 
@@ -687,11 +674,12 @@ static u32 lbr_sel_msr(void)
 }
 
 /* What raw mode writes: the control MSR, and the filter or Arch depth. */
-static void lbr_raw_values(const struct lbr_saved *s, u64 *ctl, u64 *sel)
+static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
+			   u64 *ctl, u64 *sel)
 {
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
 		*ctl = lbr_arch_ctl_value();
-		*sel = __this_cpu_read(lbr_cpu_depth);
+		*sel = depth;
 	} else {
 		*ctl = s->ctl | lbr_hw.enable_mask;
 		*sel = lbr_select_value();
@@ -702,22 +690,26 @@ static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	u32 sel_msr = lbr_sel_msr();
+	unsigned int depth;
 
 	/*
 	 * A CPU that was offline at load (or a CPU back from a reset) is read
 	 * now: one of another kind than lbr_snap works with is left alone.
+	 * Its depth is published only once LBR is programmed: a capture in
+	 * between reads nothing.
 	 */
 	if (!lbr_hw_cpu_online(cpu))
 		return 0;
+	depth = __this_cpu_read(lbr_cpu_depth);
+	__this_cpu_write(lbr_cpu_depth, 0);
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {
 		pr_warn("cpu%u: cannot read LBR control MSRs: no LBR records from it\n",
 			cpu);
-		__this_cpu_write(lbr_cpu_depth, 0);
 		return 0;
 	}
-	lbr_raw_values(s, &s->ctl_set, &s->select_set);
+	lbr_raw_values(s, depth, &s->ctl_set, &s->select_set);
 	/* Writing ARCH_LBR_DEPTH also clears the entries. */
 	if (lbr_wrmsr_safe(sel_msr, s->select_set) ||
 	    lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set)) {
@@ -725,10 +717,10 @@ static int lbr_cpu_start(unsigned int cpu)
 			cpu);
 		lbr_wrmsr_safe(sel_msr, s->select);
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
-		__this_cpu_write(lbr_cpu_depth, 0);
 		return 0;
 	}
 	s->valid = true;
+	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
 
@@ -738,6 +730,8 @@ static int lbr_cpu_stop(unsigned int cpu)
 	u32 sel_msr = lbr_sel_msr();
 	u64 now_ctl, now_sel, ctl, sel;
 
+	/* Nothing read from here once LBR is given back. */
+	__this_cpu_write(lbr_cpu_depth, 0);
 	if (!s->valid)
 		return 0;
 	s->valid = false;

@@ -32,7 +32,6 @@ struct lbr_hw {
 	u32 from_stride;	/* MSR step between entries */
 	unsigned int depth;
 	bool double_abort;	/* drop Haswell's duplicated abort entries */
-	bool recheck;		/* a PMI can restart recording while frozen */
 	struct lbr_decode_fmt fmt;
 	char reason[96];	/* why this backend, shown by GET_INFO */
 };

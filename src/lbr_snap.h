@@ -53,14 +53,18 @@ static __always_inline void lbr_hw_unfreeze(u64 ctl)
 }
 
 /*
- * Did LBR record again between lbr_hw_freeze() and now?  Only where a PMI
- * can turn it back on (lbr_hw.recheck, set by detection): one RDMSR more.
- * Called with LBR frozen, after lbr_hw_read(), before lbr_hw_unfreeze().
+ * Did LBR record again between lbr_hw_freeze() and now?  Called after
+ * lbr_hw_read(), before lbr_hw_unfreeze(): one RDMSR.  perf turns LBR back
+ * on whatever froze it: before perfmon version 4 as its PMI handler
+ * returns (__intel_pmu_lbr_enable(), arch/x86/events/intel/lbr.c, returns
+ * early in a PMI only from version 4 on), and on any version wherever it
+ * re-enables the PMU (perf_pmu_enable() from an interrupt, such as the
+ * tick's frequency adjustment, taken in a kretprobe handler's window
+ * before lbr_capture() turns interrupts off; bpf_get_branch_snapshot()).
  */
 static __always_inline bool lbr_hw_ran_again(void)
 {
-	return lbr_hw.recheck &&
-	       (lbr_rdmsr(lbr_hw.ctl_msr) & lbr_hw.enable_mask);
+	return lbr_rdmsr(lbr_hw.ctl_msr) & lbr_hw.enable_mask;
 }
 
 /* --- mode=perf (vlbr_event.c) --- */

@@ -35,10 +35,16 @@ static int lbr_vlbr_online(unsigned int cpu)
 		.pinned = 1,
 	};
 	struct perf_event *ev;
+	unsigned int depth;
 
-	/* On @cpu itself (CPUHP_AP_ONLINE_DYN): the depth to read it with. */
+	/*
+	 * On @cpu itself (CPUHP_AP_ONLINE_DYN): the depth to read it with,
+	 * published once perf keeps LBR on there.
+	 */
 	if (!lbr_hw_cpu_online(cpu))
 		return 0;
+	depth = __this_cpu_read(lbr_cpu_depth);
+	__this_cpu_write(lbr_cpu_depth, 0);
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev)) {
 		/*
@@ -53,6 +59,7 @@ static int lbr_vlbr_online(unsigned int cpu)
 		return 0;
 	}
 	per_cpu(lbr_vlbr_event, cpu) = ev;
+	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
 
@@ -60,6 +67,8 @@ static int lbr_vlbr_offline(unsigned int cpu)
 {
 	struct perf_event *ev = per_cpu(lbr_vlbr_event, cpu);
 
+	/* Nothing read from here once perf may let LBR go. */
+	__this_cpu_write(lbr_cpu_depth, 0);
 	per_cpu(lbr_vlbr_event, cpu) = NULL;
 	if (ev)
 		perf_event_release_kernel(ev);

@@ -352,10 +352,12 @@ else
 	# The selftests on the lab's perfmon-v3 CPU: the guest's perf has
 	# the LBR, so mode=auto is mode=perf, the default path of a real
 	# machine; and a perf PMI turns LBR back on inside the frozen window
-	# (cap.pmi_in_the_frozen_window_is_flagged).  A shorter fuzzer run.
+	# (cap.pmi_in_the_frozen_window_is_flagged, which must run here:
+	# LBR_EXPECT_PMU3; the NMI watchdog off, so that only its own
+	# sampling event fires PMIs).  A shorter fuzzer run.
 	guest_lbr_pmu3() {
 		vm --smp 2 --cpu lbr-legacy-pmu3 --accel tcg,thread=single \
-			--append LBR_FUZZ_OPS=2000 \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 nmi_watchdog=0" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# One after another: two lanes of these side by side (one TCG guest

@@ -231,13 +231,17 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 	for (i = first; i < last; i++)
 		print_branch(f, r, i, ks, iw, fw);
 	print_probe_note(f, h, h->nr_entries - last);
-	if (h->flags & LBR_SNAP_REC_NO_LBR)
+	if ((h->flags & LBR_SNAP_REC_NO_LBR) &&
+	    h->backend == LBR_SNAP_BACKEND_NONE)
 		fprintf(f, "  (no LBR on this machine: backend %s)\n",
 			backend_name(h->backend));
+	else if (h->flags & LBR_SNAP_REC_NO_LBR)
+		fprintf(f, "  (no LBR read on cpu%u: going offline or online, or perf gave it no LBR)\n",
+			h->cpu);
 	if (h->flags & LBR_SNAP_REC_WAS_OFF)
 		fprintf(f, "  (LBR was already off when this return froze it: the branches may be older)\n");
 	if (h->flags & LBR_SNAP_REC_RAN_AGAIN)
-		fprintf(f, "  (LBR recorded again during the read, after a perf interrupt: the newest branches may be lbr_snap's own)\n");
+		fprintf(f, "  (LBR was recording again when the read ended: some branches may be lbr_snap's own)\n");
 	fputc('\n', f);	/* a blank line between records */
 }
 

@@ -213,8 +213,9 @@ static void rec_no_lbr(void)
 }
 
 /*
- * The record notes: the freeze found LBR off, and LBR recorded again
- * before the read ended (a perf PMI before perfmon version 4).
+ * The record notes: the freeze found LBR off, and LBR was recording again
+ * when the read ended; then a record without entries from a CPU lbr_snap
+ * read no LBR from, on a machine with LBR.
  */
 static void gen_notes(void)
 {
@@ -225,6 +226,9 @@ static void gen_notes(void)
 
 	h.flags = LBR_SNAP_REC_WAS_OFF | LBR_SNAP_REC_RAN_AGAIN;
 	emit(h, br, 1, &native);
+	h = hdr("ls", DO_OPEN, LBR_SNAP_RET_INT, -13);
+	h.flags = LBR_SNAP_REC_NO_LBR;
+	emit_plain(h);
 }
 
 /* Every rendering of a return value, without entries. */

@@ -669,7 +669,8 @@ t "-v: a kallsyms file and no -k: no source lines, said" 0 noroot.err - \
 # ------------------------------------------------------------ record notes
 
 # LBR_SNAP_REC_WAS_OFF and LBR_SNAP_REC_RAN_AGAIN: a note each under the
-# record, and both bits in the JSON flags.
+# record, and both bits in the JSON flags; LBR_SNAP_REC_NO_LBR from a CPU
+# of a machine with LBR: that CPU's note, not "no LBR on this machine".
 record_notes()
 {
 	local out
@@ -678,12 +679,14 @@ record_notes()
 	out=$("$LBR" -d notes.bin "${KS[@]}") || return 1
 	grep -qx '  (LBR was already off when this return froze it: the branches may be older)' <<<"$out" ||
 		{ echo "no WAS_OFF note in:"; echo "$out"; return 1; }
-	grep -qx "  (LBR recorded again during the read, after a perf interrupt: the newest branches may be lbr_snap's own)" <<<"$out" ||
+	grep -qx "  (LBR was recording again when the read ended: some branches may be lbr_snap's own)" <<<"$out" ||
 		{ echo "no RAN_AGAIN note in:"; echo "$out"; return 1; }
+	grep -qx "  (no LBR read on cpu1: going offline or online, or perf gave it no LBR)" <<<"$out" ||
+		{ echo "no note for a CPU without LBR reads in:"; echo "$out"; return 1; }
 	out=$("$LBR" -d notes.bin "${KS[@]}" --json) || return 1
 	grep -q '"flags":12[,}]' <<<"$out" || { echo "flags not 12: $out"; return 1; }
 }
-check "record notes: LBR found off, LBR recorded again during the read" \
+check "record notes: LBR found off, recording again after the read, a CPU not read" \
 	record_notes
 
 # ---------------------------------------------------------- corrupt input
