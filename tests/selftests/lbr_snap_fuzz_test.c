@@ -254,6 +254,38 @@ static void *work(void *p)
 	return NULL;
 }
 
+/*
+ * The books did not balance: each target's counters, then whether records
+ * turn up late (a second drain half a second on) or are gone.
+ */
+static void explain(int fd, const struct lbr_snap_target_stats *st,
+		    unsigned int nr)
+{
+	struct lbr_snap_target_stats again[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	struct rec *recs = calloc(MAX_RECS, sizeof(*recs));
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < nr; i++)
+		printf("# %s (hook %u): hits %llu captured %llu filtered %llu dropped %llu recursion %llu missed %llu lbr_off %llu\n",
+		       st[i].name, st[i].hook,
+		       (unsigned long long)st[i].hits,
+		       (unsigned long long)st[i].captured,
+		       (unsigned long long)st[i].filtered,
+		       (unsigned long long)st[i].dropped,
+		       (unsigned long long)st[i].recursion,
+		       (unsigned long long)st[i].missed,
+		       (unsigned long long)st[i].lbr_off);
+	usleep(500000);
+	n = recs ? drain(fd, recs, MAX_RECS) : -1;
+	if (!get_stats(fd, &hdr, again, LBR_SNAP_MAX_TARGETS))
+		printf("# half a second later: %d more drained; read %llu, flushed %llu\n",
+		       n, (unsigned long long)hdr.read,
+		       (unsigned long long)hdr.flushed);
+	free(recs);
+}
+
 int main(int argc, char **argv)
 {
 	const char *env = getenv("LBR_FUZZ_OPS");
@@ -315,6 +347,8 @@ int main(int argc, char **argv)
 		    "counters add up: captured %lu = read %llu + flushed %llu (%d drained last), %lu targets off",
 		    captured, (unsigned long long)hdr.read,
 		    (unsigned long long)hdr.flushed, n, bad_hits);
+		if (captured != hdr.read + hdr.flushed || bad_hits)
+			explain(fd, st, hdr.nr);
 	}
 	if (fd >= 0)
 		close(fd);
