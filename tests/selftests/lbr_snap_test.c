@@ -358,6 +358,9 @@ TEST_F(load, mode_perf)
 	EXPECT_STREQ("perf", info.mode);
 	EXPECT_NE(LBR_SNAP_BACKEND_NONE, info.backend);
 	EXPECT_TRUE(hooked("lbr_test_int"));
+	/* Where perf has LBR, mode=auto (the default) is perf too. */
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int", &info));
+	EXPECT_STREQ("perf", info.mode);
 }
 
 TEST_F(load, forced_backend)
