@@ -83,8 +83,9 @@ demo:
 check-fresh:
 	@tests/fresh/check-fresh.sh
 
-# make bench: probe_entries of the kretprobe and fexit hooks side by side,
-# on both LBR lab CPUs, with and without mitigations (tests/bench/bench.sh).
+# make bench: probe_entries of the kretprobe and fexit hooks and of a BPF
+# bpf_get_branch_snapshot() program side by side, on both LBR lab CPUs with
+# the lab PMU, with and without mitigations (tests/bench/bench.sh).
 .PHONY: bench
 bench:
 	@tests/bench/bench.sh

@@ -1,14 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make bench`: how many LBR entries each hook's own path puts after a
-# traced function's return (probe_entries), kretprobe against fexit, for
-# the test target's error path and for do_sys_openat2(), on both LBR lab
-# CPUs, with the default mitigations and with mitigations=off.  Every
-# figure comes from records taken in this run, in the same guest boot for
-# both hooks.  Prints a table, then per CPU and mitigation setting
-#   probe_entries cpu=<flavour> mitigations=<on|off> kretprobe=<N> fexit=<M>
-# where N and M are the largest probe_entries of any record of either
-# function through that hook.
+# `make bench`: how many LBR entries each path puts after a traced
+# function's return (probe_entries): lbr_snap's kretprobe and fexit hooks,
+# and the kernel's own, a BPF fexit program calling
+# bpf_get_branch_snapshot() (tests/bench/lbr_snap_bpf_bench.c), for the
+# test target's error path and for do_sys_openat2() (BPF: do_sys_openat2
+# only, the test target module has no BTF), on both LBR lab CPUs with the
+# lab PMU (the BPF path needs perf's LBR; lbr_snap runs mode=perf there),
+# with the default mitigations and with mitigations=off.  Every figure
+# comes from records taken in this run, in the same guest boot for all
+# three.  Prints a table, the BPF path of one record per setting, then
+# per CPU and mitigation setting
+#   probe_entries cpu=<cpu> mitigations=<on|off> kretprobe=<N> fexit=<M> bpf=<B>
+# where N, M and B are the largest probe_entries of any record of any
+# function through that path.
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -21,7 +26,7 @@ kver=$(lbr_guest_kver)
 export LBR_PREBUILT=1
 
 status=0
-for cpu in lbr-legacy lbr-arch; do
+for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 	for mit in on off; do
 		append=
 		[ $mit = off ] && append=mitigations=off
@@ -36,28 +41,37 @@ for cpu in lbr-legacy lbr-arch; do
 	done
 done
 
-printf '%-10s %-11s %-14s %-9s %7s %4s %6s %4s %9s\n' cpu mitigations \
-	function hook records min median max no_return
-for cpu in lbr-legacy lbr-arch; do
+printf '%-14s %-11s %-14s %-9s %7s %4s %6s %4s %9s %s\n' cpu mitigations \
+	function hook records min median max no_return why
+for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 	for mit in on off; do
 		sed -n 's/^BENCH //p' "$out/$cpu-$mit.log" | tr -d '\r' |
 		while read -r line; do
 			eval "$(tr ' ' '\n' <<<"$line" | sed 's/^\([a-z_]*\)=\(.*\)/\1=\2;/')"
-			printf '%-10s %-11s %-14s %-9s %7s %4s %6s %4s %9s\n' \
+			printf '%-14s %-11s %-14s %-9s %7s %4s %6s %4s %9s %s\n' \
 				$cpu $mit "$func" "$hook" "$records" "${min:--}" \
-				"${median:--}" "${max:--}" "${no_return:--}"
-			unset min median max no_return
+				"${median:--}" "${max:--}" "${no_return:--}" "${why:-}"
+			unset min median max no_return why
 		done
 	done
 done
 echo
-for cpu in lbr-legacy lbr-arch; do
+for cpu in lbr-legacy-pmu lbr-arch-pmu; do
+	for mit in on off; do
+		echo "BPF path of one do_sys_openat2() record, $cpu, mitigations=$mit (oldest first):"
+		sed -n 's/^# BENCH-PATH func=do_sys_openat2 hook=bpf /  /p' \
+			"$out/$cpu-$mit.log" | tr -d '\r'
+	done
+done
+echo
+for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 	for mit in on off; do
 		f=$out/$cpu-$mit.log
 		k=$(sed -n 's/^BENCH .*hook=kretprobe .*max=\([0-9]*\).*/\1/p' "$f" | sort -n | tail -n1)
 		x=$(sed -n 's/^BENCH .*hook=fexit .*max=\([0-9]*\).*/\1/p' "$f" | sort -n | tail -n1)
-		echo "probe_entries cpu=$cpu mitigations=$mit kretprobe=${k:-none} fexit=${x:-none}"
-		[ -n "$k" ] && [ -n "$x" ] || status=1
+		b=$(sed -n 's/^BENCH .*hook=bpf .*max=\([0-9]*\).*/\1/p' "$f" | sort -n | tail -n1)
+		echo "probe_entries cpu=$cpu mitigations=$mit kretprobe=${k:-none} fexit=${x:-none} bpf=${b:-none}"
+		[ -n "$k" ] && [ -n "$x" ] && [ -n "$b" ] || status=1
 	done
 done
 exit $status

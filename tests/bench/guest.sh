@@ -5,7 +5,11 @@
 # per function and hook one line
 #   BENCH func=F hook=H records=N min=A median=B max=C no_return=R
 # of the records' probe_entries (records with NO_RETURN left out of the
-# figures and counted in no_return).
+# figures and counted in no_return).  Then the kernel's own path, a BPF
+# fexit program calling bpf_get_branch_snapshot() (lbr_snap unloaded;
+# tests/bench/lbr_snap_bpf_bench.c), the same line with hook=bpf: it needs
+# perf's LBR (the lab PMU) and the function's BTF (the test target module
+# has none: "why=no-btf-for-function").
 N=${BENCH_CALLS:-25}
 modprobe lbr_snap_test_target || exit 1
 for hook in kretprobe fexit; do
@@ -37,3 +41,6 @@ for hook in kretprobe fexit; do
 			}'
 	done
 done
+# The kernel's path, with lbr_snap gone (its perf events too).
+lbr_snap_bpf_bench do_sys_openat2 "$N" openat || exit 1
+lbr_snap_bpf_bench lbr_test_int "$N" testdev lbr_test_fail || exit 1

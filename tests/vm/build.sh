@@ -78,4 +78,9 @@ for t in "$LBR_TOP"/tests/selftests/*.c; do
 	gcc $CFLAGS -o "$out/$(basename "$t" .c)" "$t" $LIBS ||
 		die "building $t failed"
 done
+# make bench's BPF side (tests/bench/lbr_snap_bpf_bench.c).
+# shellcheck disable=SC2086
+gcc $CFLAGS -o "$out/lbr_snap_bpf_bench" \
+	"$LBR_TOP/tests/bench/lbr_snap_bpf_bench.c" $LIBS ||
+	die "building lbr_snap_bpf_bench failed"
 echo "$out"
