@@ -308,7 +308,8 @@ static int lbr_probe_amd(void)
  * IA32_PERF_CAPABILITIES with the *_safe accessor); a mix lbr_snap cannot
  * work with refuses the backend, naming the CPUs of each kind.  Each CPU
  * then reads its own depth (lbr_cpu_depth); a CPU that comes online later
- * is read when it does (lbr_cpu_start(), mode=raw).
+ * is read when it does (lbr_hw_cpu_online(), from lbr_cpu_start() or
+ * lbr_vlbr_online()).
  */
 DEFINE_PER_CPU(unsigned int, lbr_cpu_depth);
 
@@ -403,12 +404,14 @@ static int lbr_check_cpus(void)
  * lbr_hw_cpu_online - read what this CPU has, before LBR is used on it
  * @cpu: this CPU (a hotplug callback, or a resume)
  *
- * Sets the depth the capture path reads this CPU with: 0 (no read) for a
- * CPU of another kind than lbr_snap works with, or deeper than the record
- * size chosen at load.  Both modes call it when a CPU comes online.
- * Return: true if LBR may be used on this CPU.
+ * Both modes call it when a CPU comes online, and publish what it returns
+ * in lbr_cpu_depth only once LBR is on there (lbr_cpu_start(),
+ * lbr_vlbr_online()); until then the capture path reads nothing.
+ * Return: the depth to read this CPU with, 0 (no read) for a CPU of
+ * another kind than lbr_snap works with, or deeper than the record size
+ * chosen at load.
  */
-bool lbr_hw_cpu_online(unsigned int cpu)
+unsigned int lbr_hw_cpu_online(unsigned int cpu)
 {
 	struct lbr_cpu_kind k;
 
@@ -419,11 +422,9 @@ bool lbr_hw_cpu_online(unsigned int cpu)
 			cpu, lbr_core_type_name(k.core_type),
 			k.backend == lbr_hw.backend ? lbr_hw.name : "none",
 			k.format, k.depth);
-		__this_cpu_write(lbr_cpu_depth, 0);
-		return false;
+		return 0;
 	}
-	__this_cpu_write(lbr_cpu_depth, k.depth);
-	return true;
+	return k.depth;
 }
 
 /**
@@ -696,12 +697,12 @@ static int lbr_cpu_start(unsigned int cpu)
 	 * A CPU that was offline at load (or a CPU back from a reset) is read
 	 * now: one of another kind than lbr_snap works with is left alone.
 	 * Its depth is published only once LBR is programmed: a capture in
-	 * between reads nothing.
+	 * between reads nothing (lbr_cpu_stop() or the load left it 0).
 	 */
-	if (!lbr_hw_cpu_online(cpu))
-		return 0;
-	depth = __this_cpu_read(lbr_cpu_depth);
 	__this_cpu_write(lbr_cpu_depth, 0);
+	depth = lbr_hw_cpu_online(cpu);
+	if (!depth)
+		return 0;
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &s->select)) {

@@ -27,7 +27,7 @@ int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
-bool lbr_hw_cpu_online(unsigned int cpu);
+unsigned int lbr_hw_cpu_online(unsigned int cpu);
 /* Entries this CPU reads: its own depth (hybrid CPUs differ). */
 DECLARE_PER_CPU(unsigned int, lbr_cpu_depth);
 

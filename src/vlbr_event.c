@@ -39,12 +39,13 @@ static int lbr_vlbr_online(unsigned int cpu)
 
 	/*
 	 * On @cpu itself (CPUHP_AP_ONLINE_DYN): the depth to read it with,
-	 * published once perf keeps LBR on there.
+	 * published once the event exists (a pinned event perf cannot
+	 * schedule leaves LBR off: those records carry WAS_OFF).
 	 */
-	if (!lbr_hw_cpu_online(cpu))
-		return 0;
-	depth = __this_cpu_read(lbr_cpu_depth);
 	__this_cpu_write(lbr_cpu_depth, 0);
+	depth = lbr_hw_cpu_online(cpu);
+	if (!depth)
+		return 0;
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
 	if (IS_ERR(ev)) {
 		/*
