@@ -58,11 +58,15 @@ def main():
             if a is None or b is None:
                 tap.check(False, f"{m}: model expansion works on both")
                 continue
+            # The lab's two properties (patches 0001 and 0006) only.
             diff = sorted(k for k in set(a) | set(b)
-                          if a.get(k) != b.get(k) and k != "lbr-lab")
-            tap.check(not diff and b.get("lbr-lab") == "",
+                          if a.get(k) != b.get(k) and
+                          k not in ("lbr-lab", "lbr-lab-pmu-version"))
+            tap.check(not diff and b.get("lbr-lab") == "" and
+                      b.get("lbr-lab-pmu-version") == 4,
                       f"{m}: identical to Debian's build ({len(a)} "
-                      f"properties) except lbr-lab=''",
+                      f"properties) except lbr-lab='' and "
+                      f"lbr-lab-pmu-version=4",
                       [f"{k}: debian {a.get(k)!r} lab {b.get(k)!r}"
                        for k in diff[:10]])
     else:
@@ -83,6 +87,17 @@ def main():
                        text=True, timeout=30)
     tap.check(r.returncode != 0 and "lbr-lab must be" in r.stdout,
               "qemu64,lbr-lab=bogus is refused", r.stdout.splitlines()[-2:])
+    # Perfmon version 3 only on the legacy model, and nothing but 3 or 4.
+    for cpu in ("Skylake-Client-LBR,pmu=on,lbr-lab-pmu-version=5",
+                "SapphireRapids-LBR,pmu=on,lbr-lab-pmu-version=3"):
+        r = subprocess.run([qemu, "-machine", "pc", "-accel", "tcg",
+                            "-nodefaults", "-display", "none",
+                            "-cpu", cpu, "-S"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=30)
+        tap.check(r.returncode != 0 and
+                  "lbr-lab-pmu-version must be" in r.stdout,
+                  f"{cpu} is refused", r.stdout.splitlines()[-2:])
     return tap.done()
 
 
