@@ -33,6 +33,8 @@ static struct irq_work lbr_wake_work;
 static DEFINE_MUTEX(lbr_read_lock);
 static u64 lbr_records_read;
 static u64 lbr_records_flushed;
+/* Commits per CPU, for the books at unload (lbr_buf_exit()). */
+static DEFINE_PER_CPU(u64, lbr_records_committed);
 
 static void lbr_wake_readers(struct irq_work *work)
 {
@@ -62,6 +64,7 @@ NOKPROBE_SYMBOL(lbr_buf_reserve);
 void notrace lbr_buf_commit(struct ring_buffer_event *ev)
 {
 	lbr_rb_unlock_commit(lbr_rb, ev);
+	this_cpu_inc(lbr_records_committed);
 	/* wq_has_sleeper() orders the commit before the check (its smp_mb). */
 	if (wq_has_sleeper(&lbr_read_wq))
 		irq_work_queue(&lbr_wake_work);
@@ -209,9 +212,47 @@ unsigned int lbr_buf_kb(void)
 	return lbr_buf_kb_per_cpu;
 }
 
+/*
+ * Every record committed was read, flushed or is still buffered where a
+ * reader finds it.  If not, say so with the ring buffer's own view of each
+ * CPU: a record lost without a count is a defect, and this is where it
+ * shows.
+ */
+static void lbr_buf_check_books(void)
+{
+	u64 committed = 0, left = ring_buffer_entries(lbr_rb);
+	bool unseen = false;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		committed += per_cpu(lbr_records_committed, cpu);
+		if (ring_buffer_entries_cpu(lbr_rb, cpu) &&
+		    !ring_buffer_peek(lbr_rb, cpu, NULL, NULL))
+			unseen = true;
+	}
+	if (committed == lbr_records_read + lbr_records_flushed + left &&
+	    !unseen)
+		return;
+	pr_warn("%llu records committed, %llu read, %llu flushed, %llu buffered: %lld unaccounted\n",
+		committed, lbr_records_read, lbr_records_flushed, left,
+		(s64)(committed - lbr_records_read - lbr_records_flushed -
+		      left));
+	for_each_online_cpu(cpu)
+		pr_warn("cpu%d: committed %llu; ring buffer entries %lu (%s) read %lu overrun %lu commit_overrun %lu dropped %lu\n",
+			cpu, per_cpu(lbr_records_committed, cpu),
+			ring_buffer_entries_cpu(lbr_rb, cpu),
+			ring_buffer_peek(lbr_rb, cpu, NULL, NULL) ?
+			"the oldest readable" : "none readable",
+			ring_buffer_read_events_cpu(lbr_rb, cpu),
+			ring_buffer_overrun_cpu(lbr_rb, cpu),
+			ring_buffer_commit_overrun_cpu(lbr_rb, cpu),
+			ring_buffer_dropped_events_cpu(lbr_rb, cpu));
+}
+
 /* After the last commit can happen. */
 void lbr_buf_exit(void)
 {
 	irq_work_sync(&lbr_wake_work);
+	lbr_buf_check_books();
 	ring_buffer_free(lbr_rb);
 }
