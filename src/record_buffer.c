@@ -233,20 +233,25 @@ static void lbr_buf_check_books(void)
 	if (committed == lbr_records_read + lbr_records_flushed + left &&
 	    !unseen)
 		return;
-	pr_warn("%llu records committed, %llu read, %llu flushed, %llu buffered: %lld unaccounted\n",
+	pr_warn("%llu records committed, %llu read, %llu flushed, %llu buffered: %lld unaccounted%s\n",
 		committed, lbr_records_read, lbr_records_flushed, left,
 		(s64)(committed - lbr_records_read - lbr_records_flushed -
-		      left));
-	for_each_online_cpu(cpu)
-		pr_warn("cpu%d: committed %llu; ring buffer entries %lu (%s) read %lu overrun %lu commit_overrun %lu dropped %lu\n",
-			cpu, per_cpu(lbr_records_committed, cpu),
-			ring_buffer_entries_cpu(lbr_rb, cpu),
-			ring_buffer_peek(lbr_rb, cpu, NULL, NULL) ?
-			"the oldest readable" : "none readable",
-			ring_buffer_read_events_cpu(lbr_rb, cpu),
-			ring_buffer_overrun_cpu(lbr_rb, cpu),
-			ring_buffer_commit_overrun_cpu(lbr_rb, cpu),
-			ring_buffer_dropped_events_cpu(lbr_rb, cpu));
+		      left),
+		unseen ? "; buffered records no reader can see" : "");
+	/* Offline CPUs keep their buffers: every CPU that has anything. */
+	for_each_possible_cpu(cpu)
+		if (per_cpu(lbr_records_committed, cpu) ||
+		    ring_buffer_entries_cpu(lbr_rb, cpu) ||
+		    ring_buffer_read_events_cpu(lbr_rb, cpu))
+			pr_warn("cpu%d: committed %llu; ring buffer entries %lu (%s) read %lu overrun %lu commit_overrun %lu dropped %lu\n",
+				cpu, per_cpu(lbr_records_committed, cpu),
+				ring_buffer_entries_cpu(lbr_rb, cpu),
+				ring_buffer_peek(lbr_rb, cpu, NULL, NULL) ?
+				"the oldest readable" : "none readable",
+				ring_buffer_read_events_cpu(lbr_rb, cpu),
+				ring_buffer_overrun_cpu(lbr_rb, cpu),
+				ring_buffer_commit_overrun_cpu(lbr_rb, cpu),
+				ring_buffer_dropped_events_cpu(lbr_rb, cpu));
 }
 
 /* After the last commit can happen. */
