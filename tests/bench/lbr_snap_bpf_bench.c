@@ -235,29 +235,25 @@ int main(int argc, char **argv)
 		none("no-array-map");
 	{
 		const struct bpf_insn insns[] = {
-			/* r1 = &value (BPF_PSEUDO_MAP_VALUE, offset 0) */
-			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+			/* r6 = &value (BPF_PSEUDO_MAP_VALUE, offset 0) */
+			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_6,
 			  .src_reg = BPF_PSEUDO_MAP_VALUE, .imm = map },
 			{ .imm = 0 },
-			/* r2 = sizeof(entries), r3 = 0 */
+			/* bpf_get_branch_snapshot(r6, sizeof(entries), 0) */
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1,
+			  .src_reg = BPF_REG_6 },
 			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2,
 			  .imm = sizeof(s.e) },
 			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
 			{ .code = BPF_JMP | BPF_CALL,
 			  .imm = BPF_FUNC_get_branch_snapshot },
-			/* value.bytes = r0 */
-			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
-			  .src_reg = BPF_PSEUDO_MAP_VALUE, .imm = map },
-			{ .imm = 0 },
-			{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_1,
+			/* value.bytes = r0; r6 survives calls */
+			{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_6,
 			  .src_reg = BPF_REG_0, .off = sizeof(s.e) },
 			/* value.pid_tgid = bpf_get_current_pid_tgid() */
 			{ .code = BPF_JMP | BPF_CALL,
 			  .imm = BPF_FUNC_get_current_pid_tgid },
-			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
-			  .src_reg = BPF_PSEUDO_MAP_VALUE, .imm = map },
-			{ .imm = 0 },
-			{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_1,
+			{ .code = BPF_STX | BPF_DW | BPF_MEM, .dst_reg = BPF_REG_6,
 			  .src_reg = BPF_REG_0, .off = sizeof(s.e) + 8 },
 			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
 			{ .code = BPF_JMP | BPF_EXIT },
