@@ -37,7 +37,7 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
 
 /*
  * Nesting of lbr_capture() on this CPU.  A target that lbr_snap's own
- * capture path reaches (a clocksource read, the ring buffer, irq_work) and
+ * capture path reaches (a clocksource read, irq_work) and
  * that the denylist of targets.c missed would enter the capture again from
  * inside it: the nested return is counted and not recorded.  Interrupts
  * are off in the capture, so only such a call, or a target returning in
@@ -76,7 +76,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 {
 	s64 ret = lbr_retval(t->ret_type, ax);
 	struct lbr_snap_branch *br;
-	struct ring_buffer_event *ev;
+	struct lbr_buf_resv res;
 	struct lbr_snap_record *rec;
 	struct lbr_counters *c;
 	unsigned long flags;
@@ -113,7 +113,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 		goto out_unfreeze;
 	}
 
-	rec = lbr_buf_reserve(sizeof(*rec) + lbr_hw.depth * sizeof(*br), &ev);
+	rec = lbr_buf_reserve(sizeof(*rec) + lbr_hw.depth * sizeof(*br), &res);
 	if (!rec) {
 		c->dropped++;
 		goto out_unfreeze;
@@ -161,7 +161,7 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 
 	c->captured++;
 	/* Still inside the guard: the wakeup is on the capture path too. */
-	lbr_buf_commit(ev);
+	lbr_buf_commit(&res);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
 	return;

@@ -138,17 +138,6 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 #endif
 
 /*
- * ring_buffer_unlock_commit() lost its event argument in 6.2 (commit
- * "ring_buffer: Remove unused "event" parameter"; checked: 6.1.192 takes
- * (buffer, event), 6.12.117, 7.2.13 and 7.3.4 take (buffer)).
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-#define lbr_rb_unlock_commit(rb, ev)	ring_buffer_unlock_commit(rb)
-#else
-#define lbr_rb_unlock_commit(rb, ev)	ring_buffer_unlock_commit(rb, ev)
-#endif
-
-/*
  * x86_perf_get_lbr() is EXPORT_SYMBOL_GPL in 5.10.223, 6.1.192 and 6.12.117
  * (Module.symvers checked) and exported to KVM only ("module:kvm,kvm-amd,
  * kvm-intel") in 7.2.13 and 7.3.4 (checked), where modpost refuses a module

@@ -137,9 +137,13 @@ void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
 
 /* record_buffer.c: what the capture path needs of the buffers */
-struct ring_buffer_event;
-void *lbr_buf_reserve(unsigned long len, struct ring_buffer_event **evp);
-void lbr_buf_commit(struct ring_buffer_event *ev);
+struct lbr_ring;
+struct lbr_buf_resv {
+	struct lbr_ring *ring;
+	unsigned long head;
+};
+void *lbr_buf_reserve(unsigned long len, struct lbr_buf_resv *res);
+void lbr_buf_commit(const struct lbr_buf_resv *res);
 /* and what the device needs */
 struct file;
 struct poll_table_struct;

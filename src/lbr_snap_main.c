@@ -46,23 +46,21 @@ MODULE_PARM_DESC(lbr_filter,
 		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
 
 /*
- * The buffers take buffer_kb on every online CPU now, and on each CPU that
- * comes online later.  The ring buffer WARNs when a CPU's allocation fails
- * (trace_rb_cpu_prepare() in kernel/trace/ring_buffer.c), which
- * panic_on_warn makes a crash: refuse what would take more than half the
- * memory available now instead.  A heuristic: memory can go between this
- * check and the allocation, which then fails (with that WARN) as it would
- * for any other ring buffer.
+ * The buffers take buffer_kb on every possible CPU (record_buffer.c).
+ * Their allocation never WARNs, but memory the machine cannot spare would
+ * starve it: refuse what would take more than half the memory available
+ * now.  A heuristic: memory can go between this check and the
+ * allocation, which then fails with ENOMEM.
  */
 static int __init lbr_buffer_fits(unsigned int kb)
 {
-	u64 want = (u64)kb * num_online_cpus();
+	u64 want = (u64)kb * num_possible_cpus();
 	u64 avail = (u64)si_mem_available() << (PAGE_SHIFT - 10);
 
 	if (want <= avail / 2)
 		return 0;
 	pr_err("buffer_kb=%u: %llu MiB for %u CPUs is more than half the memory available (%llu MiB)\n",
-	       kb, want >> 10, num_online_cpus(), avail >> 10);
+	       kb, want >> 10, num_possible_cpus(), avail >> 10);
 	return -ENOMEM;
 }
 

@@ -1,30 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The record buffers: one per CPU, read back merged in time order, with
- * readers woken from any context.
+ * The record buffers: one ring per possible CPU, read back merged in time
+ * order, with readers woken from any context.
  *
- * Records go to the kernel's own ring buffer (kernel/trace/ring_buffer.c):
- * per-CPU, lockless for writers and safe in NMI context.  It runs in
- * non-overwrite mode: a full buffer refuses the record, and the capture
- * path counts it as dropped.  Its own reader wait (ring_buffer_wait(),
- * ring_buffer_poll_wait()) is not exported to modules, so readers sleep on
- * lbr_read_wq here, woken the way the ring buffer wakes its own: a commit
- * queues an irq_work and never touches the wait-queue lock itself.
+ * Not the kernel's ring buffer (kernel/trace/ring_buffer.c), which this
+ * file used until its fuzzer showed it losing committed records.  When the
+ * reader has read all of the reader page and the writer is on that page,
+ * rb_get_reader_page() reads the page's commit index and then, in a
+ * separate load, cpu_buffer->commit_page.  A writer that commits a record
+ * on the page and moves on to the next page between the two loads makes
+ * the reader take the page as fully read: it resets the page and swaps
+ * it out, and the record is gone while the buffer still counts it as an
+ * entry (ring_buffer_entries_cpu() stays above zero with nothing to peek).
+ * A reader is rarely stalled that long on hardware (an NMI, a preempted
+ * vCPU), but it is a loss nobody counts, and a single-threaded TCG guest
+ * showed it in about one fuzzer run in twenty.
+ *
+ * lbr_snap needs far less than that buffer's generality: each CPU's ring
+ * has one writer at a time (lbr_capture() runs with interrupts off, and
+ * its nesting guard turns away a return in an NMI that interrupts it)
+ * and one reader at a time (lbr_read_lock).  A single-producer,
+ * single-consumer ring takes two indices and a release/acquire pair on
+ * each, and nothing else: NMI-safe, no atomics, no lock on the writer's
+ * side.  A full ring refuses the record, and the capture path counts it
+ * as dropped.
+ *
+ * Readers sleep on lbr_read_wq, woken the way the kernel's ring buffer
+ * wakes its own: a commit queues an irq_work and never touches the
+ * wait-queue lock itself.
  */
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
-#include <linux/ring_buffer.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
 #include "lbr_snap.h"
 
-static struct trace_buffer *lbr_rb;
-static unsigned int lbr_buf_kb_per_cpu;
+/*
+ * A record in a ring: a slot header, then the record.  Slots start
+ * 8-byte aligned; one whose len is LBR_SLOT_WRAP only says that the ring
+ * goes on at its start (the record after it did not fit at the end).
+ */
+struct lbr_slot {
+	u32 len;		/* the slot's bytes, this header included */
+	u32 reserved;		/* keeps the record 8-byte aligned */
+};
+
+#define LBR_SLOT_WRAP	0
+
+/*
+ * @head and @tail count bytes since load (64-bit: they never wrap): a
+ * record is at offset pos % lbr_ring_size, and as the size (KiB) and every
+ * slot are multiples of 8, a wrap marker always fits at the end.  Only
+ * the CPU the ring belongs to writes @head (smp_store_release() in
+ * lbr_buf_commit(), after the record), only the reader holding
+ * lbr_read_lock writes @tail (smp_store_release() once it is done with
+ * the record), on a cache line of its own.
+ */
+struct lbr_ring {
+	char *data;
+	unsigned long head;
+	u64 committed;		/* by the writer, for the books at unload */
+	unsigned long tail ____cacheline_aligned_in_smp;
+};
+
+static DEFINE_PER_CPU(struct lbr_ring, lbr_rings);
+static unsigned long lbr_ring_size __read_mostly;
 
 static DECLARE_WAIT_QUEUE_HEAD(lbr_read_wq);
 static struct irq_work lbr_wake_work;
@@ -33,8 +80,6 @@ static struct irq_work lbr_wake_work;
 static DEFINE_MUTEX(lbr_read_lock);
 static u64 lbr_records_read;
 static u64 lbr_records_flushed;
-/* Commits per CPU, for the books at unload (lbr_buf_exit()). */
-static DEFINE_PER_CPU(u64, lbr_records_committed);
 
 static void lbr_wake_readers(struct irq_work *work)
 {
@@ -44,68 +89,154 @@ static void lbr_wake_readers(struct irq_work *work)
 /**
  * lbr_buf_reserve - room for a record of @len bytes on this CPU
  * @len: its size
- * @evp: what lbr_buf_commit() needs
+ * @res: what lbr_buf_commit() needs
  *
- * Any context, NMI included, with preemption off.
- * Return: the record's memory, or NULL when the buffer is full.
+ * Any context, NMI included, with interrupts off and no other
+ * reservation open on this CPU (lbr_capture()'s nesting guard).
+ * Return: the record's memory, 8-byte aligned, or NULL when the ring is
+ * full.
  */
-notrace void *lbr_buf_reserve(unsigned long len,
-			      struct ring_buffer_event **evp)
+notrace void *lbr_buf_reserve(unsigned long len, struct lbr_buf_resv *res)
 {
-	*evp = ring_buffer_lock_reserve(lbr_rb, len);
-	return *evp ? ring_buffer_event_data(*evp) : NULL;
+	struct lbr_ring *r = this_cpu_ptr(&lbr_rings);
+	unsigned long need = ALIGN(sizeof(struct lbr_slot) + len, 8);
+	unsigned long head = r->head;
+	/* Pairs with lbr_ring_consume(): the reader is done with the bytes. */
+	unsigned long tail = smp_load_acquire(&r->tail);
+	unsigned long off = head % lbr_ring_size;
+	unsigned long skip = 0;
+	struct lbr_slot *s;
+
+	if (off + need > lbr_ring_size)
+		skip = lbr_ring_size - off;
+	if (need > lbr_ring_size || head + skip + need - tail > lbr_ring_size)
+		return NULL;
+	if (skip)
+		((struct lbr_slot *)(r->data + off))->len = LBR_SLOT_WRAP;
+	s = (struct lbr_slot *)(r->data + (skip ? 0 : off));
+	s->len = need;
+	res->ring = r;
+	res->head = head + skip + need;
+	return s + 1;
 }
 NOKPROBE_SYMBOL(lbr_buf_reserve);
 
 /**
  * lbr_buf_commit - publish a reserved record and wake its readers
- * @ev: from lbr_buf_reserve()
+ * @res: from lbr_buf_reserve(), on this CPU
  */
-void notrace lbr_buf_commit(struct ring_buffer_event *ev)
+notrace void lbr_buf_commit(const struct lbr_buf_resv *res)
 {
-	lbr_rb_unlock_commit(lbr_rb, ev);
-	this_cpu_inc(lbr_records_committed);
+	struct lbr_ring *r = res->ring;
+
+	r->committed++;
+	/* The record, then the index that shows it (lbr_ring_peek()). */
+	smp_store_release(&r->head, res->head);
 	/* wq_has_sleeper() orders the commit before the check (its smp_mb). */
 	if (wq_has_sleeper(&lbr_read_wq))
 		irq_work_queue(&lbr_wake_work);
 }
 NOKPROBE_SYMBOL(lbr_buf_commit);
 
-/* The CPU whose oldest record is the oldest of all, or -1 if none. */
-static int lbr_oldest_cpu(struct lbr_snap_record **recp)
+static void lbr_ring_consume(struct lbr_ring *r, unsigned long next)
 {
-	struct lbr_snap_record *rec, *best = NULL;
-	struct ring_buffer_event *ev;
-	int cpu, best_cpu = -1;
+	/* Done with the oldest record: its bytes go back to the writer. */
+	smp_store_release(&r->tail, next);
+}
+
+/*
+ * The slot at @r's tail, the wrap marker stepped over, and in @next where
+ * it ends; NULL if the ring is empty.  Under lbr_read_lock, or with no
+ * writer left.  A slot the writer did not make would be a defect: the
+ * ring is then given up (emptied, with a WARN) rather than walked on.
+ */
+static struct lbr_slot *lbr_ring_slot(struct lbr_ring *r, unsigned long *next)
+{
+	/* Pairs with lbr_buf_commit(): the record is whole. */
+	unsigned long head = smp_load_acquire(&r->head);
+	unsigned long tail = r->tail;
+	struct lbr_slot *s;
+
+	if (tail == head)
+		return NULL;
+	s = (struct lbr_slot *)(r->data + tail % lbr_ring_size);
+	if (s->len == LBR_SLOT_WRAP) {
+		tail += lbr_ring_size - tail % lbr_ring_size;
+		s = (struct lbr_slot *)r->data;
+	}
+	if (WARN_ON_ONCE(tail >= head ||
+			 s->len < sizeof(*s) + sizeof(struct lbr_snap_record) ||
+			 s->len > head - tail ||
+			 ((struct lbr_snap_record *)(s + 1))->size >
+			 s->len - sizeof(*s))) {
+		lbr_ring_consume(r, head);
+		return NULL;
+	}
+	*next = tail + s->len;
+	return s;
+}
+
+/* The oldest record of @r, or NULL; see lbr_ring_slot(). */
+static struct lbr_snap_record *lbr_ring_peek(struct lbr_ring *r,
+					     unsigned long *next)
+{
+	struct lbr_slot *s = lbr_ring_slot(r, next);
+
+	return s ? (struct lbr_snap_record *)(s + 1) : NULL;
+}
+
+static bool lbr_buf_empty(void)
+{
+	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		ev = ring_buffer_peek(lbr_rb, cpu, NULL, NULL);
-		if (!ev)
+		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+
+		if (READ_ONCE(r->head) != READ_ONCE(r->tail))
+			return false;
+	}
+	return true;
+}
+
+/* The ring whose oldest record is the oldest of all, or NULL if none. */
+static struct lbr_ring *lbr_oldest(struct lbr_snap_record **recp,
+				   unsigned long *nextp)
+{
+	struct lbr_snap_record *rec, *best = NULL;
+	struct lbr_ring *r, *best_r = NULL;
+	unsigned long next;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		r = per_cpu_ptr(&lbr_rings, cpu);
+		rec = lbr_ring_peek(r, &next);
+		if (!rec)
 			continue;
-		rec = ring_buffer_event_data(ev);
 		if (!best || rec->ts_ns < best->ts_ns) {
 			best = rec;
-			best_cpu = cpu;
+			best_r = r;
+			*nextp = next;
 		}
 	}
 	*recp = best;
-	return best_cpu;
+	return best_r;
 }
 
 /* Copy whole records, oldest first, while they fit. */
 static ssize_t lbr_copy_records(char __user *buf, size_t count)
 {
 	struct lbr_snap_record *rec;
+	struct lbr_ring *r;
+	unsigned long next;
 	size_t done = 0;
-	int cpu;
 
-	while ((cpu = lbr_oldest_cpu(&rec)) >= 0) {
+	while ((r = lbr_oldest(&rec, &next))) {
 		if (rec->size > count - done)
 			return done ? done : -EINVAL;
 		if (copy_to_user(buf + done, rec, rec->size))
 			return done ? done : -EFAULT;
 		done += rec->size;
-		ring_buffer_consume(lbr_rb, cpu, NULL, NULL);
+		lbr_ring_consume(r, next);
 		WRITE_ONCE(lbr_records_read, lbr_records_read + 1);
 		cond_resched();
 	}
@@ -133,8 +264,7 @@ ssize_t lbr_buf_read(char __user *buf, size_t count, bool nonblock)
 			return ret;
 		if (nonblock)
 			return -EAGAIN;
-		ret = wait_event_interruptible(lbr_read_wq,
-					       !ring_buffer_empty(lbr_rb));
+		ret = wait_event_interruptible(lbr_read_wq, !lbr_buf_empty());
 		if (ret)
 			return ret;
 	}
@@ -150,27 +280,50 @@ __poll_t lbr_buf_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &lbr_read_wq, wait);
 	/* Pairs with the barrier in wq_has_sleeper() on the writer side. */
 	smp_mb();
-	return ring_buffer_empty(lbr_rb) ? 0 : EPOLLIN | EPOLLRDNORM;
+	return lbr_buf_empty() ? 0 : EPOLLIN | EPOLLRDNORM;
+}
+
+/*
+ * Records in @r, with no writer left (the books at unload): walked slot
+ * by slot, not taken from the counters they check.
+ */
+static unsigned long lbr_ring_count(struct lbr_ring *r)
+{
+	unsigned long tail = r->tail, n = 0;
+	struct lbr_slot *s;
+
+	while ((s = lbr_ring_slot(r, &r->tail))) {
+		n++;
+		cond_resched();
+	}
+	r->tail = tail;
+	return n;
 }
 
 /**
  * lbr_buf_flush - discard what is buffered
  *
- * One record at a time, so that every one is counted.
+ * Ring by ring, one record at a time so that every one is counted, up to
+ * where each ring's writer was when it began: new records must not keep
+ * it going.
  */
 int lbr_buf_flush(void)
 {
-	unsigned long left = ring_buffer_entries(lbr_rb);
-	struct lbr_snap_record *rec;
+	unsigned long next, end;
+	struct lbr_ring *r;
 	int cpu;
 
 	if (mutex_lock_interruptible(&lbr_read_lock))
 		return -ERESTARTSYS;
-	/* What was there when it began: new records must not keep it going. */
-	while (left-- && (cpu = lbr_oldest_cpu(&rec)) >= 0) {
-		ring_buffer_consume(lbr_rb, cpu, NULL, NULL);
-		WRITE_ONCE(lbr_records_flushed, lbr_records_flushed + 1);
-		cond_resched();
+	for_each_possible_cpu(cpu) {
+		r = per_cpu_ptr(&lbr_rings, cpu);
+		end = READ_ONCE(r->head);
+		while (r->tail != end && lbr_ring_slot(r, &next)) {
+			lbr_ring_consume(r, next);
+			WRITE_ONCE(lbr_records_flushed,
+				   lbr_records_flushed + 1);
+			cond_resched();
+		}
 	}
 	mutex_unlock(&lbr_read_lock);
 	return 0;
@@ -192,66 +345,82 @@ void lbr_buf_counts(u64 *read, u64 *flushed)
 	*flushed = READ_ONCE(lbr_records_flushed);
 }
 
+static void lbr_rings_free(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+
+		kvfree(r->data);
+		memset(r, 0, sizeof(*r));
+	}
+}
+
 /**
- * lbr_buf_init - allocate @kb KiB per possible CPU
+ * lbr_buf_init - allocate @kb KiB for each possible CPU
  * @kb: per CPU
+ *
+ * Each CPU's ring on its own node.  A failure is an -ENOMEM, never a
+ * WARN (__GFP_NOWARN) nor the OOM killer (__GFP_RETRY_MAYFAIL, as the
+ * kernel's ring buffer allocates).
  */
 int lbr_buf_init(unsigned int kb)
 {
+	int cpu;
+
 	init_irq_work(&lbr_wake_work, lbr_wake_readers);
-	lbr_rb = ring_buffer_alloc((unsigned long)kb * 1024, 0);
-	if (!lbr_rb)
-		return -ENOMEM;
-	lbr_buf_kb_per_cpu = kb;
+	lbr_ring_size = (unsigned long)kb * 1024;
+	for_each_possible_cpu(cpu) {
+		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+
+		r->data = kvmalloc_node(lbr_ring_size, GFP_KERNEL |
+					__GFP_NOWARN | __GFP_RETRY_MAYFAIL,
+					cpu_to_node(cpu));
+		if (!r->data) {
+			lbr_rings_free();
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
 /* The size of each CPU's buffer, in KiB. */
 unsigned int lbr_buf_kb(void)
 {
-	return lbr_buf_kb_per_cpu;
+	return lbr_ring_size / 1024;
 }
 
 /*
- * Every record committed was read, flushed or is still buffered where a
- * reader finds it.  If not, say so with the ring buffer's own view of each
- * CPU: a record lost without a count is a defect, and this is where it
- * shows.
+ * Every record committed was read, flushed or is still buffered.  If not,
+ * say so, CPU by CPU: a record lost without a count is a defect, and this
+ * is where it shows.
  */
 static void lbr_buf_check_books(void)
 {
-	u64 committed = 0, left = ring_buffer_entries(lbr_rb);
-	bool unseen = false;
+	u64 committed = 0, left = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		committed += per_cpu(lbr_records_committed, cpu);
-		if (ring_buffer_entries_cpu(lbr_rb, cpu) &&
-		    !ring_buffer_peek(lbr_rb, cpu, NULL, NULL))
-			unseen = true;
+		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+
+		committed += r->committed;
+		left += lbr_ring_count(r);
 	}
-	if (committed == lbr_records_read + lbr_records_flushed + left &&
-	    !unseen)
+	if (committed == lbr_records_read + lbr_records_flushed + left)
 		return;
-	pr_warn("%llu records committed, %llu read, %llu flushed, %llu buffered: %lld unaccounted%s\n",
+	pr_warn("%llu records committed, %llu read, %llu flushed, %llu buffered: %lld unaccounted\n",
 		committed, lbr_records_read, lbr_records_flushed, left,
 		(s64)(committed - lbr_records_read - lbr_records_flushed -
-		      left),
-		unseen ? "; buffered records no reader can see" : "");
-	/* Offline CPUs keep their buffers: every CPU that has anything. */
-	for_each_possible_cpu(cpu)
-		if (per_cpu(lbr_records_committed, cpu) ||
-		    ring_buffer_entries_cpu(lbr_rb, cpu) ||
-		    ring_buffer_read_events_cpu(lbr_rb, cpu))
-			pr_warn("cpu%d: committed %llu; ring buffer entries %lu (%s) read %lu overrun %lu commit_overrun %lu dropped %lu\n",
-				cpu, per_cpu(lbr_records_committed, cpu),
-				ring_buffer_entries_cpu(lbr_rb, cpu),
-				ring_buffer_peek(lbr_rb, cpu, NULL, NULL) ?
-				"the oldest readable" : "none readable",
-				ring_buffer_read_events_cpu(lbr_rb, cpu),
-				ring_buffer_overrun_cpu(lbr_rb, cpu),
-				ring_buffer_commit_overrun_cpu(lbr_rb, cpu),
-				ring_buffer_dropped_events_cpu(lbr_rb, cpu));
+		      left));
+	for_each_possible_cpu(cpu) {
+		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+
+		if (r->committed)
+			pr_warn("cpu%d: committed %llu, buffered %lu, head %lu tail %lu\n",
+				cpu, r->committed, lbr_ring_count(r), r->head,
+				r->tail);
+	}
 }
 
 /* After the last commit can happen. */
@@ -259,5 +428,5 @@ void lbr_buf_exit(void)
 {
 	irq_work_sync(&lbr_wake_work);
 	lbr_buf_check_books();
-	ring_buffer_free(lbr_rb);
+	lbr_rings_free();
 }

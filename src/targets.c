@@ -75,8 +75,7 @@ const char *lbr_hook_name(u8 hook)
  * them up front.
  */
 static const char * const lbr_own_path_prefixes[] = {
-	"ring_buffer_", "rb_", "__rb_", "trace_recursive_", "irq_work_",
-	"ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
+	"irq_work_", "ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
 	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
 };
 

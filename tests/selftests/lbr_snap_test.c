@@ -85,9 +85,9 @@ TEST_F(load, kprobes_refuse)
 
 TEST_F(load, own_capture_path)
 {
-	EXPECT_EQ(-EPERM, load("targets=ring_buffer_lock_reserve"));
+	EXPECT_EQ(-EPERM, load("targets=irq_work_queue"));
 	EXPECT_TRUE(kmsg_has(self->kmsg,
-				"target 'ring_buffer_lock_reserve': on lbr_snap's own capture path"));
+				"target 'irq_work_queue': on lbr_snap's own capture path"));
 	EXPECT_EQ(-EPERM, load("targets=lbr_test_int,irq_work_queue"));
 	EXPECT_FALSE(hooked("lbr_test_int"));
 }
@@ -264,8 +264,8 @@ TEST_F(load, hostile_parameters)
 
 /*
  * A buffer_kb in range that the machine cannot hold is refused with one
- * line, before the ring buffer could WARN (panic_on_warn makes a WARN a
- * crash; the log gate fails the run on one).
+ * line, never a WARN (panic_on_warn makes a WARN a crash; the log gate
+ * fails the run on one) nor an allocation that starves the machine.
  */
 TEST_F(load, buffer_larger_than_memory_refused)
 {
@@ -1163,6 +1163,29 @@ TEST_F_TIMEOUT(cap, overflow_is_counted_exactly, 300)
 	EXPECT_EQ(st[0].hits, st[0].captured + st[0].dropped);
 	EXPECT_EQ(st[0].captured, (unsigned long long)n);
 	EXPECT_EQ(hdr.read, (unsigned long long)n);
+	/*
+	 * A full buffer refuses records and never writes over one not yet
+	 * read: each CPU's records come back once each, in the order they
+	 * were taken (a ring that wrote over unread ones hands some back
+	 * twice, or newer before older).
+	 */
+	for (c = 0; c < ncpu; c++) {
+		unsigned long long last = 0;
+		int i, seen = 0;
+
+		for (i = 0; i < n; i++) {
+			if (self->recs[i].h.cpu != (unsigned int)c)
+				continue;
+			EXPECT_LT(last, self->recs[i].h.ts_ns)
+				TH_LOG("cpu%d: record %d of %d taken at %llu, after one taken at %llu",
+				       c, i, n,
+				       (unsigned long long)self->recs[i].h.ts_ns,
+				       last);
+			last = self->recs[i].h.ts_ns;
+			seen++;
+		}
+		EXPECT_LT(0, seen) TH_LOG("cpu%d: no record", c);
+	}
 	TH_LOG("produced %llu, read %d, dropped %llu",
 	       (unsigned long long)st[0].hits, n,
 	       (unsigned long long)st[0].dropped);
@@ -2153,7 +2176,7 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 	EXPECT_EQ(-EINVAL, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
 				      "lbr_test_ptr,lbr_test_bool", NULL));
 	EXPECT_EQ(-EPERM, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
-				     "ring_buffer_lock_reserve", NULL));
+				     "irq_work_queue", NULL));
 	EXPECT_EQ(-EINVAL, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
 				      "lbr_test_ptr%float", NULL));
 	EXPECT_FALSE(hooked("lbr_test_ptr"));
