@@ -39,11 +39,13 @@ ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit d
 	guest-smp2 guest-smp4 dkms-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
-	guest-stress guest-nested guest-lbr-pmu3"
+	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
+	guest-lbr-arch-pmu"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
-	guest-stress guest-nested guest-lbr-pmu3"
+	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
+	guest-lbr-arch-pmu"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -357,7 +359,22 @@ else
 	# sampling event fires PMIs).  A shorter fuzzer run.
 	guest_lbr_pmu3() {
 		vm --smp 2 --cpu lbr-legacy-pmu3 --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 nmi_watchdog=0" \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 LBR_EXPECT_PERF=1 nmi_watchdog=0" \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
+	# The selftests on both lab CPUs with the lab PMU at perfmon
+	# version 4: mode=auto is mode=perf (load.mode_perf), the default
+	# path of a real machine, and `perf record -b -a` runs beside it
+	# (cap.perf_record_b_a_alongside, which must run: LBR_EXPECT_PERF).
+	# A shorter fuzzer run.
+	guest_lbr_legacy_pmu() {
+		vm --smp 2 --cpu lbr-legacy-pmu \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1" \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
+	guest_lbr_arch_pmu() {
+		vm --smp 2 --cpu lbr-arch-pmu \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# One after another: two lanes of these side by side (one TCG guest
@@ -371,10 +388,13 @@ else
 	suite guest-6.12 guest_6_12
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
-	suite_bg "guest-debug-stress guest_debug_stress"
+	suite_bg "guest-debug-stress guest_debug_stress" \
+		"guest-lbr-arch-pmu guest_lbr_arch_pmu"
 	suite_bg "guest-stress guest_stress" "guest-nested guest_nested" \
-		"guest-lbr-pmu3 guest_lbr_pmu3"
-	suite_join guest-debug-stress guest-stress guest-nested guest-lbr-pmu3
+		"guest-lbr-pmu3 guest_lbr_pmu3" \
+		"guest-lbr-legacy-pmu guest_lbr_legacy_pmu"
+	suite_join guest-debug-stress guest-lbr-arch-pmu guest-stress \
+		guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 fi
 
 if [ "$ran" = 0 ]; then

@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <cpuid.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
@@ -333,6 +334,20 @@ static int perf_lbr_depth(char *why, size_t len)
  * keep LBR on through perf; where it has none the load fails cleanly and
  * the test says why the kernel has none.
  */
+/* 1 if @cmd succeeds and prints the line @line, 0 if not, -1 if it fails. */
+static int tool_says(const char *cmd, const char *line)
+{
+	FILE *p = popen(cmd, "r");
+	char buf[256];
+	int said = 0;
+
+	if (!p)
+		return -1;
+	while (fgets(buf, sizeof(buf), p))
+		said |= !strcmp(buf, line);
+	return pclose(p) ? -1 : said;
+}
+
 TEST_F(load, mode_perf)
 {
 	struct lbr_snap_info info;
@@ -361,6 +376,8 @@ TEST_F(load, mode_perf)
 	/* Where perf has LBR, mode=auto (the default) is perf too. */
 	ASSERT_EQ(0, load_get_info("targets=lbr_test_int", &info));
 	EXPECT_STREQ("perf", info.mode);
+	/* And the tool says so. */
+	EXPECT_EQ(1, tool_says("lbr-snap info", "mode: perf\n"));
 }
 
 TEST_F(load, forced_backend)
@@ -1889,6 +1906,290 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 	EXPECT_EQ(0, pmi.own_unflagged);
 	EXPECT_LT(0, pmi.flagged_own);
 	EXPECT_GT(pmi.total, pmi.flagged);
+}
+
+/* One CPU's event of perf_record_b_a(): its fd and its sample ring. */
+struct perf_b {
+	int fd;
+	struct perf_event_mmap_page *pg;
+	size_t len;
+};
+
+#define PERF_B_PAGES	64
+
+/*
+ * What `perf record -b -a` opens: on every CPU a cycles event sampled at
+ * 4000 Hz (or, as perf record does, at the most the kernel allows now:
+ * kernel.perf_event_max_sample_rate), with a branch stack of any branch,
+ * user and kernel.
+ */
+static int perf_b_open(struct perf_b *p, int cpu, unsigned long hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.freq = 1,
+		.sample_freq = hz,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			       PERF_SAMPLE_BRANCH_STACK,
+		.branch_sample_type = PERF_SAMPLE_BRANCH_ANY,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			       PERF_FORMAT_TOTAL_TIME_RUNNING,
+		.disabled = 1,
+	};
+	void *m;
+
+	p->fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0);
+	if (p->fd < 0)
+		return -errno;
+	p->len = (PERF_B_PAGES + 1) * getpagesize();
+	m = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	if (m == MAP_FAILED) {
+		close(p->fd);
+		return -errno;
+	}
+	p->pg = m;
+	return 0;
+}
+
+static void perf_b_close(struct perf_b *p)
+{
+	munmap(p->pg, p->len);
+	close(p->fd);
+}
+
+/* What perf saw on one CPU. */
+struct perf_b_seen {
+	unsigned long long enabled, running;
+	unsigned int samples, with_branches, kernel_branches;
+};
+
+/* Count the samples in @p's ring (it never wraps: 64 pages), then empty it. */
+static void perf_b_collect(struct perf_b *p, struct perf_b_seen *s)
+{
+	unsigned long long v[3];
+	char *data = (char *)p->pg + getpagesize();
+	size_t size = PERF_B_PAGES * getpagesize();
+	__u64 head = __atomic_load_n(&p->pg->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = p->pg->data_tail;
+
+	if (read(p->fd, v, sizeof(v)) == sizeof(v)) {
+		s->enabled += v[1];
+		s->running += v[2];
+	}
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		char rec[65536];
+		size_t i, off;
+
+		for (i = 0; i < sizeof(h); i++)
+			((char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		for (i = 0; i < h.size; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += h.size;
+		if (h.type != PERF_RECORD_SAMPLE)
+			continue;
+		s->samples++;
+		/* ip, pid/tid, time, period, then bnr and the entries. */
+		off = sizeof(h) + 4 * sizeof(__u64);
+		if (off + sizeof(__u64) > h.size)
+			continue;
+		{
+			__u64 bnr = *(__u64 *)(rec + off);
+			struct perf_branch_entry *b = (void *)(rec + off + 8);
+
+			if (!bnr)
+				continue;
+			s->with_branches++;
+			for (i = 0; i < bnr && (char *)(b + i + 1) <= rec + h.size; i++)
+				if (b[i].from >= 0xffff800000000000ULL) {
+					s->kernel_branches++;
+					break;
+				}
+		}
+	}
+	__atomic_store_n(&p->pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* Does @r hold a branch into NMI handling? */
+static bool holds_nmi(const struct rec *r)
+{
+	unsigned long long s, e;
+	char name[256];
+	int i;
+
+	for (i = 0; i < r->h.nr_entries; i++)
+		if (ksym_range(r->br[i].to, name, sizeof(name), &s, &e) &&
+		    strstr(name, "nmi"))
+			return true;
+	return false;
+}
+
+/* Burn about @ms of CPU in the kernel and in user space. */
+static void perf_b_work(unsigned int ms)
+{
+	unsigned long long t0 = now_ns();
+	volatile unsigned long x = 0;
+
+	while (now_ns() - t0 < ms * 1000000ULL) {
+		getppid();
+		for (int i = 0; i < 1000; i++)
+			x += i;
+	}
+}
+
+/*
+ * `perf record -b -a` beside mode=perf, both ways round (issue: a
+ * concurrent perf record -b -a neither breaks lbr_snap's captures nor is
+ * broken by them).  lbr_snap keeps LBR on with a pinned cycles event on
+ * every CPU (src/vlbr_event.c); perf's own scheduler then decides who
+ * runs.  Intel perf keeps one LBR filter per CPU (the LBR_SELECT /
+ * LBR_CTL extra register, __intel_shared_reg_get_constraints() in
+ * arch/x86/events/intel/core.c): an event asking for another filter cannot
+ * be scheduled beside the pinned one.  So:
+ *  - lbr_filter=any (user and kernel, every kind: perf record -b's own
+ *    filter): both run; perf's samples carry branch stacks, and lbr_snap
+ *    captures every return with its branches, but for a record whose
+ *    window a perf PMI hit: the NMI's own branches can push the return
+ *    out (on the kretprobe path, where the return is older), or, before
+ *    perfmon version 4, perf turns LBR back on inside the freeze and the
+ *    record says so (LBR_SNAP_REC_RAN_AGAIN);
+ *  - lbr_filter=kernel (the default): perf's events never run while
+ *    lbr_snap is loaded (time running 0, no sample), and lbr_snap captures
+ *    as before; once lbr_snap is unloaded, perf's events run and sample
+ *    with branch stacks.
+ * Where the guest's perf has no LBR, it says why; LBR_EXPECT_PERF makes
+ * that a failure.
+ */
+TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
+{
+	const char *env = getenv("LBR_EXPECT_PERF");
+	bool expect = env && !strcmp(env, "1");
+	static const char *const filters[] = { "any", "kernel" };
+	unsigned long long fail = ksym("lbr_test_fail");
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, f, i, n;
+	unsigned long hz = 4000, max_hz = 0;
+	struct perf_b p[64];
+	char params[256];
+	FILE *fp;
+
+	ASSERT_GT(64, ncpu);
+	ASSERT_NE(0, fail);
+	if (!perfmon_version()) {
+		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and no PMU");
+		SKIP(return, "no PMU: perf has no LBR here");
+	}
+	/* TCG runs the PMI slowly: keep perf from lowering the rate more. */
+	fp = fopen(PERF_PCT, "r");
+	ASSERT_NE(NULL, fp);
+	ASSERT_NE(NULL, fgets(self->perf_pct, sizeof(self->perf_pct), fp));
+	fclose(fp);
+	ASSERT_EQ(0, sysctl_write(PERF_PCT, "0"));
+	fp = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	ASSERT_NE(NULL, fp);
+	ASSERT_EQ(1, fscanf(fp, "%lu", &max_hz));
+	fclose(fp);
+	if (max_hz < hz)
+		hz = max_hz;
+	for (f = 0; f < 2; f++) {
+		struct perf_b_seen seen = { 0 }, after = { 0 };
+		unsigned int with_ret = 0, off = 0, nmi = 0, again = 0;
+
+		snprintf(params, sizeof(params),
+			 "targets=lbr_test_int capture=all mode=perf lbr_filter=%s buffer_kb=1024",
+			 filters[f]);
+		if (load(vparams(variant, params))) {
+			ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and mode=perf does not load");
+			SKIP(return, "mode=perf does not load: perf has no LBR here");
+		}
+		self->fd = dev_open(O_NONBLOCK);
+		ASSERT_LE(0, self->fd);
+		for (cpu = 0; cpu < ncpu; cpu++)
+			ASSERT_EQ(0, perf_b_open(&p[cpu], cpu, hz))
+				TH_LOG("cpu%d at %lu Hz", cpu, hz);
+		for (cpu = 0; cpu < ncpu; cpu++)
+			ASSERT_EQ(0, ioctl(p[cpu].fd, PERF_EVENT_IOC_ENABLE, 0));
+		for (i = 0; i < 10; i++) {
+			ASSERT_EQ(0, trigger("int", -5, 20));
+			perf_b_work(50);
+		}
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			ioctl(p[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
+			perf_b_collect(&p[cpu], &seen);
+		}
+
+		/* lbr_snap's side: every call, each with its branches. */
+		n = drain(self->fd, self->recs, MAX_RECS);
+		ASSERT_EQ(200, n) TH_LOG("%s", lbr_why);
+		ASSERT_TRUE(ksyms_snapshot());
+		for (i = 0; i < n; i++) {
+			const struct rec *r = &self->recs[i];
+
+			off += !!(r->h.flags & (LBR_SNAP_REC_WAS_OFF |
+						LBR_SNAP_REC_NO_LBR));
+			if (find_return(r, fail, site) >= 0) {
+				with_ret++;
+			} else if (holds_nmi(r)) {
+				nmi++;
+			} else if (r->h.flags & LBR_SNAP_REC_RAN_AGAIN) {
+				again++;
+			} else {
+				char n0[128] = "?", n1[128] = "?";
+				unsigned long long a0, a1;
+				int k = r->h.nr_entries - 1;
+
+				if (k >= 0)
+					ksym_range(r->br[k].to, n0, sizeof(n0), &a0, &a1);
+				if (k >= 1)
+					ksym_range(r->br[0].to, n1, sizeof(n1), &a0, &a1);
+				TH_LOG("record %d: no return, no NMI: flags %#x, %u entries, probe_entries %u, newest to %s, oldest to %s",
+				       i, r->h.flags, r->h.nr_entries,
+				       r->h.probe_entries, n0, n1);
+			}
+		}
+		ksyms_drop();
+		close(self->fd);
+		self->fd = -1;
+
+		/* perf's side once lbr_snap is gone. */
+		ASSERT_EQ(0, unload());
+		for (cpu = 0; cpu < ncpu; cpu++)
+			ASSERT_EQ(0, ioctl(p[cpu].fd, PERF_EVENT_IOC_ENABLE, 0));
+		perf_b_work(300);
+		for (cpu = 0; cpu < ncpu; cpu++) {
+			ioctl(p[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
+			perf_b_collect(&p[cpu], &after);
+			perf_b_close(&p[cpu]);
+		}
+		after.enabled -= seen.enabled;
+		after.running -= seen.running;
+
+		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches; of the others %u hold an NMI, %u say RAN_AGAIN; %u without LBR on",
+		       filters[f], n, with_ret, nmi, again, off);
+		TH_LOG("lbr_filter=%s: perf record -b -a at %lu Hz beside it: ran %llu of %llu us, %u samples, %u with a branch stack, %u with kernel branches",
+		       filters[f], hz, seen.running / 1000, seen.enabled / 1000,
+		       seen.samples, seen.with_branches, seen.kernel_branches);
+		TH_LOG("lbr_filter=%s: perf record -b -a after unload: ran %llu of %llu us, %u samples, %u with a branch stack",
+		       filters[f], after.running / 1000, after.enabled / 1000,
+		       after.samples, after.with_branches);
+		EXPECT_EQ(0, off);
+		if (return_fits(variant))
+			EXPECT_EQ(200, with_ret + nmi + again);
+		if (f == 0) {
+			EXPECT_LT(0, seen.running);
+			EXPECT_LT(0, seen.with_branches);
+		} else {
+			EXPECT_EQ(0, seen.running);
+			EXPECT_EQ(0, seen.samples);
+		}
+		EXPECT_LT(0, after.running);
+		EXPECT_LT(0, after.with_branches);
+	}
 }
 
 /*
