@@ -318,8 +318,13 @@ bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr)
 void ksyms_load_lines(struct ksyms *ks, const char *kallsyms,
 		      const char *vmlinux)
 {
-	if (vmlinux || !strcmp(kallsyms, "/proc/kallsyms") ||
-	    srclines_wanted())
+	if (srclines_replay) {
+		if (vmlinux)
+			ks->lines = srclines_open(vmlinux, ks);
+		else if (srclines_verbose)
+			pr_err("no source lines: a replay takes them from -k only");
+	} else if (vmlinux || !strcmp(kallsyms, "/proc/kallsyms") ||
+		   srclines_wanted())
 		ks->lines = srclines_open(vmlinux, ks);
 	else if (srclines_verbose)
 		pr_err("no source lines: %s is not /proc/kallsyms, and no -k vmlinux",

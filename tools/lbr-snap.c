@@ -24,6 +24,7 @@
 #include "btf.h"
 #include "control.h"
 #include "device.h"
+#include "recording.h"
 #include "json.h"
 #include "ksym.h"
 #include "record.h"
@@ -34,6 +35,7 @@
 #include "util.h"
 
 #define KALLSYMS	"/proc/kallsyms"
+static const char default_kallsyms[] = KALLSYMS;
 
 /* tools/Makefile passes LBR_SNAP_VERSION of src/lbr_snap.h. */
 #ifndef LBR_SNAP_TOOL_VERSION
@@ -42,7 +44,7 @@
 
 enum cmd {
 	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
-	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE,
+	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE, CMD_RECORD,
 };
 
 #define MAX_WORDS	256	/* command words before "--" or trace's CMD */
@@ -52,12 +54,18 @@ enum cmd {
 #define OPT_SYMS	(1u << 1)	/* --kallsyms */
 #define OPT_TRIM	(1u << 2)	/* --full, --only-target */
 #define OPT_TRACE	(1u << 3)	/* -e, --all, --all-tasks */
+#define OPT_OUTPUT	(1u << 4)	/* -o */
+#define OPT_INPUT	(1u << 5)	/* -i */
+#define OPT_DEVICE	(1u << 6)	/* -d */
 
 struct opts {
 	enum cmd cmd;
 	const char *device;
 	const char *kallsyms;
 	const char *vmlinux;	/* -k */
+	const char *output;	/* -o */
+	const char *input;	/* -i */
+	bool verbose;		/* -v */
 	unsigned long long count;
 	bool json;
 	bool nonblock;
@@ -75,6 +83,8 @@ static const char usage[] =
 "       lbr-snap spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap add SYM[%type][/N][@hook]... | del SYM... | capture errors|all\n"
+"       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
+"       lbr-snap [OPTIONS] -i FILE [report]\n"
 "       lbr-snap --version\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
@@ -104,6 +114,11 @@ static const char usage[] =
 "                       its records already taken stay readable\n"
 "  capture errors|all   capture error returns only (the default), or every\n"
 "                       return\n"
+"  record -o FILE       write the records, read like streaming, to FILE\n"
+"                       (mode 0600) after what symbolizes them elsewhere:\n"
+"                       kallsyms, the kernel release and build ID, the\n"
+"                       modules with their addresses and build IDs; then\n"
+"                       -i FILE prints them on any machine\n"
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
 "                       count /N, informative), as targets= takes\n"
@@ -118,6 +133,11 @@ static const char usage[] =
 "  -n, --count N        stop after N records\n"
 "      --nonblock       print the records already buffered, then exit\n"
 "      --kallsyms PATH  read symbols from PATH instead of " KALLSYMS "\n"
+"  -i, --input FILE     replay a recording (record -o): its records with\n"
+"                       its own symbols, never this machine's; with -k, a\n"
+"                       vmlinux whose build ID is not the recorded one is\n"
+"                       named on stderr; -v says where it was recorded\n"
+"  -o, --output FILE    record: the file to write\n"
 "  -k, --vmlinux PATH   vmlinux with debug info for source lines (default:\n"
 "                       the first usable of /boot/vmlinux-RELEASE,\n"
 "                       /lib/modules/RELEASE/build/vmlinux,\n"
@@ -136,9 +156,11 @@ static const char usage[] =
 "  -h, --help           print this help\n"
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
-"-n and --nonblock apply to streaming and report, --kallsyms, -k and -v to\n"
-"these and trace, --full and --only-target to streaming and trace, -e,\n"
-"--all and --all-tasks to trace, --json to all but flush.\n"
+"-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
+"these and trace, -k and -v to all of them but record, -i to streaming\n"
+"and report, -o to record, --full and --only-target to streaming and\n"
+"trace, -e, --all and --all-tasks to trace, --json to all but flush,\n"
+"record and the target commands.\n"
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
@@ -251,6 +273,21 @@ static int cmd_stream(int fd, const struct opts *o)
 static int cmd_report(int fd, const struct opts *o)
 {
 	return read_records(fd, o, report_records);
+}
+
+static int cmd_record(int fd, const struct opts *o)
+{
+	struct recording_opts ro = {
+		.out = o->output, .device = o->device,
+		.kallsyms = o->kallsyms, .max = o->count,
+	};
+	struct lbr_snap_info info;
+	int ret = get_info(fd, o->device, &info);
+
+	if (ret < 0)
+		return ret;
+	ro.live = ret == 0;
+	return recording_write(fd, &ro);
 }
 
 static const char *capture_name(unsigned int capture)
@@ -525,14 +562,18 @@ static const struct {
 	unsigned int cmds;	/* 1 << CMD_* */
 	const char *msg;
 } opt_rules[] = {
-	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT,
-	  "-n and --nonblock only apply to streaming and report" },
-	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE,
-	  "--kallsyms, -k and -v only apply to streaming, report and trace" },
+	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
+	  "-n and --nonblock only apply to streaming, report and record" },
+	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE |
+		    1u << CMD_RECORD,
+	  "--kallsyms, -k and -v only apply to streaming, report, record and trace" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE,
 	  "-e, --all and --all-tasks only apply to trace" },
+	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
+	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT,
+	  "-i only applies to streaming and report" },
 };
 
 static int check_opts(const struct opts *o)
@@ -543,8 +584,17 @@ static int check_opts(const struct opts *o)
 		if ((o->given & opt_rules[i].opt) &&
 		    !(opt_rules[i].cmds & (1u << o->cmd)))
 			return usage_error(opt_rules[i].msg, "");
+	if (o->cmd == CMD_RECORD && !o->output)
+		return usage_error("record needs -o FILE", "");
+	if ((o->given & OPT_INPUT) && (o->given & OPT_DEVICE))
+		return usage_error("-i replays a recording: not with -d", "");
+	if ((o->given & OPT_INPUT) && o->kallsyms != default_kallsyms)
+		return usage_error("-i brings its own symbols: not with --kallsyms", "");
+	if (o->cmd == CMD_RECORD && (o->vmlinux || o->verbose))
+		return usage_error("-k and -v do not apply to record", "");
 	if (o->json && (o->cmd == CMD_FLUSH || o->cmd == CMD_ADD ||
-			o->cmd == CMD_DEL || o->cmd == CMD_CAPTURE))
+			o->cmd == CMD_DEL || o->cmd == CMD_CAPTURE ||
+			o->cmd == CMD_RECORD))
 		return usage_error("--json does not apply to ", o->words[0]);
 	return 0;
 }
@@ -601,7 +651,7 @@ static int parse_cmd(struct opts *o, char **cmd)
 		[CMD_INFO] = "info", [CMD_STATS] = "stats", [CMD_FLUSH] = "flush",
 		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
 		[CMD_SPEC] = "spec", [CMD_ADD] = "add", [CMD_DEL] = "del",
-		[CMD_CAPTURE] = "capture",
+		[CMD_CAPTURE] = "capture", [CMD_RECORD] = "record",
 	};
 	unsigned int i;
 	int ret;
@@ -652,6 +702,8 @@ static const struct option longopts[] = {
 	{ "full",	 no_argument,		NULL, OPT_FULL },
 	{ "only-target", no_argument,		NULL, OPT_ONLY_TARGET },
 	{ "event",	 required_argument,	NULL, 'e' },
+	{ "input",	 required_argument,	NULL, 'i' },
+	{ "output",	 required_argument,	NULL, 'o' },
 	{ "all",	 no_argument,		NULL, OPT_ALL },
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
 	{ "help",	 no_argument,		NULL, 'h' },
@@ -666,6 +718,15 @@ static int parse_opt(int c, struct opts *o)
 	switch (c) {
 	case 'd':
 		o->device = optarg;
+		o->given |= OPT_DEVICE;
+		return 0;
+	case 'i':
+		o->input = optarg;
+		o->given |= OPT_INPUT;
+		return 0;
+	case 'o':
+		o->output = optarg;
+		o->given |= OPT_OUTPUT;
 		return 0;
 	case 'n':
 		o->given |= OPT_READ;
@@ -687,6 +748,7 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case 'v':
 		srclines_verbose = true;
+		o->verbose = true;
 		o->given |= OPT_SYMS;
 		return 0;
 	case OPT_FULL:
@@ -751,7 +813,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 			}
 			break;
 		}
-		c = getopt_long(argc, argv, "+d:n:e:k:hv", longopts, NULL);
+		c = getopt_long(argc, argv, "+d:n:e:i:k:o:hv", longopts, NULL);
 		if (c == -1) {
 			if (optind >= argc)
 				break;
@@ -863,9 +925,11 @@ int main(int argc, char **argv)
 	static int (*const cmds[])(int fd, const struct opts *o) = {
 		[CMD_STREAM] = cmd_stream, [CMD_INFO] = cmd_info,
 		[CMD_STATS] = cmd_stats, [CMD_FLUSH] = cmd_flush,
-		[CMD_REPORT] = cmd_report,
+		[CMD_REPORT] = cmd_report, [CMD_RECORD] = cmd_record,
 	};
-	struct opts o = { .device = LBR_SNAP_DEVICE, .kallsyms = KALLSYMS };
+	struct opts o = { .device = LBR_SNAP_DEVICE,
+			  .kallsyms = default_kallsyms };
+	char replay_kallsyms[64];
 	bool done = false;
 	int fd, ret;
 
@@ -888,6 +952,17 @@ int main(int argc, char **argv)
 		return finish(control_del(o.device, o.args));
 	if (o.cmd == CMD_CAPTURE)
 		return finish(control_capture(o.device, o.args[0]));
+	if (o.input) {
+		fd = recording_open(o.input, o.vmlinux, o.verbose,
+				    replay_kallsyms, sizeof(replay_kallsyms));
+		if (fd < 0)
+			return finish(-fd);
+		o.device = o.input;
+		o.kallsyms = replay_kallsyms;
+		ret = -cmds[o.cmd](fd, &o);
+		close(fd);
+		return finish(ret);
+	}
 	/* FLUSH needs a descriptor opened for writing (and CAP_SYS_ADMIN). */
 	fd = open_device(o.device, (o.cmd == CMD_FLUSH ? O_RDWR : O_RDONLY) |
 			 (o.nonblock ? O_NONBLOCK : 0));

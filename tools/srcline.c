@@ -44,6 +44,11 @@ const bool srclines_built_in;
 #endif
 
 bool srclines_verbose;
+/*
+ * Replaying a recording (-i): this machine's modules, release and
+ * debug files are not the recorded ones, so lines come from -k alone.
+ */
+bool srclines_replay;
 
 bool srclines_wanted(void)
 {
@@ -476,7 +481,8 @@ struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks)
 	}
 	dwfl_report_begin(sl->dwfl);
 	report_kernel(sl, vmlinux, ks);
-	dwfl_linux_kernel_report_modules(sl->dwfl);
+	if (!srclines_replay)
+		dwfl_linux_kernel_report_modules(sl->dwfl);
 	dwfl_report_end(sl->dwfl, NULL, NULL);
 	if (srclines_verbose)
 		say_debug_files(sl);

@@ -27,6 +27,7 @@ struct srclines;
 
 extern const bool srclines_built_in;
 extern bool srclines_verbose;		/* -v: say which debug files */
+extern bool srclines_replay;		/* -i: -k only, no host modules */
 bool srclines_wanted(void);		/* LBR_SNAP_ROOT is set */
 
 struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks);

@@ -1091,12 +1091,12 @@ usage "-n -1" "-n needs a positive number, not -1" -n -1
 usage "-n x" "-n needs a positive number, not x" -n x
 usage "unknown command" "unknown command: bogus" bogus
 usage "two commands" "too many arguments: stats" info stats
-usage "-n with info" "-n and --nonblock only apply to streaming and report" \
+usage "-n with info" "-n and --nonblock only apply to streaming, report and record" \
 	info -n 1
 usage "--nonblock with stats" \
-	"-n and --nonblock only apply to streaming and report" --nonblock stats
+	"-n and --nonblock only apply to streaming, report and record" --nonblock stats
 usage "--kallsyms with flush" \
-	"--kallsyms, -k and -v only apply to streaming, report and trace" \
+	"--kallsyms, -k and -v only apply to streaming, report, record and trace" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
 # A bad trace command line exits 125, as trace's own failures do.
@@ -1108,7 +1108,7 @@ usage_trace()
 	want usage.err "lbr-snap: $msg" "$try_help"
 	t "usage: $name: exit 125 (trace)" 125 /dev/null usage.err "$LBR" "$@"
 }
-usage_trace "-n with trace" "-n and --nonblock only apply to streaming and report" \
+usage_trace "-n with trace" "-n and --nonblock only apply to streaming, report and record" \
 	-n 1 trace -e foo -- true
 usage_trace "-n x before trace" "-n needs a positive number, not x" \
 	-n x trace -e foo -- true
@@ -1132,7 +1132,7 @@ usage "capture bogus" "capture needs one mode, errors or all" capture bogus
 usage "capture two modes" "capture needs one mode, errors or all" \
 	capture all errors
 usage "--json with add" "--json does not apply to add" --json add foo
-usage "-n with del" "-n and --nonblock only apply to streaming and report" \
+usage "-n with del" "-n and --nonblock only apply to streaming, report and record" \
 	del -n 1 foo
 usage "options after the command word still parse" \
 	"too many arguments: x" stats --json x
@@ -1145,6 +1145,7 @@ help_complete()
 	for word in --device -d --kallsyms --json --count -n --nonblock --help \
 		    --full --only-target -e --event --all --all-tasks -k --vmlinux \
 		    info stats flush report trace add del capture --version \
+		    record --output -o --input -i "build ID" \
 		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
@@ -1157,5 +1158,129 @@ help_complete()
 	return "$rc"
 }
 check "--help documents every option, command and output" help_complete
+
+# ------------------------------------------------------ record and replay
+
+# A recording of the synthetic stream made with kallsyms.txt replays with
+# those symbols on this machine, whatever its own kallsyms, and the same
+# stream read with other symbols prints other names: the recording, not
+# the machine, symbolizes.
+sed 's/^ffffffff81/ffffffff82/' kallsyms.txt >moved.txt
+t "record -o: the synthetic stream, recorded" 0 /dev/null - \
+	"$LBR" -d stream.bin --kallsyms kallsyms.txt record -o rec.bin
+recording_header()
+{
+	local mode
+	mode=$(stat -c %a rec.bin) || return 1
+	[ "$mode" = 600 ] || { echo "rec.bin has mode $mode, not 600"; return 1; }
+	head -n 4 rec.bin | python3 -c '
+import re, sys
+lines = sys.stdin.read().split("\n")
+want = [r"lbr-snap recording 1$", r"release \S+$", r"build-id ([0-9a-f]+|-)$",
+	r"(module \S+ \S+ \S+|kallsyms \d+)$"]
+for l, w in zip(lines, want):
+	if not re.match(w, l):
+		sys.exit("header line %r is not %s" % (l, w))
+'
+	grep -aq "^kallsyms $(stat -c %s kallsyms.txt)$" rec.bin ||
+		{ echo "no 'kallsyms $(stat -c %s kallsyms.txt)' line"; return 1; }
+}
+check "record -o: a 0600 file, its header, then kallsyms.txt whole" \
+	recording_header
+t "-i: the recording prints as the stream did with its kallsyms" 0 \
+	"$EXP/stream.txt" /dev/null "$LBR" -i rec.bin
+t "-i --json: the same records as --json of the stream" 0 - /dev/null \
+	"$LBR" -i rec.bin --json
+mv out.txt replay.json
+"$LBR" -d stream.bin "${KS[@]}" --json >direct.json 2>/dev/null
+check "-i --json: equal to the stream's --json" cmp direct.json replay.json
+other_symbols()
+{
+	"$LBR" -d stream.bin --kallsyms moved.txt >moved-out.txt 2>/dev/null
+	! cmp -s "$EXP/stream.txt" moved-out.txt ||
+		{ echo "other symbols printed the same"; return 1; }
+	"$LBR" -d stream.bin --kallsyms moved.txt record -o moved.bin 2>/dev/null &&
+		"$LBR" -i moved.bin >moved-replay.txt 2>/dev/null &&
+		cmp moved-out.txt moved-replay.txt
+}
+check "-i: a recording made with other symbols replays with those" \
+	other_symbols
+t "-i report: the recording's report is the stream's" 0 - - \
+	"$LBR" -i rec.bin report
+mv out.txt replay-report.txt
+"$LBR" -d stream.bin "${KS[@]}" report >direct-report.txt 2>/dev/null
+check "-i report: equal to the stream's report" \
+	cmp direct-report.txt replay-report.txt
+t "record -n 2: two records" 0 /dev/null - \
+	"$LBR" -d stream.bin "${KS[@]}" -n 2 record -o two.bin
+"$LBR" -i two.bin --json >two.json 2>/dev/null
+check "record -n 2: the recording holds two records" \
+	test "$(wc -l <two.json)" = 2
+
+# A vmlinux that is not the recorded kernel is named.
+printf 'int main(void) { return 0; }\n' >elf.c
+gcc -o elf-a -Wl,--build-id=0x00112233 elf.c
+python3 - rec.bin <<'PY'
+import sys
+p = sys.argv[1]
+d = open(p, "rb").read()
+head, rest = d.split(b"\nbuild-id ", 1)
+rest = rest.split(b"\n", 1)[1]
+open("rec-id.bin", "wb").write(head + b"\nbuild-id 00112233\n" + rest)
+open("rec-other.bin", "wb").write(head + b"\nbuild-id 44556677\n" + rest)
+PY
+t "-i -k: the recorded kernel's vmlinux: no warning" 0 "$EXP/stream.txt" \
+	/dev/null "$LBR" -i rec-id.bin -k elf-a
+want mismatch.err "lbr-snap: elf-a: build ID 00112233, not the recorded kernel's (44556677): its source lines may be wrong"
+t "-i -k: another vmlinux is named" 0 "$EXP/stream.txt" mismatch.err \
+	"$LBR" -i rec-other.bin -k elf-a
+want verbose.err "lbr-snap: rec-id.bin: recorded on $(sed -n 's/^release //p' rec.bin | head -n 1), kernel build ID 00112233"
+t "-i -v: where it was recorded" 0 "$EXP/stream.txt" - \
+	"$LBR" -i rec-id.bin -v
+check "-i -v: says the release and build ID" grep -qF -f verbose.err err.txt
+
+# Not a recording, or a cut one: exit 6, saying why.
+want notrec.err "lbr-snap: stream.bin: not an lbr-snap recording: no 'lbr-snap recording 1' line"
+t "-i of a record stream: exit 6" 6 /dev/null notrec.err "$LBR" -i stream.bin
+# Cut 100 bytes into its kallsyms: a file says its size is wrong, a pipe
+# runs out before the records line.
+at=$(grep -abo '^kallsyms [0-9]*$' rec.bin | cut -d: -f1)
+head -c $((at + 120)) rec.bin >cut.bin
+want cut.err "lbr-snap: cut.bin: not an lbr-snap recording: a bad kallsyms size"
+t "-i of a recording cut in its kallsyms: exit 6" 6 /dev/null cut.err \
+	"$LBR" -i cut.bin
+want cutpipe.err "lbr-snap: /dev/stdin: not an lbr-snap recording: no records line after kallsyms"
+t "-i of a cut recording through a pipe: exit 6" 6 /dev/null cutpipe.err \
+	sh -c 'cat cut.bin | "$1" -i /dev/stdin' sh "$LBR"
+t "-i from a pipe: the records as from the file" 0 "$EXP/stream.txt" /dev/null \
+	sh -c 'cat rec.bin | "$1" -i /dev/stdin' sh "$LBR"
+# An existing file of other mode becomes 0600; a symlink is not followed.
+printf 'old\n' >old.bin
+chmod 644 old.bin
+t "record -o over an existing 0644 file" 0 /dev/null - \
+	"$LBR" -d stream.bin "${KS[@]}" record -o old.bin
+check "record -o: the existing file is now 0600, a recording" \
+	sh -c 'test "$(stat -c %a old.bin)" = 600 && head -n 1 old.bin | grep -qx "lbr-snap recording 1"'
+ln -sf old.bin link.bin
+t "record -o a symlink: refused, exit 1" 1 /dev/null - \
+	"$LBR" -d stream.bin "${KS[@]}" record -o link.bin
+# kptr_restrict's zeros: nothing to symbolize with, refused (exit 4).
+want zeros.err "lbr-snap: restricted.txt: no addresses (kernel.kptr_restrict): run as root, or set kernel.kptr_restrict=0, to record"
+t "record with a kallsyms of zeros: exit 4" 4 /dev/null zeros.err \
+	"$LBR" -d stream.bin --kallsyms restricted.txt record -o zeros.bin
+# Not the device: -i of a character device reads nothing.
+want chr.err "lbr-snap: /dev/null: not a file or a pipe: -i replays a recording (record -o)"
+t "-i of a character device: refused, exit 2" 2 /dev/null chr.err \
+	"$LBR" -i /dev/null
+usage "record --json" "--json does not apply to record" \
+	-d stream.bin --json record -o j.bin
+usage "record -k" "-k and -v do not apply to record" \
+	-d stream.bin -k x record -o j.bin
+usage "record without -o" "record needs -o FILE" -d stream.bin record
+usage "-o without record" "-o only applies to record" -o x.bin stats
+usage "-i with info" "-i only applies to streaming and report" -i rec.bin info
+usage "-i with -d" "-i replays a recording: not with -d" -i rec.bin -d stream.bin
+usage "-i with --kallsyms" "-i brings its own symbols: not with --kallsyms" \
+	-i rec.bin --kallsyms kallsyms.txt
 
 totals

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap record -o FILE, and -i FILE: recordings that replay on another
+ * machine.  The records hold raw kernel addresses; symbolizing them needs
+ * the recording machine's kallsyms, so the recording carries it (and the
+ * kernel's and modules' build IDs, to tell a mismatched vmlinux), and a
+ * replay reads symbols from it, never from the machine it runs on.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "srcline.h"
+#include "stream.h"
+#include "util.h"
+
+/* The whole of @path, NUL-terminated, in *@buf; its length or -errno. */
+static long slurp(const char *path, char **buf)
+{
+	size_t cap = 1 << 20, len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	*buf = NULL;
+	if (fd < 0)
+		return -errno;
+	*buf = xrealloc(NULL, cap);
+	while ((n = read(fd, *buf + len, cap - len - 1)) > 0) {
+		len += n;
+		if (cap - len < 2)
+			*buf = xrealloc(*buf, cap *= 2);
+	}
+	n = n < 0 ? -errno : (long)len;
+	close(fd);
+	(*buf)[len] = '\0';
+	return n;
+}
+
+/* The GNU build ID in the ELF notes at @p (@len bytes), as hex; or false. */
+static bool note_build_id(const unsigned char *p, size_t len, char *hex,
+			  size_t hexlen)
+{
+	size_t off = 0, i;
+
+	while (off + sizeof(Elf64_Nhdr) <= len) {
+		Elf64_Nhdr nh;
+		size_t name, desc;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		name = off + sizeof(nh);
+		desc = name + ((nh.n_namesz + 3) & ~3u);
+		if (desc > len || nh.n_descsz > len - desc)
+			return false;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(p + name, "GNU", 4) && nh.n_descsz &&
+		    2 * nh.n_descsz < hexlen) {
+			for (i = 0; i < nh.n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", p[desc + i]);
+			return true;
+		}
+		off = desc + ((nh.n_descsz + 3) & ~3u);
+	}
+	return false;
+}
+
+/* The build ID in a file of bare ELF notes (/sys/kernel/notes), or "-". */
+static void notes_build_id(const char *path, char *hex, size_t len)
+{
+	char *buf;
+	long n = slurp(path, &buf);
+
+	if (n <= 0 || !note_build_id((unsigned char *)buf, n, hex, len))
+		snprintf(hex, len, "-");
+	free(buf);
+}
+
+/**
+ * elf_build_id - the GNU build ID of the ELF file @path, as hex
+ * Return: 0, or -1 if it has none or is no 64-bit ELF file.
+ */
+int elf_build_id(const char *path, char *hex, unsigned long len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh;
+	unsigned int i;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(sh))
+		goto out;
+	for (i = 0; i < eh.e_shnum && ret; i++) {
+		unsigned char *p;
+
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + i * sizeof(sh)) !=
+		    sizeof(sh))
+			break;
+		if (sh.sh_type != SHT_NOTE || sh.sh_size > 1 << 20)
+			continue;
+		p = xrealloc(NULL, sh.sh_size);
+		if (pread(fd, p, sh.sh_size, sh.sh_offset) == (ssize_t)sh.sh_size &&
+		    note_build_id(p, sh.sh_size, hex, len))
+			ret = 0;
+		free(p);
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* One "module NAME ADDR BUILD-ID" line per line of /proc/modules. */
+static void write_modules(FILE *f)
+{
+	char *buf, *line, *save = NULL;
+	char name[64], addr[32], path[128], id[129];
+
+	if (slurp("/proc/modules", &buf) < 0) {
+		free(buf);
+		return;
+	}
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		/* name size refcount deps state address [taints] */
+		if (sscanf(line, "%63s %*s %*s %*s %*s %31s", name, addr) != 2)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/module/%s/notes/.note.gnu.build-id", name);
+		notes_build_id(path, id, sizeof(id));
+		fprintf(f, "module %s %s %s\n", name, addr, id);
+	}
+	free(buf);
+}
+
+/* The output failing is the end: the device's reads are destructive. */
+static const char *write_path;
+
+static bool write_raw(const struct rec *r, void *arg)
+{
+	if (fwrite(r->raw, r->hdr.size, 1, arg) != 1 || ferror(arg)) {
+		pr_err("%s: %s", write_path, strerror(errno));
+		exit(EXIT_ERROR);
+	}
+	return true;
+}
+
+/* Does kallsyms text @ks give real addresses (not kptr_restrict's 0s)? */
+static bool has_addresses(const char *ks)
+{
+	const char *p;
+
+	for (p = ks; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "")
+		if (strtoull(p, NULL, 16))
+			return true;
+	return false;
+}
+
+/*
+ * The output, only ever a regular file of ours, mode 0600 whatever it
+ * was: it holds the kernel's addresses.  Never through a symlink.
+ */
+static FILE *open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	if (fchmod(fd, 0600) || ftruncate(fd, 0) || !(f = fdopen(fd, "w"))) {
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/**
+ * recording_write - record what @fd gives into @o->out
+ * @fd: the device (or a file of records)
+ * @o: what to record, and where
+ *
+ * Return: 0 or -exit code.
+ */
+int recording_write(int fd, const struct recording_opts *o)
+{
+	struct stream_opts so = {
+		.path = o->device, .max = o->max, .handle = write_raw,
+		.self = o->live ? getpid() : 0,
+	};
+	struct utsname u;
+	char id[129], *ks;
+	long n;
+	int ret;
+	FILE *f;
+
+	n = slurp(o->kallsyms, &ks);
+	if (n < 0) {
+		pr_err("%s: %s", o->kallsyms, strerror(-n));
+		free(ks);
+		return -EXIT_ERROR;
+	}
+	if (!has_addresses(ks)) {
+		pr_err("%s: no addresses (kernel.kptr_restrict): run as root, or set kernel.kptr_restrict=0, to record",
+		       o->kallsyms);
+		free(ks);
+		return -EXIT_PERM;
+	}
+	f = open_output(o->out);
+	if (!f) {
+		pr_err("%s: %s%s", o->out, strerror(errno), errno == EPERM ?
+		       " (record writes only a regular file of its own)" : "");
+		free(ks);
+		return -EXIT_ERROR;
+	}
+	write_path = o->out;
+	uname(&u);
+	notes_build_id("/sys/kernel/notes", id, sizeof(id));
+	fprintf(f, RECORDING_MAGIC "release %s\nbuild-id %s\n", u.release, id);
+	write_modules(f);
+	fprintf(f, "kallsyms %ld\n", n);
+	fwrite(ks, 1, n, f);
+	fputs("records\n", f);
+	free(ks);
+	so.arg = f;
+	if (fflush(f) || ferror(f)) {
+		pr_err("%s: %s", o->out, strerror(errno));
+		fclose(f);
+		return -EXIT_ERROR;
+	}
+	ret = stream_records(fd, &so);
+	if (fclose(f) && !ret) {
+		pr_err("%s: %s", o->out, strerror(errno));
+		ret = -EXIT_ERROR;
+	}
+	return ret;
+}
+
+static int bad_recording(const char *path, const char *why)
+{
+	pr_err("%s: not an lbr-snap recording: %s", path, why);
+	return -EXIT_CORRUPT;
+}
+
+/* A header value shown to the user: printable ASCII, no blanks. */
+static bool printable(const char *s)
+{
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~')
+			return false;
+	return true;
+}
+
+/* One header line into @line (NUL-terminated, no newline); false at EOF. */
+static bool header_line(FILE *f, char *line, size_t len)
+{
+	size_t n;
+
+	if (!fgets(line, len, f))
+		return false;
+	n = strlen(line);
+	if (!n || line[n - 1] != '\n')
+		return false;		/* too long, or cut */
+	line[n - 1] = '\0';
+	return true;
+}
+
+/**
+ * recording_open - open a recording to replay it
+ * @path: the recording (a regular file or a pipe)
+ * @vmlinux: -k, checked against the recorded build ID; or NULL
+ * @verbose: say where it was recorded
+ * @kallsyms: set to a path holding the recorded kallsyms
+ * @len: its size
+ *
+ * Return: a descriptor at the first record, or -exit code.
+ */
+int recording_open(const char *path, const char *vmlinux, bool verbose,
+		   char *kallsyms, unsigned long len)
+{
+	char line[512], release[256] = "?", id[129] = "-", vid[129], *end;
+	unsigned long long size = 0, off;
+	bool have_size = false;
+	struct stat st;
+	size_t n;
+	int fd, ks;
+	FILE *f;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		pr_err("%s: %s", path, strerror(errno));
+		return -EXIT_ERROR;
+	}
+	/* Not the device: its reads would consume records. */
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		close(fd);
+		pr_err("%s: not a file or a pipe: -i replays a recording (record -o)",
+		       path);
+		return -EXIT_USAGE;
+	}
+	/*
+	 * Unbuffered: what stdio reads is what the descriptor has consumed,
+	 * so after the header it stands at the first record, on a pipe too.
+	 */
+	f = fdopen(fd, "r");
+	if (!f) {
+		pr_err("%s: %s", path, strerror(errno));
+		close(fd);
+		return -EXIT_ERROR;
+	}
+	setvbuf(f, NULL, _IONBF, 0);
+	if (!header_line(f, line, sizeof(line)) ||
+	    strcmp(line, "lbr-snap recording 1")) {
+		fclose(f);
+		return bad_recording(path, "no 'lbr-snap recording 1' line");
+	}
+	/* Lines it does not know are skipped: fields may be added. */
+	while (!have_size && header_line(f, line, sizeof(line))) {
+		if (!strncmp(line, "release ", 8)) {
+			snprintf(release, sizeof(release), "%.255s", line + 8);
+		} else if (!strncmp(line, "build-id ", 9)) {
+			snprintf(id, sizeof(id), "%.128s", line + 9);
+		} else if (!strncmp(line, "kallsyms ", 9)) {
+			errno = 0;
+			size = strtoull(line + 9, &end, 10);
+			if (errno || *end || end == line + 9 ||
+			    (S_ISREG(st.st_mode) && size > (unsigned long long)st.st_size)) {
+				fclose(f);
+				return bad_recording(path, "a bad kallsyms size");
+			}
+			have_size = true;
+		}
+	}
+	if (!have_size) {
+		bool io = ferror(f);
+
+		if (io)
+			pr_err("%s: %s", path, strerror(errno));
+		fclose(f);
+		return io ? -EXIT_ERROR : bad_recording(path, "no kallsyms section");
+	}
+	if (!printable(release) || strlen(id) % 2 ||
+	    strspn(id, "0123456789abcdef") != strlen(id) || !*id)
+		snprintf(id, sizeof(id), "-");
+	if (!printable(release))
+		snprintf(release, sizeof(release), "?");
+	/*
+	 * The symbols, where ksyms_load() opens them by name: a memfd that
+	 * stays open while lbr-snap runs (so /proc must be mounted).
+	 */
+	ks = memfd_create("lbr-snap-kallsyms", MFD_CLOEXEC);
+	if (ks < 0) {
+		pr_err("memfd_create: %s", strerror(errno));
+		fclose(f);
+		return -EXIT_ERROR;
+	}
+	for (off = 0; off < size; off += n) {
+		n = fread(line, 1, size - off < sizeof(line) ?
+			  size - off : sizeof(line), f);
+		if (!n || write(ks, line, n) != (ssize_t)n)
+			break;
+	}
+	if (off < size || !header_line(f, line, sizeof(line)) ||
+	    strcmp(line, "records")) {
+		bool io = ferror(f);
+
+		if (io)
+			pr_err("%s: %s", path, strerror(errno));
+		close(ks);
+		fclose(f);
+		return io ? -EXIT_ERROR :
+		       bad_recording(path, "no records line after kallsyms");
+	}
+	snprintf(kallsyms, len, "/proc/self/fd/%d", ks);
+	if (verbose)
+		pr_err("%s: recorded on %s, kernel build ID %s", path, release,
+		       id);
+	if (vmlinux && strcmp(id, "-")) {
+		if (elf_build_id(vmlinux, vid, sizeof(vid)))
+			pr_err("%s: its build ID cannot be read (compressed, or no ELF file?): not checked against the recorded kernel's (%s)",
+			       vmlinux, id);
+		else if (strcmp(id, vid))
+			pr_err("%s: build ID %s, not the recorded kernel's (%s): its source lines may be wrong",
+			       vmlinux, vid, id);
+	}
+	srclines_replay = true;
+	/* The records start here: a descriptor of its own. */
+	fd = dup(fd);
+	fclose(f);
+	if (fd < 0) {
+		pr_err("%s: %s", path, strerror(errno));
+		close(ks);
+		return -EXIT_ERROR;
+	}
+	return fd;
+}

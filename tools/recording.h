@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_RECORDING_H
+#define LBR_SNAP_RECORDING_H
+
+#include <stdbool.h>
+
+/*
+ * A recording (lbr-snap record -o FILE): the records this tool reads, as
+ * the device gave them, after what symbolizes them on another machine.
+ * Its text header:
+ *
+ *   lbr-snap recording 1
+ *   release RELEASE                  uname -r of the recording machine
+ *   build-id HEX|-                   the kernel's (/sys/kernel/notes)
+ *   module NAME ADDR BUILD-ID|-      per loaded module (/proc/modules)
+ *   kallsyms BYTES                   then BYTES of kallsyms text
+ *   records                          then the records, to the end
+ */
+#define RECORDING_MAGIC		"lbr-snap recording 1\n"
+
+struct recording_opts {
+	const char *out;		/* -o */
+	const char *device;
+	const char *kallsyms;		/* what to embed */
+	unsigned long long max;		/* -n, 0: until interrupted */
+	bool live;			/* leave out lbr-snap's own records */
+};
+
+int recording_write(int fd, const struct recording_opts *o);
+int recording_open(const char *path, const char *vmlinux, bool verbose,
+		   char *kallsyms, unsigned long len);
+int elf_build_id(const char *path, char *hex, unsigned long len);
+
+#endif /* LBR_SNAP_RECORDING_H */
