@@ -104,6 +104,24 @@ block() {
 	echo "@@END"
 }
 
+# A recording as the guest makes one (of the unit tests' synthetic stream
+# and kallsyms), and its replay: tool-vm.sh replays it on the host.
+make -s -C "$HERE/../tools" >/dev/null
+gcc -std=gnu11 -O2 "-I$HERE/../include" -o "$T/gen-records" \
+	"$HERE/unit/gen-records.c"
+"$T/gen-records" stream >"$T/stream.bin"
+"$HERE/../tools/lbr-snap" -d "$T/stream.bin" --kallsyms "$HERE/unit/kallsyms.txt" \
+	record -o "$T/rec.bin" 2>/dev/null
+"$HERE/../tools/lbr-snap" -i "$T/rec.bin" --json >"$T/replay.json" 2>/dev/null
+replay_blocks() {
+	echo "@@JSON record replay"
+	cat "$T/replay.json"
+	echo "@@END"
+	echo "@@B64 recording"
+	gzip -c "$T/rec.bin" | base64
+	echo "@@END"
+}
+
 # guest CPU: what tests/guest/tool-tests.sh prints there when all pass, in
 # the same order, over a serial console (CRLF).
 guest() {
@@ -123,6 +141,7 @@ guest() {
 			9) block report report; block record report-records ;;
 			10) [ "$1" = stock ] || block record srclines ;;
 			13) block record fexit ;;
+			14) replay_blocks ;;
 			esac
 		done
 		echo "# Totals: pass:$((14 - nskip)) fail:0 skip:$nskip"
@@ -133,7 +152,7 @@ guest() {
 # $T/c/CPU.rc): tool-vm.sh's exit status, its plan 1..N, exactly N
 # results, WANT-NOT-OK of them "not ok", and tap_count agreeing; then each
 # line of $T/want must be in its output.
-declare -A N=([stock]=20 [lbr-legacy]=22)
+declare -A N=([stock]=22 [lbr-legacy]=24)
 vm_case() {
 	local name=$1 want_rc=$2 want_bad=$3 rc plan=0 cpu got bad
 	shift 3
@@ -164,7 +183,7 @@ mkdir -p "$T/c"
 : >"$T/want"
 
 guest stock >"$T/c/stock.console"
-vm_case "a complete stock guest passes, 20 tests" 0 0 stock
+vm_case "a complete stock guest passes, 22 tests" 0 0 stock
 
 : >"$T/c/stock.console"
 echo 125 >"$T/c/stock.rc"
@@ -174,10 +193,12 @@ cat >"$T/want" <<'EOF'
 not ok 1 - [stock] guest test 1 of 14: no result (the guest did not print it)
 not ok 15 - [stock] the guest printed its 14 planned results (4 skipped) and # Totals, and exited cleanly
 # the guest printed no '# Totals:' (it died or hung); its last lines:
-not ok 20 - [stock] report --json equals a recount of the records
-not ok 42 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+not ok 21 - [stock] report --json equals a recount of the records
+not ok 22 - [stock] a recording made in the guest replays on the host as in the guest
+not ok 45 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+not ok 46 - [lbr-legacy] a recording made in the guest replays on the host as in the guest
 EOF
-vm_case "guests that print nothing: all 42 planned tests fail" 1 42 stock lbr-legacy
+vm_case "guests that print nothing: all 46 planned tests fail" 1 46 stock lbr-legacy
 
 guest stock | sed '/^@@JSON record fexit/,/^@@END/d' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
@@ -195,21 +216,21 @@ not ok 14 - [stock] guest test 14 of 14: no result (the guest did not print it)
 # the guest printed no '@@JSON report report' block
 ok 16 - [stock] JSON of trace-all is valid (record)
 EOF
-vm_case "a guest that died after test 7: 7 tests, 3 blocks, the end, the recount fail" 1 12 stock
+vm_case "a guest that died after test 7: 7 tests, 4 blocks, the end, the recount, the replay fail" 1 14 stock
 
 guest stock | sed '/^@@JSON record fexit/{n;q}' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
 not ok 14 - [stock] guest test 14 of 14: no result (the guest did not print it)
 # the '@@JSON record fexit' block has no @@END (the guest died in it?)
 EOF
-vm_case "a guest that died inside a block: that block fails" 1 3 stock
+vm_case "a guest that died inside a block: that block and those after it fail" 1 5 stock
 
 guest stock | sed 's/^# Totals:.*/ok 15 - one too many\r\n&/' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
 # (not in the plan) ok 15 - one too many
 # result beyond the plan or repeated: ok 15 - one too many
 EOF
-vm_case "a result beyond the guest's plan fails, the count stays 20" 1 1 stock
+vm_case "a result beyond the guest's plan fails, the count stays 22" 1 1 stock
 
 guest stock | sed 's/^1\.\.14/1..13/' >"$T/c/stock.console"
 echo "# the guest's plan is '1..13', this script's 1..14" >"$T/want"
@@ -225,9 +246,9 @@ guest lbr-legacy | sed 's/^ok 10 - .*/&\r\n@@JSON record srclines\r\n{}\r\n@@END
 guest stock | sed 's/^ok 10 - .*/&\n@@JSON record srclines\n{}\n@@END/' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
 # a block not in the plan for stock: @@JSON record srclines
-not ok 40 - [lbr-legacy] JSON of srclines is valid (record)
+not ok 43 - [lbr-legacy] JSON of srclines is valid (record)
 # the guest printed no '@@JSON record srclines' block
-not ok 42 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+not ok 45 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
 EOF
 vm_case "srclines missing on lbr-legacy (2 tests) and unplanned on stock fail" 1 3 \
 	stock lbr-legacy

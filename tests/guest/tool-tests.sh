@@ -352,6 +352,24 @@ else
 	skip "trace -e SYM@fexit" "no /sys/kernel/btf/vmlinux"
 fi
 
+# ------------------------------------------------------ record, replay
+
+# A recording made here, replayed here (the "replay" block) and, by
+# tools/guest/tool-vm.sh, on the host from the "@@B64 recording" block
+# (gzip, base64): the host must print exactly what this guest printed.
+# Not one of the 14 results: a missing or cut block fails on the host.
+modprobe -r lbr_snap 2>/dev/null
+if modprobe lbr_snap targets=lbr_test_int; then
+	echo 'int -22 3' >"$DEV"
+	lbr-snap --nonblock record -o rec.bin 2>rec.err || show rec.err
+	lbr-snap -i rec.bin --json >replay.json 2>>rec.err || show rec.err
+	emit_json record replay replay.json
+	echo "@@B64 recording"
+	gzip -c rec.bin | base64
+	echo "@@END"
+	modprobe -r lbr_snap
+fi
+
 # ------------------------------------------------------- dist/ examples
 
 # The modprobe.d example: `modprobe lbr_snap` alone loads its targets.

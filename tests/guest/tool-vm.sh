@@ -40,18 +40,22 @@ trap 'rm -rf "$T"' EXIT
 # one test that the guest printed exactly these, its "# Totals:", the
 # planned number of skips, and that run-vm.sh exited 0 (the kernel-log
 # gate).  Then one test per planned JSON block ("@@JSON KIND NAME" ...
-# "@@END"; missing, unended or invalid fails) and the recount of report
-# against its records.
+# "@@END"; missing, unended or invalid fails), the recount of report
+# against its records, and last the guest's recording ("@@B64
+# recording") replayed on the host (check_replay).
 #
 # stock, skylake (no LBR): 4 guest skips (the known path, report paths,
 # source lines, trimming); blocks trace-all, report, report-records,
-# fexit.  14 + 1 + 4 + 1 = 20 tests.
+# fexit, replay.  14 + 1 + 5 + 1 + 1 = 22 tests.
 #
 # lbr-legacy, lbr-arch (the lab's LBR CPUs): no skip; the source-lines
 # records (srclines) as well, and one more test that their line numbers
-# match the test target's source.  14 + 1 + 5 + 1 + 1 = 22 tests.
+# match the test target's source.  14 + 1 + 6 + 1 + 1 + 1 = 24 tests.
+#
+# The host's tools/lbr-snap replays: built here if it is not.
 GUEST_TESTS=14
-BLOCKS_ALL="record:trace-all report:report record:report-records record:fexit"
+BLOCKS_ALL="record:trace-all report:report record:report-records record:fexit
+	record:replay"
 
 plan_cpu()	# plan_cpu CPU: set SKIPS, BLOCKS, LINES (1: check_lines), NTESTS
 {
@@ -64,7 +68,7 @@ plan_cpu()	# plan_cpu CPU: set SKIPS, BLOCKS, LINES (1: check_lines), NTESTS
 		return 1 ;;
 	esac
 	set -- $BLOCKS
-	NTESTS=$((GUEST_TESTS + 1 + $# + 1 + LINES))
+	NTESTS=$((GUEST_TESTS + 1 + $# + 1 + LINES + 1))
 }
 
 # ------------------------------------------------------------------- TAP
@@ -132,6 +136,7 @@ split_json()
 	awk -v dir="$2" '
 		{ sub(/\r$/, "") }
 		/^@@JSON / { if (f) close(f); f = dir "/" $3 "." $2; next }
+		/^@@B64 / { if (f) close(f); f = dir "/" $2 ".b64"; next }
 		/^@@END$/ { if (f) { close(f); printf "" > (f ".end"); close(f ".end") }
 			    f = ""; next }
 		f { print > f; next }
@@ -186,7 +191,7 @@ check_guest_end()
 			echo "run-vm.sh exit $rc (kernel log report?)" >>"$T/why"
 		fi
 	fi
-	planned=" $BLOCKS "
+	planned=" $(echo $BLOCKS) "
 	for f in "$dir"/*.record "$dir"/*.report; do
 		[ -e "$f" ] || continue
 		b=$(basename "$f")
@@ -279,6 +284,33 @@ PY
 	fi
 }
 
+# The guest's recording, replayed on the host by this tree's lbr-snap:
+# exactly the JSON the guest's own replay printed (its symbols, not the
+# host's).
+check_replay()
+{
+	local cpu=$1 dir=$2 name="[$1] a recording made in the guest replays on the host as in the guest"
+
+	if ! block_ok recording.b64 "$dir" "$T/why" ||
+	   ! block_ok replay.record "$dir" "$T/why"; then
+		tap not-ok "$name" "$T/why"
+		return
+	fi
+	if ! base64 -d "$dir/recording.b64" | gunzip >"$dir/rec.bin" 2>"$T/why"; then
+		tap not-ok "$name" "$T/why"
+	elif ! "$ROOT/tools/lbr-snap" -i "$dir/rec.bin" --json >"$dir/host.json" 2>"$T/why"; then
+		tap not-ok "$name" "$T/why"
+	elif ! diff "$dir/replay.record" "$dir/host.json" >"$T/why"; then
+		tap not-ok "$name" "$T/why"
+	elif ! grep -q '"func":"[A-Za-z_]' "$dir/host.json"; then
+		echo "no record with a symbolized function in the replay:" >"$T/why"
+		head -c 600 "$dir/host.json" >>"$T/why"
+		tap not-ok "$name" "$T/why"
+	else
+		tap ok "$name ($(wc -l <"$dir/host.json") records, $(wc -c <"$dir/rec.bin") bytes)"
+	fi
+}
+
 run_cpu()
 {
 	local cpu=$1 dir=$T/$1 rc k
@@ -303,6 +335,7 @@ run_cpu()
 	check_guest_end "$cpu" "$dir" "$rc"
 	check_json "$cpu" "$dir"
 	[ "$LINES" = 1 ] && check_lines "$cpu" "$dir"
+	check_replay "$cpu" "$dir"
 	[ "$nr" = "$((start + NTESTS))" ] ||
 		{ echo "tool-vm.sh: $cpu: $((nr - start)) tests, its plan $NTESTS" >&2; exit 2; }
 }
@@ -325,6 +358,7 @@ for cpu in "${cpus[@]}"; do
 	total=$((total + NTESTS))
 done
 echo "1..$total"
+[ -x "$ROOT/tools/lbr-snap" ] || make -s -C "$ROOT/tools" >&2
 for cpu in "${cpus[@]}"; do
 	start=$nr
 	run_cpu "$cpu"
