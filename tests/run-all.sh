@@ -366,14 +366,18 @@ else
 	# version 4: mode=auto is mode=perf (load.mode_perf), the default
 	# path of a real machine, and `perf record -b -a` runs beside it
 	# (cap.perf_record_b_a_alongside, which must run: LBR_EXPECT_PERF).
-	# A shorter fuzzer run.
+	# A shorter fuzzer run.  Single-threaded TCG, as guest-lbr-pmu3:
+	# with one host thread per vCPU, beside the other lane, a
+	# lbr-legacy-pmu guest once hung in fexit.drain_waits_for_idle_and_
+	# rcu_idle_code (CPU 1 in a soft lockup, CPU 0 running no timer for
+	# 130 s, no hard-lockup report); not diagnosed.
 	guest_lbr_legacy_pmu() {
-		vm --smp 2 --cpu lbr-legacy-pmu \
+		vm --smp 2 --cpu lbr-legacy-pmu --accel tcg,thread=single \
 			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	guest_lbr_arch_pmu() {
-		vm --smp 2 --cpu lbr-arch-pmu \
+		vm --smp 2 --cpu lbr-arch-pmu --accel tcg,thread=single \
 			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
