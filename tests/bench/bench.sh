@@ -13,7 +13,12 @@
 # per CPU and mitigation setting
 #   probe_entries cpu=<cpu> mitigations=<on|off> kretprobe=<N> fexit=<M> bpf=<B>
 # where N, M and B are the largest probe_entries of any record of any
-# function through that path.
+# function through that path.  A row without records fails it.
+#
+# KVER=RELEASE boots another kernel (tests/vm/kernel.sh's, e.g.
+# KVER=7.2.13+deb14-amd64 for sid's), single-threaded TCG unless it is
+# 6.1 (sid's and trixie's kernels die of int3 oopses under MTTCG,
+# tests/run-all.sh).
 set -euo pipefail
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -24,6 +29,9 @@ export LBR_LAB_QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -
 kver=$(lbr_guest_kver)
 "$LBR_TOP/tests/vm/build.sh" "$kver" >/dev/null
 export LBR_PREBUILT=1
+accel=tcg
+case "$kver" in 6.1.*) ;; *) accel=tcg,thread=single ;; esac
+echo "# kernel $kver, accel $accel"
 
 status=0
 for cpu in lbr-legacy-pmu lbr-arch-pmu; do
@@ -31,7 +39,7 @@ for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 		append=
 		[ $mit = off ] && append=mitigations=off
 		if ! "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" --cpu $cpu \
-			--smp 2 --append "$append" \
+			--smp 2 --accel "$accel" --append "$append" \
 			--script "$LBR_TOP/tests/bench/guest.sh" \
 			>"$out/$cpu-$mit.log" 2>&1; then
 			echo "bench: the guest failed ($cpu, mitigations=$mit):" >&2
@@ -51,8 +59,23 @@ for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 			printf '%-14s %-11s %-14s %-9s %7s %4s %6s %4s %9s %s\n' \
 				$cpu $mit "$func" "$hook" "$records" "${min:--}" \
 				"${median:--}" "${max:--}" "${no_return:--}" "${why:-}"
+			# An empty row fails the bench (one with a reason, e.g.
+			# no BTF for BPF, is an expected gap).
+			[ "$records" != 0 ] || [ -n "${why:-}" ] ||
+				echo "bench: no $func record through $hook ($cpu, mitigations=$mit)" >&2
 			unset min median max no_return why
 		done
+	done
+done > "$out/table"
+cat "$out/table"
+grep -q . "$out/table" || status=1
+for cpu in lbr-legacy-pmu lbr-arch-pmu; do
+	for mit in on off; do
+		if sed -n 's/^BENCH //p' "$out/$cpu-$mit.log" | tr -d '\r' |
+		   grep 'records=0' | grep -qv 'why='; then
+			echo "bench: a row without records ($cpu, mitigations=$mit)" >&2
+			status=1
+		fi
 	done
 done
 echo
