@@ -2056,8 +2056,10 @@ static void perf_b_work(unsigned int ms)
  *    captures every return with its branches, but for a record whose
  *    window a perf PMI hit: the NMI's own branches can push the return
  *    out (on the kretprobe path, where the return is older), or, before
- *    perfmon version 4, perf turns LBR back on inside the freeze and the
- *    record says so (LBR_SNAP_REC_RAN_AGAIN);
+ *    perfmon version 4, perf turns LBR back on inside the freeze, or the
+ *    PMI's own freeze (DEBUGCTL.LBR cleared) is still on when the hook
+ *    freezes, and the record says so (LBR_SNAP_REC_RAN_AGAIN,
+ *    LBR_SNAP_REC_WAS_OFF);
  *  - lbr_filter=kernel (the default): perf's events never run while
  *    lbr_snap is loaded (time running 0, no sample), and lbr_snap captures
  *    as before; once lbr_snap is unloaded, perf's events run and sample
@@ -2130,14 +2132,17 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		for (i = 0; i < n; i++) {
 			const struct rec *r = &self->recs[i];
 
-			off += !!(r->h.flags & (LBR_SNAP_REC_WAS_OFF |
-						LBR_SNAP_REC_NO_LBR));
-			if (find_return(r, fail, site) >= 0) {
+			if (r->h.flags & LBR_SNAP_REC_NO_LBR) {
+				EXPECT_FALSE(1) TH_LOG("record %d: no LBR read", i);
+			} else if (find_return(r, fail, site) >= 0) {
 				with_ret++;
 			} else if (holds_nmi(r)) {
 				nmi++;
-			} else if (r->h.flags & LBR_SNAP_REC_RAN_AGAIN) {
+			} else if (r->h.flags & (LBR_SNAP_REC_RAN_AGAIN |
+						 LBR_SNAP_REC_WAS_OFF)) {
+				/* The record says its LBR is not what it was. */
 				again++;
+				off += !!(r->h.flags & LBR_SNAP_REC_WAS_OFF);
 			} else {
 				char n0[128] = "?", n1[128] = "?";
 				unsigned long long a0, a1;
@@ -2169,7 +2174,7 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		after.enabled -= seen.enabled;
 		after.running -= seen.running;
 
-		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches; of the others %u hold an NMI, %u say RAN_AGAIN; %u without LBR on",
+		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF)",
 		       filters[f], n, with_ret, nmi, again, off);
 		TH_LOG("lbr_filter=%s: perf record -b -a at %lu Hz beside it: ran %llu of %llu us, %u samples, %u with a branch stack, %u with kernel branches",
 		       filters[f], hz, seen.running / 1000, seen.enabled / 1000,
@@ -2177,7 +2182,6 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		TH_LOG("lbr_filter=%s: perf record -b -a after unload: ran %llu of %llu us, %u samples, %u with a branch stack",
 		       filters[f], after.running / 1000, after.enabled / 1000,
 		       after.samples, after.with_branches);
-		EXPECT_EQ(0, off);
 		if (return_fits(variant))
 			EXPECT_EQ(200, with_ret + nmi + again);
 		if (f == 0) {
