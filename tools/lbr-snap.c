@@ -35,7 +35,6 @@
 #include "util.h"
 
 #define KALLSYMS	"/proc/kallsyms"
-static const char default_kallsyms[] = KALLSYMS;
 
 /* tools/Makefile passes LBR_SNAP_VERSION of src/lbr_snap.h. */
 #ifndef LBR_SNAP_TOOL_VERSION
@@ -57,6 +56,7 @@ enum cmd {
 #define OPT_OUTPUT	(1u << 4)	/* -o */
 #define OPT_INPUT	(1u << 5)	/* -i */
 #define OPT_DEVICE	(1u << 6)	/* -d */
+#define OPT_KSYMFILE	(1u << 7)	/* --kallsyms */
 
 struct opts {
 	enum cmd cmd;
@@ -65,7 +65,6 @@ struct opts {
 	const char *vmlinux;	/* -k */
 	const char *output;	/* -o */
 	const char *input;	/* -i */
-	bool verbose;		/* -v */
 	unsigned long long count;
 	bool json;
 	bool nonblock;
@@ -588,9 +587,9 @@ static int check_opts(const struct opts *o)
 		return usage_error("record needs -o FILE", "");
 	if ((o->given & OPT_INPUT) && (o->given & OPT_DEVICE))
 		return usage_error("-i replays a recording: not with -d", "");
-	if ((o->given & OPT_INPUT) && o->kallsyms != default_kallsyms)
+	if ((o->given & OPT_INPUT) && (o->given & OPT_KSYMFILE))
 		return usage_error("-i brings its own symbols: not with --kallsyms", "");
-	if (o->cmd == CMD_RECORD && (o->vmlinux || o->verbose))
+	if (o->cmd == CMD_RECORD && (o->vmlinux || srclines_verbose))
 		return usage_error("-k and -v do not apply to record", "");
 	if (o->json && (o->cmd == CMD_FLUSH || o->cmd == CMD_ADD ||
 			o->cmd == CMD_DEL || o->cmd == CMD_CAPTURE ||
@@ -740,7 +739,7 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case OPT_KALLSYMS:
 		o->kallsyms = optarg;
-		o->given |= OPT_SYMS;
+		o->given |= OPT_SYMS | OPT_KSYMFILE;
 		return 0;
 	case 'k':
 		o->vmlinux = optarg;
@@ -748,7 +747,6 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case 'v':
 		srclines_verbose = true;
-		o->verbose = true;
 		o->given |= OPT_SYMS;
 		return 0;
 	case OPT_FULL:
@@ -927,8 +925,7 @@ int main(int argc, char **argv)
 		[CMD_STATS] = cmd_stats, [CMD_FLUSH] = cmd_flush,
 		[CMD_REPORT] = cmd_report, [CMD_RECORD] = cmd_record,
 	};
-	struct opts o = { .device = LBR_SNAP_DEVICE,
-			  .kallsyms = default_kallsyms };
+	struct opts o = { .device = LBR_SNAP_DEVICE, .kallsyms = KALLSYMS };
 	char replay_kallsyms[64];
 	bool done = false;
 	int fd, ret;
@@ -953,7 +950,7 @@ int main(int argc, char **argv)
 	if (o.cmd == CMD_CAPTURE)
 		return finish(control_capture(o.device, o.args[0]));
 	if (o.input) {
-		fd = recording_open(o.input, o.vmlinux, o.verbose,
+		fd = recording_open(o.input, o.vmlinux, srclines_verbose,
 				    replay_kallsyms, sizeof(replay_kallsyms));
 		if (fd < 0)
 			return finish(-fd);
