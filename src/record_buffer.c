@@ -155,6 +155,7 @@ static struct lbr_slot *lbr_ring_slot(struct lbr_ring *r, unsigned long *next)
 	/* Pairs with lbr_buf_commit(): the record is whole. */
 	unsigned long head = smp_load_acquire(&r->head);
 	unsigned long tail = r->tail;
+	struct lbr_snap_record *rec;
 	struct lbr_slot *s;
 
 	if (tail == head)
@@ -164,11 +165,14 @@ static struct lbr_slot *lbr_ring_slot(struct lbr_ring *r, unsigned long *next)
 		tail += lbr_ring_size - tail % lbr_ring_size;
 		s = (struct lbr_slot *)r->data;
 	}
-	if (WARN_ON_ONCE(tail >= head ||
-			 s->len < sizeof(*s) + sizeof(struct lbr_snap_record) ||
+	rec = (struct lbr_snap_record *)(s + 1);
+	/* Whole, aligned, inside the ring and what was published. */
+	if (WARN_ON_ONCE(tail >= head || s->len % 8 ||
+			 s->len < sizeof(*s) + sizeof(*rec) ||
 			 s->len > head - tail ||
-			 ((struct lbr_snap_record *)(s + 1))->size >
-			 s->len - sizeof(*s))) {
+			 tail % lbr_ring_size + s->len > lbr_ring_size ||
+			 rec->size < sizeof(*rec) ||
+			 rec->size > s->len - sizeof(*s))) {
 		lbr_ring_consume(r, head);
 		return NULL;
 	}
