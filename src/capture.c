@@ -58,31 +58,28 @@ bool lbr_capture_every_return(void)
 	return READ_ONCE(lbr_capture_all);
 }
 
-/**
- * lbr_capture - record one return of a target
- * @t: the target
- * @ax: the raw return value register
- * @caller: where the target returns to
- * @frozen: LBR was frozen by the hook (false for the "none" backend)
- * @ctl: the control MSR as lbr_hw_freeze() found it
- * @ret_site: where the target's RET landed (see lbr_probe_entries())
- *
- * Interrupts stay off from here to the commit: the LBR read must not be
- * disturbed and the per-CPU counters need no atomics.  Unfreezes LBR.
+/*
+ * lbr_capture()'s record: everything but a return it filters out.  The
+ * hook froze LBR; interrupts stay off from here to the commit: the LBR
+ * read must not be disturbed and the per-CPU counters need no atomics.
+ * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
+ * and counting the probe's entries wait for read() (record_decode.c),
+ * out of this window.
  */
-void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
-			 unsigned long caller, bool frozen, u64 ctl,
-			 unsigned long ret_site)
+static noinline void notrace lbr_capture_record(struct lbr_target *t,
+						unsigned long ax,
+						unsigned long caller,
+						bool frozen, u32 ctl,
+						unsigned long ret_site)
 {
 	s64 ret = lbr_retval(t->ret_type, ax);
-	struct lbr_snap_branch *br;
-	struct lbr_buf_resv res;
+	struct lbr_raw_record *raw;
 	struct lbr_snap_record *rec;
+	struct lbr_buf_resv res;
 	struct lbr_counters *c;
 	unsigned long flags;
-	unsigned int nr = 0, depth;
+	unsigned int depth, size;
 	bool ran_again = false;
-	bool found;
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
@@ -108,30 +105,39 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	 */
 	if (depth && !(ctl & lbr_hw.enable_mask))
 		c->lbr_off++;
+	/* capture=errors and a success that came in nested: not recorded. */
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
 		c->filtered++;
 		goto out_unfreeze;
 	}
 
-	rec = lbr_buf_reserve(sizeof(*rec) + lbr_hw.depth * sizeof(*br), &res);
-	if (!rec) {
+	size = sizeof(*raw) + lbr_raw_msrs(lbr_hw.planes, depth) * sizeof(u64);
+	raw = lbr_buf_reserve(size, &res);
+	if (!raw) {
 		c->dropped++;
 		goto out_unfreeze;
 	}
-	br = (struct lbr_snap_branch *)(rec + 1);
 	if (depth) {
-		nr = lbr_hw_read(br, depth);
+		raw->planes = lbr_hw_read_raw(raw->msr, depth, &raw->tos);
 		ran_again = lbr_hw_ran_again();
 	}
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
 
-	memset(rec, 0, sizeof(*rec));
-	rec->size = sizeof(*rec) + nr * sizeof(*br);
+	raw->ret_site = ret_site;
+	raw->depth = depth;
+	raw->reserved = 0;
+	if (!depth) {
+		raw->planes = 0;
+		raw->tos = 0;
+	}
+	rec = &raw->hdr;
+	rec->size = size;
 	rec->version = LBR_SNAP_ABI_VERSION;
 	rec->hdr_size = sizeof(*rec);
-	rec->entry_size = sizeof(*br);
-	rec->nr_entries = nr;
+	rec->entry_size = sizeof(struct lbr_snap_branch);
+	rec->nr_entries = 0;
+	rec->flags = 0;
 	rec->ts_ns = ktime_get_mono_fast_ns();
 	rec->cpu = smp_processor_id();
 	rec->pid = current->pid;
@@ -144,18 +150,14 @@ void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
 	rec->backend = lbr_hw.backend;
 	rec->lbr_format = lbr_hw.fmt.format;
 	rec->hook = t->hook;
+	rec->probe_entries = 0;
+	rec->reserved1 = 0;
 	if (depth && !(ctl & lbr_hw.enable_mask))
 		rec->flags |= LBR_SNAP_REC_WAS_OFF;
 	if (ran_again)
 		rec->flags |= LBR_SNAP_REC_RAN_AGAIN;
-	if (depth) {
-		rec->probe_entries = lbr_probe_entries(br, nr, ret_site,
-						       &found);
-		if (!found)
-			rec->flags |= LBR_SNAP_REC_NO_RETURN;
-	} else {
+	if (!depth)
 		rec->flags |= LBR_SNAP_REC_NO_LBR;
-	}
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 
@@ -183,5 +185,48 @@ out_nested:
 		lbr_hw_unfreeze(ctl);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
+}
+NOKPROBE_SYMBOL(lbr_capture_record);
+
+/**
+ * lbr_capture - record one return of a target
+ * @t: the target
+ * @ax: the raw return value register
+ * @caller: where the target returns to
+ * @frozen: LBR was frozen by the hook (false for the "none" backend)
+ * @ctl: the control MSR's low half as lbr_hw_freeze() found it
+ * @ret_site: where the target's RET landed (see lbr_probe_entries())
+ *
+ * From a hook, with preemption off; interrupts are off in the fexit hook
+ * and may be on in the kretprobe one.  Unfreezes LBR.
+ *
+ * Most returns are successes, which capture=errors leaves out: they are
+ * counted and LBR unfrozen right here, a few dozen instructions, with
+ * per-CPU increments that an interrupt cannot tear (one instruction
+ * each) and no interrupt turned off.  Not inside a capture on this CPU
+ * (a target on the capture path, or returning in an NMI): that one is
+ * counted as recursion by lbr_capture_record().
+ */
+void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
+			 unsigned long caller, bool frozen, u32 ctl,
+			 unsigned long ret_site)
+{
+	struct lbr_counters __percpu *c = t->counters;
+
+	if (READ_ONCE(lbr_capture_all) ||
+	    lbr_is_error(t->ret_type, lbr_retval(t->ret_type, ax)) ||
+	    __this_cpu_read(lbr_capture_nesting)) {
+		lbr_capture_record(t, ax, caller, frozen, ctl, ret_site);
+		return;
+	}
+	this_cpu_inc(c->hits);
+	this_cpu_inc(c->filtered);
+	/* See lbr_capture_record(). */
+	if (frozen) {
+		if (__this_cpu_read(lbr_cpu_depth) &&
+		    !(ctl & lbr_hw.enable_mask))
+			this_cpu_inc(c->lbr_off);
+		lbr_hw_unfreeze(ctl);
+	}
 }
 NOKPROBE_SYMBOL(lbr_capture);

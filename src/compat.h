@@ -10,14 +10,12 @@
 
 #include <linux/version.h>
 
-#ifdef __ASSEMBLY__
-/* --- for fexit_tramp.S --- */
 #include <asm/asm.h>
 
 /*
- * Exception table entries for the trampoline's RDMSR and WRMSR, the same
- * as __rdmsr() and native_write_msr() emit: warn once and go on, with 0
- * read.  Typed entries (EX_TYPE_RDMSR/WRMSR) since 5.16 (commit
+ * Exception table entries for RDMSR and WRMSR written in assembly (the
+ * fexit trampoline, lbr_rdmsr_to()), the same as __rdmsr() and
+ * native_write_msr() emit: warn once and go on, with 0 read.  Typed entries (EX_TYPE_RDMSR/WRMSR) since 5.16 (commit
  * "x86/extable: Provide EX_TYPE_DEFAULT_MCE_SAFE and EX_TYPE_FAULT_MCE_SAFE"
  * series; checked: 6.1.192, 6.12.117, 7.2.13); 5.10.223 has handler
  * functions, ex_handler_rdmsr_unsafe and ex_handler_wrmsr_unsafe.
@@ -32,6 +30,9 @@
 #define LBR_ASM_EXTABLE_WRMSR(from, to) \
 	_ASM_EXTABLE_HANDLE(from, to, ex_handler_wrmsr_unsafe)
 #endif
+
+#ifdef __ASSEMBLY__
+/* --- for fexit_tramp.S --- */
 
 /*
  * Call depth tracking (the retbleed mitigation for Skylake) came in 6.2:
@@ -87,6 +88,48 @@
 static __always_inline u64 lbr_rdmsr(u32 msr)
 {
 	return __rdmsr(msr);
+}
+
+/*
+ * RDMSR into the u64 at @p, its halves stored as EDX:EAX hold them: the
+ * shift and OR that make __rdmsr()'s value are two of the five
+ * instructions per MSR of lbr_hw_read_raw()'s copy.  The same
+ * exception-table entry as __rdmsr() (arch/x86/include/asm/msr.h): a
+ * fault gives 0, as there.  x86 is little-endian: the low half first.
+ */
+static __always_inline void lbr_rdmsr_to(u32 msr, u64 *p)
+{
+	u32 lo, hi;
+
+	asm volatile("1: rdmsr\n"
+		     "2:\n"
+		     LBR_ASM_EXTABLE_RDMSR(1b, 2b)
+		     : "=a" (lo), "=d" (hi) : "c" (msr));
+	((u32 *)p)[0] = lo;
+	((u32 *)p)[1] = hi;
+}
+
+/*
+ * RDMSR and WRMSR by halves, as EDX:EAX hold them: the freeze changes one
+ * bit of the low half and leaves the high half as it came, with no shift
+ * or OR before its WRMSR.  Raw, with the exception-table entries of
+ * __rdmsr() and __wrmsr() (arch/x86/include/asm/msr.h): no tracepoint, no
+ * paravirt call.
+ */
+static __always_inline void lbr_rdmsr_lohi(u32 msr, u32 *lo, u32 *hi)
+{
+	asm volatile("1: rdmsr\n"
+		     "2:\n"
+		     LBR_ASM_EXTABLE_RDMSR(1b, 2b)
+		     : "=a" (*lo), "=d" (*hi) : "c" (msr));
+}
+
+static __always_inline void lbr_wrmsr_lohi(u32 msr, u32 lo, u32 hi)
+{
+	asm volatile("1: wrmsr\n"
+		     "2:\n"
+		     LBR_ASM_EXTABLE_WRMSR(1b, 2b)
+		     : : "c" (msr), "a" (lo), "d" (hi) : "memory");
 }
 
 static __always_inline void lbr_wrmsr(u32 msr, u64 val)

@@ -45,7 +45,7 @@ static DEFINE_MUTEX(lbr_fexit_pending_lock);
 
 /* lbr_snap_fexit's ->capture(): interrupts off, LBR frozen if it can be. */
 static void notrace lbr_fexit_capture(void *data, unsigned long ax,
-				      unsigned long caller, u64 ctl,
+				      unsigned long caller, u32 ctl,
 				      unsigned long ret_site)
 {
 	lbr_capture(data, ax, caller,
@@ -76,7 +76,7 @@ static struct lbr_fexit_client lbr_fexit_client = {
 int lbr_fexit_start(void)
 {
 	lbr_fexit_client.ctl_msr = lbr_hw.ctl_msr;
-	lbr_fexit_client.keep = ~lbr_hw.enable_mask;
+	lbr_fexit_client.keep = lbr_hw.freeze_keep;
 	lbr_fexit_client.freeze = lbr_hw.backend != LBR_SNAP_BACKEND_NONE;
 	return lbr_fexit_register(&lbr_fexit_client);
 }
@@ -134,7 +134,7 @@ int lbr_fexit_attach(struct lbr_target *t)
 		return -EINVAL;
 	}
 	/* ftrace maps sym+0 to its fentry site. */
-	ret = lbr_fexit_slot_get(t->start, t);
+	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0);
 	if (ret == -EBUSY) {
 		pr_err("target '%s': fexit: busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)\n",
 		       t->name, ret);

@@ -49,10 +49,6 @@ struct lbr_fexit_slot {
 	bool told;			/* said it is still draining */
 };
 
-struct lbr_fexit_calls {
-	long n[LBR_FEXIT_SLOTS];
-};
-
 /*
  * Slot state changes under lbr_fexit_lock.  A slot is "used" from
  * lbr_fexit_slot_get() until it has drained, or for good if ftrace would
@@ -72,7 +68,15 @@ static DECLARE_BITMAP(lbr_fexit_unhooked, LBR_FEXIT_SLOTS);
 static bool lbr_fexit_pinned;		/* our reference on ourselves */
 static const struct lbr_fexit_client *lbr_fexit_client;
 
-static DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+/* Global: the trampolines count a call in themselves (fexit_tramp.S). */
+DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+
+/*
+ * Slots whose function takes every argument in a register (its BTF says,
+ * lbr_fexit_slot_get()): their trampoline copies no stack words and makes
+ * no call on the way in.  Set before the slot's direct call is live.
+ */
+u8 lbr_fexit_regs_only[LBR_FEXIT_SLOTS];
 
 static void lbr_fexit_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
@@ -84,7 +88,7 @@ static void lbr_fexit_detach_locked(unsigned int slot);
 static unsigned long lbr_fexit_poll;
 
 u32 lbr_fexit_ctl_msr __read_mostly;
-u64 lbr_fexit_keep __read_mostly = ~0ULL;
+u32 lbr_fexit_keep __read_mostly = ~0U;
 
 static __always_inline unsigned long lbr_fexit_ret_site(unsigned int kind,
 							unsigned int slot)
@@ -185,12 +189,14 @@ lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 NOKPROBE_SYMBOL(lbr_fexit_enter);
 
 /*
- * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl is
- * @msr, the control MSR it froze, before the freeze.  Without a client
- * the freeze is undone here, on the MSR the trampoline used.
+ * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl and
+ * @ctl_hi are the halves of @msr, the control MSR it froze, before the
+ * freeze.  Without a client the freeze is undone here, on the MSR the
+ * trampoline used.
  */
 void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-				unsigned long caller, u64 ctl, u32 msr)
+				unsigned long caller, u32 ctl, u32 msr,
+				u32 ctl_hi)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
@@ -198,7 +204,7 @@ void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
 			   lbr_fexit_ret_site(0, slot));
 	else
-		lbr_wrmsr(msr, ctl);
+		lbr_wrmsr_lohi(msr, ctl, ctl_hi);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
@@ -267,7 +273,7 @@ int lbr_fexit_register(const struct lbr_fexit_client *client)
 		 */
 		if (client->freeze)
 			WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
-		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0ULL);
+		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0U);
 		WRITE_ONCE(lbr_fexit_client, client);
 	}
 	mutex_unlock(&lbr_fexit_lock);
@@ -301,7 +307,7 @@ void lbr_fexit_unregister(void)
 	}
 	bitmap_or(lbr_fexit_orphan, lbr_fexit_orphan, lbr_fexit_used,
 		  LBR_FEXIT_SLOTS);
-	WRITE_ONCE(lbr_fexit_keep, ~0ULL);
+	WRITE_ONCE(lbr_fexit_keep, ~0U);
 	WRITE_ONCE(lbr_fexit_client, NULL);
 	mutex_unlock(&lbr_fexit_lock);
 	/*
@@ -318,6 +324,9 @@ EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
  * lbr_fexit_slot_get - hook the function at @ip with a trampoline
  * @ip: the function's address (ftrace maps it to its fentry site)
  * @data: given back to the client's callbacks for this slot
+ * @regs_only: every argument of the function is in a register (the
+ *	caller knows it from BTF, not from a user): the trampoline copies
+ *	none of the caller's stack words
  *
  * When every slot is taken and some are draining, waits for one pass of
  * the drain (its grace periods, never a traced call) and tries again.
@@ -325,7 +334,7 @@ EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
  * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
  * ones still have calls inside, or what ftrace said.
  */
-int lbr_fexit_slot_get(unsigned long ip, void *data)
+int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only)
 {
 	bool retried = false;
 	struct lbr_fexit_slot *s;
@@ -354,6 +363,7 @@ again:
 	}
 	s = &lbr_fexit_slots[slot];
 	s->data = data;
+	WRITE_ONCE(lbr_fexit_regs_only[slot], regs_only);
 	s->direct.ip = ip;
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
 	/* Used before the first call can come: the exit probe looks at it. */

@@ -24,33 +24,36 @@
 #define LBR_FEXIT_STACK_WORDS	16
 
 #ifndef __ASSEMBLY__
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 /**
  * struct lbr_fexit_client - what lbr_snap gives lbr_snap_fexit
  * @capture: the traced function of the slot got with @data returned @ax
  *	to @caller.  Called with interrupts off; with LBR frozen if @freeze,
- *	@ctl being the control MSR before the freeze, which @capture writes
- *	back.  @ret_site is the instruction the function returned to.
+ *	@ctl being the control MSR's low half before the freeze (the high
+ *	half is left as it is), which @capture writes back.  @ret_site is
+ *	the instruction the function returned to.
  * @released: the slot got with @data, given back with lbr_fexit_slot_put(),
  *	has no call in flight any more and will not call @capture again.
  *	Process context, under lbr_snap_fexit's lock: may not call it.
  * @ctl_msr: the LBR control MSR the trampolines freeze
- * @keep: the bits of @ctl_msr the freeze keeps
+ * @keep: the bits of @ctl_msr's low half the freeze keeps (it keeps the
+ *	whole high half)
  * @freeze: false for the "none" backend: trampolines that do not freeze
  */
 struct lbr_fexit_client {
 	void (*capture)(void *data, unsigned long ax, unsigned long caller,
-			u64 ctl, unsigned long ret_site);
+			u32 ctl, unsigned long ret_site);
 	void (*released)(void *data);
 	u32 ctl_msr;
-	u64 keep;
+	u32 keep;
 	bool freeze;
 };
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
-int lbr_fexit_slot_get(unsigned long ip, void *data);
+int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only);
 void lbr_fexit_slot_put(unsigned int slot);
 long lbr_fexit_slot_inflight(unsigned int slot);
 bool lbr_fexit_owns(unsigned long addr);
@@ -60,15 +63,26 @@ extern const unsigned long lbr_fexit_tramps[2][LBR_FEXIT_SLOTS];
 /* Offset from a trampoline to the instruction the traced function returns to. */
 extern const u32 lbr_fexit_ret_offs[2][LBR_FEXIT_SLOTS];
 
-/* The freeze the trampolines do: clear ~@lbr_fexit_keep bits of @lbr_fexit_ctl_msr. */
+/*
+ * The freeze the trampolines do: clear the ~@lbr_fexit_keep bits of
+ * @lbr_fexit_ctl_msr's low half.
+ */
 extern u32 lbr_fexit_ctl_msr;
-extern u64 lbr_fexit_keep;
+extern u32 lbr_fexit_keep;
 
 /* Called by the trampolines (fexit_tramp.S). */
+extern u8 lbr_fexit_regs_only[LBR_FEXIT_SLOTS];
+
+/* Calls inside each slot's function on this CPU, in and out. */
+struct lbr_fexit_calls {
+	long n[LBR_FEXIT_SLOTS];	/* 8 bytes each: fexit_tramp.S */
+};
+DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-			unsigned long caller, u64 ctl, u32 msr);
+			unsigned long caller, u32 ctl, u32 msr, u32 ctl_hi);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 			  unsigned long caller);
 #endif

@@ -33,6 +33,7 @@
 #include <asm/asm.h>
 #include <asm/unwind_hints.h>
 #include <asm/nospec-branch.h>
+#include <asm/percpu.h>
 
 #include "compat.h"
 #include "fexit_slots.h"
@@ -53,6 +54,15 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	movq	%rsp, %rbp
 	/* Room for the caller's stack arguments, just above .Lret's slot. */
 	subq	$8 * LBR_FEXIT_STACK_WORDS, %rsp
+	/*
+	 * A function whose arguments are all in registers reads none of
+	 * them: count the call in (lbr_fexit_calls.n[slot]) and go.
+	 */
+	cmpb	$0, lbr_fexit_regs_only + \n(%rip)
+	je	.Lcopy_\kind\()_\n
+	incq	PER_CPU_VAR(lbr_fexit_calls + 8 * \n)
+	jmp	.Lcall_\kind\()_\n
+.Lcopy_\kind\()_\n:
 	/* Count the call in and copy them, keeping the register arguments. */
 	pushq	%rdi
 	pushq	%rsi
@@ -72,7 +82,7 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	popq	%rdx
 	popq	%rsi
 	popq	%rdi
-
+.Lcall_\kind\()_\n:
 	call	lbr_fexit_call_rest
 .Lret_\kind\()_\n:
 	/*
@@ -85,20 +95,18 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	movq	%rax, %r10
 	movq	%rdx, %r11
 .ifc \kind, lbr
+	/* The enable bit is in the low half: the high one goes back as is. */
 	movl	lbr_fexit_ctl_msr(%rip), %ecx
 1:	rdmsr
-2:	movl	%eax, %r8d
-	movl	%edx, %r9d
+2:	movl	%eax, %r9d
 	andl	lbr_fexit_keep(%rip), %eax
-	andl	lbr_fexit_keep + 4(%rip), %edx
 3:	wrmsr
 4:
 	LBR_ASM_EXTABLE_RDMSR(1b, 2b)
 	LBR_ASM_EXTABLE_WRMSR(3b, 4b)
-	shlq	$32, %r9
-	orq	%r8, %r9
 	movl	%ecx, %r8d		/* the MSR frozen */
-	movq	%r9, %rcx		/* its value before the freeze */
+	movl	%r9d, %ecx		/* its low half before the freeze */
+	movl	%edx, %r9d		/* and its high half */
 .endif
 	pushq	%r10
 	pushq	%r11

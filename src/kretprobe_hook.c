@@ -31,7 +31,7 @@ static int notrace __no_sanitize_address __no_sanitize_memory __no_kcsan
 __no_sanitize_coverage
 lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 ctl = lbr_hw_freeze();
+	u32 ctl = lbr_hw_freeze();
 
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
 		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), true,

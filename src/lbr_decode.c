@@ -100,6 +100,8 @@ decode_legacy(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 		break;
 	case LBR_FMT_INFO:
 	case LBR_FMT_INFO2:
+		if (fmt->no_info)
+			break;
 		set_mispred(out, raw->info & INFO_MISPRED);
 		if (fmt->format == LBR_FMT_INFO) {
 			if (raw->info & INFO_IN_TX)
@@ -145,7 +147,8 @@ static __always_inline u8 arch_br_type(u64 info)
 }
 
 static __always_inline enum lbr_decode_result
-decode_arch(const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
+decode_arch(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
+	    struct lbr_snap_branch *out)
 {
 	/* Entries fill from 0; the first FROM of 0 ends the stack. */
 	if (!raw->from)
@@ -153,6 +156,8 @@ decode_arch(const struct lbr_raw_entry *raw, struct lbr_snap_branch *out)
 
 	out->from = raw->from;
 	out->to = raw->to;
+	if (fmt->no_info)
+		return LBR_DECODE_OK;
 	set_mispred(out, raw->info & INFO_MISPRED);
 	if (raw->info & INFO_IN_TX)
 		out->flags |= LBR_SNAP_BR_IN_TX;
@@ -209,7 +214,7 @@ lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 	case LBR_SNAP_BACKEND_INTEL:
 		return decode_legacy(fmt, raw, out);
 	case LBR_SNAP_BACKEND_ARCH:
-		return decode_arch(raw, out);
+		return decode_arch(fmt, raw, out);
 	case LBR_SNAP_BACKEND_AMD:
 		return decode_amd(fmt, raw, out);
 	default:

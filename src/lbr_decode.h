@@ -51,6 +51,9 @@ struct lbr_decode_fmt {
 	u8 format;		/* legacy: enum lbr_legacy_format */
 	u8 tsx;			/* legacy: the CPU has TSX, in_tx/abort valid */
 	u8 virt_bits;		/* AMD: virtual address width to sign-extend */
+	u8 no_info;		/* LBR_INFO was not read (lbr_info=0): no
+				 * prediction, cycles or type from it
+				 */
 };
 
 /* One entry as read from the MSRs, before decoding. */

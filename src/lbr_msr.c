@@ -51,6 +51,9 @@
 #define LBR_MSR_AMD_SELECT	0xc000010e
 #define LBR_MSR_AMD_DBG_EXTN_CFG	0xc000010f
 #define LBR_AMD_LBRV2EN	(1ULL << 6)
+
+/* lbr_hw_freeze() changes only the control MSR's low half. */
+static_assert(!((LBR_DEBUGCTL_LBR | LBR_ARCH_CTL_LBREN | LBR_AMD_LBRV2EN) >> 32));
 #define LBR_MSR_AMD_BR_FROM	0xc0010300
 
 #define LBR_CPUID_PDCM		(1U << 15)	/* CPUID.1:ECX */
@@ -496,8 +499,10 @@ int lbr_hw_detect(const char *force)
 		lbr_hw.fmt.backend = lbr_backends[i].id;
 		lbr_hw.backend = lbr_backends[i].id;
 		lbr_hw.name = lbr_backends[i].name;
-		if (!lbr_backends[i].probe() && !lbr_check_cpus())
+		if (!lbr_backends[i].probe() && !lbr_check_cpus()) {
+			lbr_hw.freeze_keep = ~(u32)lbr_hw.enable_mask;
 			return 0;
+		}
 		strscpy(why[i], lbr_hw.reason, sizeof(why[i]));
 		if (!is_auto) {
 			pr_err("backend=%s unavailable: %s\n", force, why[i]);

@@ -33,23 +33,31 @@ DECLARE_PER_CPU(unsigned int, lbr_cpu_depth);
 
 /*
  * Stop recording by clearing the backend's enable bit and return the
- * control MSR as it was.  Only two MSR instructions and an AND: no branch
- * or call may come before the WRMSR (checked by tests/check-freeze-first.sh).
+ * control MSR's low half as it was.  RDMSR, a copy and an AND of the low
+ * half, WRMSR: no branch or call may come before the WRMSR (checked by
+ * tests/check-freeze-first.sh).  Every backend's enable bit is in the low
+ * half (lbr_hw.freeze_keep is the rest of it); the high half is written
+ * back as it was read.
  */
-static __always_inline u64 lbr_hw_freeze(void)
+static __always_inline u32 lbr_hw_freeze(void)
 {
-	u64 ctl = lbr_rdmsr(lbr_hw.ctl_msr);
+	u32 lo, hi;
 
-	lbr_wrmsr(lbr_hw.ctl_msr, ctl & ~lbr_hw.enable_mask);
-	return ctl;
+	lbr_rdmsr_lohi(lbr_hw.ctl_msr, &lo, &hi);
+	lbr_wrmsr_lohi(lbr_hw.ctl_msr, lo & lbr_hw.freeze_keep, hi);
+	return lo;
 }
 
 /* Resume recording if it was on when lbr_hw_freeze() returned @ctl. */
-static __always_inline void lbr_hw_unfreeze(u64 ctl)
+static __always_inline void lbr_hw_unfreeze(u32 ctl)
 {
-	if (ctl & lbr_hw.enable_mask)
-		lbr_wrmsr(lbr_hw.ctl_msr, lbr_rdmsr(lbr_hw.ctl_msr) |
-			  lbr_hw.enable_mask);
+	u32 lo, hi;
+
+	if (ctl & lbr_hw.enable_mask) {
+		lbr_rdmsr_lohi(lbr_hw.ctl_msr, &lo, &hi);
+		lbr_wrmsr_lohi(lbr_hw.ctl_msr, lo | (u32)lbr_hw.enable_mask,
+			       hi);
+	}
 }
 
 /*
@@ -101,7 +109,11 @@ struct lbr_target {
 	u8 ret_type;		/* enum lbr_snap_ret_type */
 	u8 hook;		/* enum lbr_snap_hook, once attached */
 	u8 want;		/* enum lbr_hook_want */
-	s8 nargs;		/* register arguments (sym/N), -1: unknown */
+	s8 nargs;		/* register arguments (sym/N or BTF), -1: unknown */
+	s8 btf_reg_args;	/* BTF: all this many arguments are in
+				 * registers; -1: not so, or unknown
+				 */
+	bool typed;		/* the spec gave %type */
 	struct lbr_counters __percpu *counters;
 	char name[LBR_SNAP_NAME_LEN];
 };
@@ -116,9 +128,22 @@ int lbr_target_del(const char *name);
 unsigned int lbr_targets_count(void);
 unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
 
+/* btf_func.c: what vmlinux's BTF says of a function */
+#define LBR_BTF_RET_UNKNOWN	(-1)	/* no BTF, or not a scalar */
+#define LBR_BTF_RET_VOID	(-2)
+struct lbr_btf_func {
+	int ret_type;		/* enum lbr_snap_ret_type or LBR_BTF_RET_* */
+	int nargs;		/* all in registers: how many; else -1 */
+};
+struct lbr_btf;
+struct lbr_btf *lbr_btf_open(void);
+void lbr_btf_close(struct lbr_btf *b);
+int lbr_btf_func(const struct lbr_btf *b, const char *name,
+		 struct lbr_btf_func *fi);
+
 /* capture.c */
 void lbr_capture(struct lbr_target *t, unsigned long ax, unsigned long caller,
-		 bool frozen, u64 ctl, unsigned long ret_site);
+		 bool frozen, u32 ctl, unsigned long ret_site);
 void lbr_capture_set_every_return(bool all);
 bool lbr_capture_every_return(void);
 
@@ -135,6 +160,27 @@ void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
+
+/*
+ * A record as the capture path leaves it in a ring: the ABI's header, then
+ * the LBR as lbr_hw_read_raw() copied it.  read() hands out the decoded
+ * record instead (lbr_record_decode(), record_decode.c), whose
+ * nr_entries, size, probe_entries and LBR_SNAP_REC_NO_RETURN it sets.
+ */
+struct lbr_raw_record {
+	struct lbr_snap_record hdr;	/* hdr.size: this record's bytes */
+	u64 ret_site;		/* where the target's RET lands */
+	u16 depth;		/* entries copied, 0: none */
+	u8 planes;		/* LBR_RAW_* */
+	u8 reserved;
+	u32 tos;		/* legacy TOS at the freeze */
+	u64 msr[];		/* lbr_raw_msrs(planes, depth) values */
+};
+
+/* record_decode.c */
+#define LBR_RECORD_DECODED_MAX	LBR_SNAP_RECORD_MAX
+unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
+			       unsigned int len, struct lbr_snap_record *out);
 
 /* record_buffer.c: what the capture path needs of the buffers */
 struct lbr_ring;

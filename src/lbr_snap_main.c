@@ -46,6 +46,18 @@ MODULE_PARM_DESC(lbr_filter,
 		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
 
 /*
+ * Off by default: the path to a return is in FROM and TO, and LBR_INFO
+ * (prediction, cycles, Arch LBR's branch type) would add a third RDMSR per
+ * entry, 32 more on a 32-deep stack, to every capture, with interrupts off
+ * and LBR frozen.  Formats that keep the prediction in FROM (Haswell,
+ * Broadwell) have it either way.
+ */
+static bool lbr_info;
+module_param(lbr_info, bool, 0444);
+MODULE_PARM_DESC(lbr_info,
+		 "Read LBR_INFO too: mispredictions, cycle counts and Arch LBR branch types, at one more RDMSR per entry (default 0)");
+
+/*
  * The buffers take buffer_kb on every possible CPU (record_buffer.c).
  * Their allocation never WARNs, but memory the machine cannot spare would
  * starve it: refuse what would take more than half the memory available
@@ -88,6 +100,7 @@ static int __init lbr_snap_init(void)
 	ret = lbr_hw_detect(backend);
 	if (ret)
 		return ret;
+	lbr_hw_set_planes(lbr_info);
 
 	ret = lbr_buf_init(buffer_kb);
 	if (ret)

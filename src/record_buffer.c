@@ -226,20 +226,36 @@ static struct lbr_ring *lbr_oldest(struct lbr_snap_record **recp,
 	return best_r;
 }
 
-/* Copy whole records, oldest first, while they fit. */
+/*
+ * Where a record is decoded before it is copied out (lbr_record_decode()):
+ * one, under lbr_read_lock.
+ */
+static u64 lbr_read_bounce[LBR_RECORD_DECODED_MAX / sizeof(u64)];
+
+/*
+ * Copy whole records, oldest first, while they fit.  One the decoder
+ * refuses (a defect; it WARNs) is consumed and not counted as read.
+ */
 static ssize_t lbr_copy_records(char __user *buf, size_t count)
 {
 	struct lbr_snap_record *rec;
 	struct lbr_ring *r;
 	unsigned long next;
+	unsigned int len;
 	size_t done = 0;
 
 	while ((r = lbr_oldest(&rec, &next))) {
-		if (rec->size > count - done)
+		len = lbr_record_decode(rec, rec->size,
+					(struct lbr_snap_record *)lbr_read_bounce);
+		if (!len) {
+			lbr_ring_consume(r, next);
+			continue;
+		}
+		if (len > count - done)
 			return done ? done : -EINVAL;
-		if (copy_to_user(buf + done, rec, rec->size))
+		if (copy_to_user(buf + done, lbr_read_bounce, len))
 			return done ? done : -EFAULT;
-		done += rec->size;
+		done += len;
 		lbr_ring_consume(r, next);
 		WRITE_ONCE(lbr_records_read, lbr_records_read + 1);
 		cond_resched();

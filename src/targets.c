@@ -180,6 +180,7 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 			return -EINVAL;
 		}
 		t->ret_type = i;
+		t->typed = true;
 	}
 	if (!*tok) {
 		pr_err("targets: empty symbol name\n");
@@ -200,7 +201,50 @@ void lbr_target_free(struct lbr_target *t)
 	kfree(t);
 }
 
-static struct lbr_target *lbr_target_new(char *tok)
+/*
+ * What vmlinux's BTF says of @t (nothing without BTF, or for a module's
+ * function): the return type when the spec gave none, a warning when it
+ * gave another; the argument count; and whether every argument is in a
+ * register, which spares the fexit hook copying stack words.  A user's
+ * /N is never taken for that: a wrong one would have the function read
+ * stack arguments that are not there.
+ */
+static void lbr_target_btf(struct lbr_target *t, const struct lbr_btf *btf)
+{
+	const char *const *names = lbr_ret_type_names;
+	struct lbr_btf_func fi;
+	int ret;
+
+	t->btf_reg_args = -1;
+	if (IS_ERR_OR_NULL(btf))
+		return;
+	ret = lbr_btf_func(btf, t->name, &fi);
+	if (ret) {
+		if (ret == -ENOTUNIQ)
+			pr_info("target '%s': several functions of this name in BTF: its types are not checked\n",
+				t->name);
+		return;
+	}
+	if (fi.ret_type == LBR_BTF_RET_VOID) {
+		pr_warn("target '%s': returns void: with capture=errors its \"return value\" is whatever RAX held; capture=all records every return\n",
+			t->name);
+	} else if (fi.ret_type >= 0 && !t->typed) {
+		t->ret_type = fi.ret_type;
+	} else if (fi.ret_type >= 0 && fi.ret_type != t->ret_type) {
+		pr_warn("target '%s': BTF says it returns %s, the spec says %s: errors are told by %s\n",
+			t->name, names[fi.ret_type], names[t->ret_type],
+			names[t->ret_type]);
+	}
+	if (fi.nargs < 0)
+		return;
+	if (t->nargs >= 0 && t->nargs != fi.nargs)
+		pr_warn("target '%s': BTF says %d arguments, the spec %d: BTF's count is used\n",
+			t->name, fi.nargs, t->nargs);
+	t->nargs = fi.nargs;
+	t->btf_reg_args = fi.nargs;
+}
+
+static struct lbr_target *lbr_target_new(char *tok, const struct lbr_btf *btf)
 {
 	struct lbr_target *t = kzalloc(sizeof(*t), GFP_KERNEL);
 	unsigned int i;
@@ -218,6 +262,8 @@ static struct lbr_target *lbr_target_new(char *tok)
 	}
 	if (!ret)
 		ret = lbr_target_resolve(t);
+	if (!ret)
+		lbr_target_btf(t, btf);
 	for (i = 0; !ret && i < lbr_nr_targets; i++) {
 		if (lbr_targets[i]->start == t->start) {
 			pr_err("target '%s': same function as '%s'\n",
@@ -312,6 +358,7 @@ static void lbr_target_announce(struct lbr_target *t)
  */
 int lbr_targets_register(const char *spec)
 {
+	struct lbr_btf *btf;
 	char *buf, *cur, *tok;
 	struct lbr_target *t;
 	unsigned int i;
@@ -332,9 +379,10 @@ int lbr_targets_register(const char *spec)
 		kfree(buf);
 		return -E2BIG;
 	}
+	btf = lbr_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	while ((tok = strsep(&cur, ",")) != NULL) {
-		t = lbr_target_new(strim(tok));
+		t = lbr_target_new(strim(tok), btf);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
 			break;
@@ -350,6 +398,7 @@ int lbr_targets_register(const char *spec)
 		lbr_targets[lbr_nr_targets++] = t;
 	}
 	mutex_unlock(&lbr_targets_lock);
+	lbr_btf_close(btf);
 	kfree(buf);
 
 	if (ret) {
@@ -372,6 +421,7 @@ int lbr_targets_register(const char *spec)
 int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 {
 	char buf[LBR_SNAP_NAME_LEN + 8];
+	struct lbr_btf *btf;
 	struct lbr_target *t;
 	int ret;
 
@@ -388,13 +438,14 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		return -EINVAL;
 	}
 	lbr_kretprobe_init();
+	btf = lbr_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
 		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
 		ret = -E2BIG;
 		goto out;
 	}
-	t = lbr_target_new(strim(buf));
+	t = lbr_target_new(strim(buf), btf);
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
 		goto out;
@@ -414,6 +465,7 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	*hook = t->hook;
 out:
 	mutex_unlock(&lbr_targets_lock);
+	lbr_btf_close(btf);
 	return ret;
 }
 

@@ -9,7 +9,8 @@ and fails unless
   first WRMSR transfers control, and
 - in each fexit trampoline that freezes (lbr_fexit_lbr_N), there is one
   CALL of lbr_fexit_call_rest (what the traced function returns past),
-  before it no transfer but CALLs of lbr_fexit_enter (the count in), and
+  before it no transfer but CALLs of lbr_fexit_enter (the count in) and
+  direct jumps forward to no further than that CALL, and
   between it and the next WRMSR no transfer, and a CLI with no STI or POPF
   after it: interrupts are off when LBR freezes and stay off,
 - the trampolines and what they call on every call (lbr_fexit_enter,
@@ -196,6 +197,18 @@ def irqs_off(name, insns):
     return True, ""
 
 
+def local_forward(i, body, limit):
+    """a direct JMP or Jcc to an instruction of @body after it, at or
+    before address @limit"""
+    if not re.match(r"^j(mp|[a-z]+)$", i.mnem) or i.mnem == "jmpq":
+        return False
+    m = re.match(r"^([0-9a-f]+) <", i.ops)
+    if not m or i.reloc:
+        return False
+    dest = int(m.group(1), 16)
+    return i.addr < dest <= limit and any(j.addr == dest for j in body)
+
+
 def locked(i):
     """an atomic read-modify-write: LOCK-prefixed, or XCHG with memory"""
     words = i.text.split()
@@ -230,10 +243,13 @@ def main(objs):
             print(f"not ok - {t}: {len(rest)} calls of lbr_fexit_call_rest, not one")
             bad += 1
             continue
-        # Whatever precedes that CALL but the count in: any transfer there
-        # would be a second way into the rest of the function.
+        # Whatever precedes that CALL but the count in, and jumps forward
+        # to no further than it (the count in, or not, by the slot's
+        # regs_only): any other transfer there would be a second way into
+        # the rest of the function.
         for i in body[:rest[0]]:
-            if i.transfers() and not is_call_to(i, "lbr_fexit_enter"):
+            if i.transfers() and not is_call_to(i, "lbr_fexit_enter") and \
+                    not local_forward(i, body, body[rest[0]].addr):
                 print(f"not ok - {t}: '{i.text}' before the call of the function's rest")
                 bad += 1
                 break

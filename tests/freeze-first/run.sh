@@ -114,6 +114,15 @@ for f in "${forms[@]}"; do
 	crafted "trampoline: $f" nop "$f" "$ecx" nop fail
 done
 crafted "trampoline: jmp before the call" nop nop "$ecx" 'jmp 1f' fail
+# The regs_only branch: forward, to no further than the call.
+crafted "trampoline: jne over a count to the call" nop nop "$ecx" \
+	'jne 2f; incq lbr_hw(%rip); 2:' pass
+crafted "trampoline: jmp back before the call" nop nop "$ecx" \
+	'2: nop; jmp 2b' fail
+crafted "trampoline: jmp into the function's rest" nop nop "$ecx" \
+	'jmp lbr_fexit_call_rest' fail
+crafted "trampoline: jmp to the call's return" nop nop "$ecx" \
+	'jmp 3f; call lbr_fexit_call_rest; 3:' fail
 crafted "trampoline: a call of another function before the call" nop nop "$ecx" \
 	'call lbr_detect' fail
 crafted "trampoline: lbr_fexit_call_rest called twice" nop nop "$ecx" \

@@ -1561,7 +1561,8 @@ TEST_F(cap, branch_info_as_the_lab_made_it)
 	int i, j, n, ret, bad = 0, known = 0;
 	bool arch;
 
-	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int lbr_info=1",
+		 O_NONBLOCK);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	if (!lbr_lab_cpu())
@@ -1616,6 +1617,57 @@ TEST_F(cap, branch_info_as_the_lab_made_it)
 			if (arch)
 				EXPECT_EQ(LBR_SNAP_BT_JMP, b->type);
 		}
+	}
+	ksyms_drop();
+	EXPECT_EQ(0, bad);
+	if (return_fits(variant))
+		EXPECT_LE(2, known);
+}
+
+/*
+ * lbr_info=0, the default: LBR_INFO is not read.  Where the flags live in
+ * it (format 5 and 7, Arch LBR; the lab's two CPUs), no entry has a
+ * prediction, a cycle count or a type; the path itself is all there, the
+ * target's return included.  With lbr_info=1 the same entries have them
+ * (branch_info_as_the_lab_made_it).
+ */
+TEST_F(cap, branch_info_only_when_asked)
+{
+	unsigned long long fail = ksym("lbr_test_fail");
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	const unsigned int info = LBR_SNAP_BR_MISPRED | LBR_SNAP_BR_PREDICTED |
+				  LBR_SNAP_BR_CYCLES;
+	int i, j, n, bad = 0, known = 0;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (self->info.backend != LBR_SNAP_BACKEND_ARCH &&
+	    self->info.lbr_format != 5 && self->info.lbr_format != 7)
+		SKIP(return, "LBR format %u keeps its flags in FROM, not LBR_INFO",
+		     self->info.lbr_format);
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(3, n)
+		TH_LOG("%s", lbr_why);
+	ASSERT_TRUE(ksyms_snapshot());
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		EXPECT_LT(8, r->h.nr_entries);
+		for (j = 0; j < r->h.nr_entries; j++) {
+			const struct lbr_snap_branch *b = &r->br[j];
+
+			if (!(b->flags & info) && !b->cycles &&
+			    b->type == LBR_SNAP_BT_UNKNOWN)
+				continue;
+			if (!bad++)
+				TH_LOG("record %d entry %d: %llx -> %llx flags %#x cycles %u type %u, with lbr_info=0",
+				       i, j, b->from, b->to, b->flags,
+				       b->cycles, b->type);
+		}
+		if (find_return(r, fail, site) >= 0)
+			known++;
 	}
 	ksyms_drop();
 	EXPECT_EQ(0, bad);
@@ -2691,16 +2743,18 @@ TEST_F(cap, who_may_read_and_control)
 }
 
 /*
- * Everything the capture path runs once LBR is frozen, down to the
- * decoder: no kprobe may be put on it (the kprobe blacklist) and ftrace
- * cannot trace it (no fentry, so absent from available_filter_functions).
- * Either would add branches before the read, or recurse.
+ * Everything the capture path runs once LBR is frozen, down to the raw
+ * copy, and the decoder read() runs on it: no kprobe may be put on it (the
+ * kprobe blacklist) and ftrace cannot trace it (no fentry, so absent from
+ * available_filter_functions).  Either would add branches before the
+ * read, or recurse.
  */
 TEST_F(cap, capture_path_neither_probed_nor_traced)
 {
 	static const char *const path[] = {
 		"lbr_ret_handler", "lbr_ret_handler_nolbr", "lbr_capture",
-		"lbr_buf_reserve", "lbr_buf_commit", "lbr_hw_read",
+		"lbr_capture_record", "lbr_buf_reserve", "lbr_buf_commit",
+		"lbr_hw_read_raw", "lbr_raw_decode",
 		"lbr_decode_entry", "lbr_legacy_index", "lbr_probe_entries",
 		"lbr_fexit_capture", "lbr_fexit_enter", "lbr_fexit_copy_slow",
 		"lbr_fexit_exit_lbr", "lbr_fexit_exit_nolbr",
@@ -3204,6 +3258,65 @@ TEST_F_TIMEOUT(fexit, exit_probe_counts_only_calls_that_never_return, 120)
 	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000))
 		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
 	EXPECT_EQ(0, rmmod_nonblock("lbr_snap_fexit"));
+}
+
+/*
+ * Where vmlinux has BTF the module reads it: do_sys_openat2 with no %type
+ * and no /N gets its return type from BTF (long on 6.1, int on 7.2) and
+ * its 3 arguments, all in registers, so its fexit trampoline copies no
+ * stack word on the way in.  Through that trampoline every open() does
+ * what it should, and the ENOENTs come back as -2.  A spec BTF
+ * contradicts, or a void function, gets a warning.
+ */
+TEST_F(fexit, btf_types_and_register_arguments)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	int k, i, n, fd, enoent = 0;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP(return, "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF)");
+	if (!ftrace_can_trace("do_sys_openat2"))
+		SKIP(return, "do_sys_openat2 is not one fexit can hook here");
+	k = kmsg_open();
+	ASSERT_LE(0, k);
+	ASSERT_EQ(0, load("targets=do_sys_openat2@fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(1, hdr.nr);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, st[0].hook);
+	EXPECT_EQ(3, st[0].nr_args);
+	EXPECT_TRUE(st[0].ret_type == LBR_SNAP_RET_LONG ||
+		    st[0].ret_type == LBR_SNAP_RET_INT)
+		TH_LOG("ret_type %u", st[0].ret_type);
+	for (i = 0; i < 20; i++) {
+		errno = 0;
+		EXPECT_EQ(-1, open("/lbr-snap-no-such-file", O_RDONLY));
+		EXPECT_EQ(ENOENT, errno);
+		fd = open("/proc/self/stat", O_RDONLY);
+		EXPECT_LE(0, fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	n = drain(self->fd, self->recs, MAX_RECS);
+	for (i = 0; i < n; i++)
+		if (self->recs[i].h.tgid == (__u32)getpid() &&
+		    self->recs[i].h.retval == -ENOENT)
+			enoent++;
+	EXPECT_EQ(20, enoent)
+		TH_LOG("%d records, %s", n, lbr_why);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+
+	ASSERT_EQ(0, load("targets=do_sys_openat2%bool@kretprobe"));
+	EXPECT_TRUE(kmsg_has(k, "target 'do_sys_openat2': BTF says it returns "));
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load("targets=kfree@kretprobe"));
+	EXPECT_TRUE(kmsg_has(k, "target 'kfree': returns void"));
+	ASSERT_EQ(0, unload());
+	close(k);
 }
 
 /* A function that never returns would hold its trampoline for good. */

@@ -667,8 +667,8 @@ static void test_legacy_index(void)
 /* ----------------------------------------------- whole-stack reading */
 
 /*
- * Whole stacks are read by the module's own loop, lbr_hw_read() in
- * src/lbr_read.c, built into this test.  It takes the hardware from
+ * Whole stacks are read by the module's own loops, lbr_hw_read_raw() and
+ * lbr_raw_decode() in src/lbr_read.c, built into this test.  It takes the hardware from
  * lbr_hw, set below as lbr_msr.c's probes set it, and reads the MSRs with
  * lbr_rdmsr(), here a lookup in a simulated MSR file: a read of an MSR the
  * simulated CPU does not have (it would fault) fails the test, and the
@@ -735,6 +735,7 @@ struct sim_lbr {
 	bool has_info;			/* legacy: LBR_INFO MSRs (Arch: always) */
 	bool core_msrs;			/* legacy: at 0x40/0x60, not 0x680/0x6c0 */
 	bool double_abort;		/* Haswell's quirk */
+	bool skip_info;			/* lbr_info=0: LBR_INFO not read */
 	u64 tos;
 	u64 from[SIM_DEPTH_MAX];
 	u64 to[SIM_DEPTH_MAX];
@@ -793,10 +794,35 @@ static void sim_load(const struct sim_lbr *s)
 		}
 		break;
 	}
+	lbr_hw_set_planes(!s->skip_info);
 }
 
 /*
- * Read @s with lbr_hw_read() into a buffer of 0xaa bytes and check the
+ * The module's path: lbr_hw_read_raw() copies the MSRs of @depth entries
+ * on the capture path, lbr_raw_decode() makes branches of the copy at
+ * read().  The copy must fill exactly what lbr_raw_msrs() says it takes.
+ */
+static unsigned int sim_read(struct lbr_snap_branch *out, unsigned int depth)
+{
+	u64 msr[LBR_RAW_MAX_MSRS + 1];
+	unsigned int planes, used, i;
+	u32 tos;
+
+	for (i = 0; i < ARRAY_SIZE(msr); i++)
+		msr[i] = 0x5a5a5a5a5a5a5a5aULL;
+	planes = lbr_hw_read_raw(msr, depth, &tos);
+	used = lbr_raw_msrs(planes, depth);
+	for (i = used; i < ARRAY_SIZE(msr); i++)
+		if (msr[i] != 0x5a5a5a5a5a5a5a5aULL) {
+			diag("raw copy: msr[%u] written, past the %u it takes\n",
+			     i, used);
+			break;
+		}
+	return lbr_raw_decode(msr, depth, planes, tos, out);
+}
+
+/*
+ * Read @s with sim_read() into a buffer of 0xaa bytes and check the
  * branches (oldest first), the number of MSRs read, and that nothing was
  * written past the @s->depth branches the caller has room for.
  */
@@ -811,7 +837,7 @@ static void check_stack(const struct sim_lbr *s,
 	memset(got, 0xaa, sizeof(got));
 	memset(&poison, 0xaa, sizeof(poison));
 	sim_load(s);
-	n = lbr_hw_read(got, lbr_hw.depth);
+	n = sim_read(got, lbr_hw.depth);
 	expect_u64("nr", nr, n);
 	for (i = 0; i < nr && i < n; i++) {
 		snprintf(what, sizeof(what), "[%u].", i);
@@ -869,9 +895,62 @@ static void test_stack_legacy(void)
 			.cycles = idx + 1,
 		};
 	}
-	/* The TOS, then FROM, TO, INFO of 5..0, 31..20 and the empty 19. */
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 19 * 3);
+	/* The TOS, then FROM, TO and INFO of every entry: the copy is whole. */
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 32 * 3);
 	result("stack: legacy INFO depth 32 TOS 5, wrapped, 6..19 empty: 18 oldest first");
+}
+
+/*
+ * lbr_info=0 (the default): the same Skylake stack as test_stack_legacy()
+ * and an Arch LBR one, with LBR_INFO not read.  Not one INFO MSR is read,
+ * and no branch claims a prediction, a cycle count or a type it never
+ * had: INFO's bits stay out, even with the INFO MSRs full of them.
+ */
+static void test_stack_no_info(void)
+{
+	static const u8 order[] = {	/* oldest first */
+		20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+		0, 1, 2, 3, 4, 5,
+	};
+	struct sim_lbr s = {
+		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
+			 .format = LBR_FMT_INFO, .tsx = 1 },
+		.depth = 32, .has_info = true, .tos = 5, .skip_info = true,
+	};
+	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	unsigned int k;
+
+	for (k = 0; k < 32; k++) {
+		if (k >= 6 && k <= 19)
+			continue;
+		s.from[k] = 0xffffffff81000000ULL + k * 0x100;
+		s.to[k] = s.from[k] + 0x40;
+		s.info[k] = 0xf000000000000000ULL | (k + 1);
+	}
+	for (k = 0; k < ARRAY_SIZE(order); k++)
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81000000ULL + order[k] * 0x100,
+			.to = 0xffffffff81000040ULL + order[k] * 0x100,
+		};
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 32 * 2);
+	result("stack: legacy INFO depth 32, lbr_info=0: FROM and TO only, no INFO flags");
+
+	memset(&s, 0, sizeof(s));
+	s.fmt.backend = LBR_SNAP_BACKEND_ARCH;
+	s.depth = 8;
+	s.skip_info = true;
+	for (k = 0; k < 8; k++) {
+		s.from[k] = 0xffffffff81001000ULL + k;
+		s.to[k] = 0xffffffff81002000ULL + k;
+		s.info[k] = 0xf500000000000000ULL | (k + 1);
+	}
+	for (k = 0; k < 8; k++)
+		want[k] = (struct lbr_snap_branch){
+			.from = 0xffffffff81001000ULL + 7 - k,
+			.to = 0xffffffff81002000ULL + 7 - k,
+		};
+	check_stack(&s, want, 8, 8 * 2);
+	result("stack: arch depth 8, lbr_info=0: FROM and TO only, no type, flags or cycles");
 }
 
 /*
@@ -943,7 +1022,7 @@ static void test_stack_legacy_32(void)
 		};
 	}
 	/* The TOS, then the FROM of 1, 0, 7, 6 and the empty 5. */
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 5);
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 8);
 	result("stack: legacy fmt 32 depth 8 TOS 1, 2..5 empty: 4 oldest first");
 }
 
@@ -985,15 +1064,15 @@ static void test_stack_arch(void)
 			.type = idx & 1 ? LBR_SNAP_BT_RET : LBR_SNAP_BT_CALL,
 		};
 	}
-	/* FROM, TO, INFO of 0..9 and the empty 10. */
-	check_stack(&s, want, ARRAY_SIZE(order), 11 * 3);
+	/* FROM, TO, INFO of all 32 entries. */
+	check_stack(&s, want, ARRAY_SIZE(order), 32 * 3);
 	result("stack: arch depth 32, 0..9 then empty: 10 oldest first, TOS unused");
 }
 
 /*
  * AMD LbrExtV2, 16 deep, virt_bits 48: entry 0 is the newest, 0..6 hold
  * branches but 3 is an erratum-1452 record (reserved bit), 7 is empty
- * (valid = spec = 0) and 8 is a valid branch that must not be read.
+ * (valid = spec = 0) and 8 is a valid branch that must not be decoded.
  * Entry k: FROM 0x0000ffff81000k00 (kernel, sign-extended), TO a user
  * address 0x500000 + k; entry 5 spec on the wrong path, entry 2
  * mispredicted.  FROM and TO MSRs alternate (entry k at 0xc0010300 + 2k
@@ -1025,7 +1104,7 @@ static void test_stack_amd(void)
 		};
 	}
 	/* FROM and TO of 0..6 and the empty 7. */
-	check_stack(&s, want, ARRAY_SIZE(order), 8 * 2);
+	check_stack(&s, want, ARRAY_SIZE(order), 16 * 2);
 	result("stack: amd depth 16, 3 skipped, 7 empty: 6 oldest first");
 }
 
@@ -1036,7 +1115,7 @@ static void test_stack_amd(void)
  * reads newest first and, on a record with the abort bit when it has kept
  * one before, writes it over the last one kept ("out--"): the copy goes,
  * the abort stays.  lbr_hw.double_abort (lbr_probe_intel(), the Haswell
- * models) asks lbr_hw_read() for the same.
+ * models) asks lbr_raw_decode() for the same.
  *
  * EIP_FLAGS2 with TSX, 16 deep, TOS 4.  FROM bit 63 is mispredict, 62
  * in_tx, 61 abort; the address is sign-extended from bit 60:
@@ -1105,12 +1184,12 @@ static void test_stack_double_abort(void)
 
 	/* The TOS, then FROM and TO of 4..0 and the empty 15. */
 	sim_haswell(&s, true);
-	check_stack(&s, quirk, ARRAY_SIZE(quirk), 1 + 6 * 2);
+	check_stack(&s, quirk, ARRAY_SIZE(quirk), 1 + 16 * 2);
 	result("stack: double abort (Haswell): the abort's newer copy is dropped, 4 of 5");
 
 	/* The same stack on a CPU without the quirk (Broadwell). */
 	sim_haswell(&s, false);
-	check_stack(&s, no_quirk, ARRAY_SIZE(no_quirk), 1 + 6 * 2);
+	check_stack(&s, no_quirk, ARRAY_SIZE(no_quirk), 1 + 16 * 2);
 	result("stack: double abort off: the same stack is 5 branches, the copy kept");
 
 	/*
@@ -1121,7 +1200,7 @@ static void test_stack_double_abort(void)
 	s.tos = 1;
 	s.from[2] = s.from[3] = s.from[4] = 0;
 	s.to[2] = s.to[3] = s.to[4] = 0;
-	check_stack(&s, newest, ARRAY_SIZE(newest), 1 + 3 * 2);
+	check_stack(&s, newest, ARRAY_SIZE(newest), 1 + 16 * 2);
 	result("stack: double abort, the abort newest: nothing to drop, 2 of 2");
 
 	/*
@@ -1137,7 +1216,7 @@ static void test_stack_double_abort(void)
 	s.from[3] = 0x1fffffff81000500ULL;
 	s.to[3] = 0xffffffff81000540ULL;
 	s.from[4] = s.to[4] = 0;
-	check_stack(&s, twice, ARRAY_SIZE(twice), 1 + 5 * 2);
+	check_stack(&s, twice, ARRAY_SIZE(twice), 1 + 16 * 2);
 	result("stack: double abort, two aborts in a row: each replaces the one before, 2 of 4");
 
 	/*
@@ -1155,7 +1234,7 @@ static void test_stack_double_abort(void)
 	s.to[1] = 0x402100;
 	s.to[2] = 0x402200;
 	s.from[3] = s.from[4] = s.to[3] = s.to[4] = 0;
-	check_stack(&s, no_tsx, ARRAY_SIZE(no_tsx), 1 + 4 * 2);
+	check_stack(&s, no_tsx, ARRAY_SIZE(no_tsx), 1 + 16 * 2);
 	result("stack: double abort without TSX: bit 61 is no abort, 3 of 3");
 }
 
@@ -1301,10 +1380,10 @@ static void test_stack_wrap(void)
 		};
 	}
 	/* The TOS, then FROM and TO of 2, 1, 0, 7, 6 and the empty 5. */
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 6 * 2);
-	result("stack: legacy depth 8 TOS 2 wraps to 7, 6; 5 empty, 4, 3 unread: 5 oldest first");
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 8 * 2);
+	result("stack: legacy depth 8 TOS 2 wraps to 7, 6; 5 empty, 4, 3 copied, not decoded: 5 oldest first");
 	s.tos = 0x1a;
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 6 * 2);
+	check_stack(&s, want, ARRAY_SIZE(order), 1 + 8 * 2);
 	result("stack: legacy depth 8 TOS 0x1a is TOS 2: 5 oldest first");
 }
 
@@ -1333,8 +1412,8 @@ static void test_stack_empty(void)
 		s.from[k] = k == 7 ? 0 : 0x1fffffff81000000ULL + 0x10 * k;
 		s.to[k] = k == 7 ? 0 : 0xffffffff82000000ULL + k;
 	}
-	check_stack(&s, NULL, 0, 1 + 2);
-	result("stack: legacy depth 16, the newest (TOS 7) empty: 0 branches, 3 MSRs read");
+	check_stack(&s, NULL, 0, 1 + 16 * 2);
+	result("stack: legacy depth 16, the newest (TOS 7) empty: 0 branches, 33 MSRs read");
 
 	memset(&s, 0, sizeof(s));
 	s.fmt.backend = LBR_SNAP_BACKEND_ARCH;
@@ -1344,8 +1423,8 @@ static void test_stack_empty(void)
 		s.to[k] = 0xffffffff82000000ULL + k;
 		s.info[k] = 0x1000000000000000ULL | (k + 1);
 	}
-	check_stack(&s, NULL, 0, 3);
-	result("stack: arch depth 16, entry 0 FROM 0: 0 branches, 3 MSRs read");
+	check_stack(&s, NULL, 0, 16 * 3);
+	result("stack: arch depth 16, entry 0 FROM 0: 0 branches, 48 MSRs read");
 
 	memset(&s, 0, sizeof(s));
 	s.fmt.backend = LBR_SNAP_BACKEND_AMD;
@@ -1355,14 +1434,14 @@ static void test_stack_empty(void)
 		s.from[k] = 0x0000ffff81000000ULL + 0x10 * k;
 		s.to[k] = (k ? V : 0) | (0x0000ffff82000000ULL + k);
 	}
-	check_stack(&s, NULL, 0, 2);
-	result("stack: amd depth 16, entry 0 not valid nor spec: 0 branches, 2 MSRs read");
+	check_stack(&s, NULL, 0, 16 * 2);
+	result("stack: amd depth 16, entry 0 not valid nor spec: 0 branches, 32 MSRs read");
 
 	s.to[0] = V | R | 0x0000ffff82000000ULL;
 	s.to[1] = V | R | 0x0000ffff82000001ULL;
 	s.to[3] = 0x0000ffff82000003ULL;
-	check_stack(&s, amd_want, ARRAY_SIZE(amd_want), 4 * 2);
-	result("stack: amd depth 16, 0 and 1 erratum records, 3 empty: 1 branch, 8 MSRs read");
+	check_stack(&s, amd_want, ARRAY_SIZE(amd_want), 16 * 2);
+	result("stack: amd depth 16, 0 and 1 erratum records, 3 empty: 1 branch, 32 MSRs read");
 }
 
 /* ---------------------------------------------------- probe entries */
@@ -1573,7 +1652,7 @@ static void test_stack_depth_zero(void)
 	s.from[5] = 0xffffffff81000000ULL;
 	s.to[5] = 0xffffffff81000040ULL;
 	sim_load(&s);
-	n = lbr_hw_read(got, 0);
+	n = sim_read(got, 0);
 	expect_u64("branches", 0, n);
 	expect_u64("MSRs read", 0, sim_nr_reads);
 	result("stack: depth 0 (a CPU of another kind) reads no MSR, not even TOS");
@@ -1636,6 +1715,7 @@ int main(void)
 	test_backend_none();
 	test_legacy_index();
 	test_stack_legacy();
+	test_stack_no_info();
 	test_stack_legacy_full();
 	test_stack_legacy_32();
 	test_stack_arch();

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the kernel's BTF says of a target function: its return type, and
+ * whether all its arguments travel in registers.
+ *
+ * The kernel's own BTF lookups (btf_find_by_name_kind(),
+ * bpf_get_btf_vmlinux()) are not exported to modules, so this reads
+ * /sys/kernel/btf/vmlinux, the raw BTF the kernel shows user space
+ * (Documentation/bpf/btf.rst), and walks it: a header, then types one
+ * after another, each a struct btf_type and a tail whose size its kind
+ * and vlen give.  Only vmlinux's functions: a module's BTF is split on
+ * top of it, and the test target module has none.
+ *
+ * Nothing here is trusted blindly: every offset and size is checked
+ * against the blob before it is used, a kind this file does not know
+ * ends the walk (its tail size is unknown), and an answer only comes for
+ * a name one FUNC has (static functions of the same name in different
+ * files can differ).  Whatever cannot be answered is "unknown", and the
+ * callers keep their defaults.
+ */
+#include <linux/btf.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "lbr_snap.h"
+
+/* Kinds newer than some kernels' headers: include/uapi/linux/btf.h. */
+#define LBR_BTF_KIND_FLOAT	16
+#define LBR_BTF_KIND_DECL_TAG	17
+#define LBR_BTF_KIND_TYPE_TAG	18
+#define LBR_BTF_KIND_ENUM64	19
+
+#define LBR_BTF_PATH		"/sys/kernel/btf/vmlinux"
+/* vmlinux BTF is a few MiB; anything far bigger is not what we expect. */
+#define LBR_BTF_MAX_SIZE	(64 << 20)
+#define LBR_BTF_MAX_DEPTH	32	/* typedef/qualifier chains */
+#define LBR_REG_ARGS		6	/* x86-64 argument registers */
+
+struct lbr_btf {
+	void *data;
+	size_t size;
+	const char *strs;
+	u32 str_len;
+	const u32 **types;	/* by id; [0] is void (NULL) */
+	u32 nr_types;
+};
+
+/* The bytes of a kind's tail, or -1 for a kind not known here. */
+static long lbr_btf_tail(const struct btf_type *t)
+{
+	u32 vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+		return sizeof(u32);
+	case BTF_KIND_PTR:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case LBR_BTF_KIND_FLOAT:
+	case LBR_BTF_KIND_TYPE_TAG:
+		return 0;
+	case BTF_KIND_ARRAY:
+		return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return (long)vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM:
+		return (long)vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO:
+		return (long)vlen * sizeof(struct btf_param);
+	case BTF_KIND_VAR:
+		return sizeof(u32);		/* struct btf_var */
+	case BTF_KIND_DATASEC:
+		return (long)vlen * 3 * sizeof(u32);	/* btf_var_secinfo */
+	case LBR_BTF_KIND_DECL_TAG:
+		return sizeof(u32);		/* struct btf_decl_tag */
+	case LBR_BTF_KIND_ENUM64:
+		return (long)vlen * 3 * sizeof(u32);	/* btf_enum64 */
+	default:
+		return -1;
+	}
+}
+
+/* Read the whole file at @path into a kvmalloc()ed buffer. */
+static void *lbr_read_file(const char *path, size_t *size)
+{
+	struct file *f = filp_open(path, O_RDONLY, 0);
+	loff_t len, pos = 0;
+	void *buf;
+	ssize_t n;
+
+	if (IS_ERR(f))
+		return ERR_CAST(f);
+	len = i_size_read(file_inode(f));
+	if (len <= (loff_t)sizeof(struct btf_header) || len > LBR_BTF_MAX_SIZE) {
+		fput(f);
+		return ERR_PTR(-EFBIG);
+	}
+	buf = kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
+	if (!buf) {
+		fput(f);
+		return ERR_PTR(-ENOMEM);
+	}
+	while (pos < len) {
+		n = kernel_read(f, buf + pos, len - pos, &pos);
+		if (n <= 0)
+			break;
+	}
+	fput(f);
+	if (pos != len) {
+		kvfree(buf);
+		return ERR_PTR(-EIO);
+	}
+	*size = len;
+	return buf;
+}
+
+/*
+ * Walk the type section from @p to @end: count the types, and when @idx is
+ * given, note where each starts.  Every type must lie whole inside it.
+ * Return: the number of types, or -EINVAL.
+ */
+static long lbr_btf_walk(const char *p, const char *end, const u32 **idx)
+{
+	long n = 0, tail;
+
+	while (p < end) {
+		const struct btf_type *t = (const struct btf_type *)p;
+
+		if (end - p < (long)sizeof(*t))
+			return -EINVAL;
+		tail = lbr_btf_tail(t);
+		if (tail < 0 || end - p - (long)sizeof(*t) < tail)
+			return -EINVAL;
+		if (idx)
+			idx[n] = (const u32 *)p;
+		n++;
+		p += sizeof(*t) + tail;
+	}
+	return n;
+}
+
+/* Index the types of @b by id: two walks, a count and the index. */
+static int lbr_btf_index(struct lbr_btf *b)
+{
+	const struct btf_header *h = b->data;
+	const char *types, *end;
+	const u32 **idx;
+	long n;
+
+	if (h->magic != BTF_MAGIC || h->version != BTF_VERSION ||
+	    h->hdr_len < sizeof(*h) || h->hdr_len > b->size ||
+	    h->type_off % 4 || h->type_len % 4 ||
+	    (u64)h->type_off + h->type_len > b->size - h->hdr_len ||
+	    (u64)h->str_off + h->str_len > b->size - h->hdr_len ||
+	    !h->str_len)
+		return -EINVAL;
+	types = (const char *)b->data + h->hdr_len + h->type_off;
+	end = types + h->type_len;
+	b->strs = (const char *)b->data + h->hdr_len + h->str_off;
+	b->str_len = h->str_len;
+	if (b->strs[b->str_len - 1])
+		return -EINVAL;
+
+	n = lbr_btf_walk(types, end, NULL);
+	if (n < 0)
+		return n;
+	/* [0] is void. */
+	idx = kvmalloc_array(n + 1, sizeof(*idx), GFP_KERNEL | __GFP_NOWARN);
+	if (!idx)
+		return -ENOMEM;
+	idx[0] = NULL;
+	lbr_btf_walk(types, end, idx + 1);
+	b->types = idx;
+	b->nr_types = n + 1;
+	return 0;
+}
+
+/**
+ * lbr_btf_open - vmlinux's BTF, read and indexed
+ *
+ * Process context.  Return: the BTF, or an ERR_PTR (-ENOENT without
+ * CONFIG_DEBUG_INFO_BTF).
+ */
+struct lbr_btf *lbr_btf_open(void)
+{
+	struct lbr_btf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+	int ret;
+
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	b->data = lbr_read_file(LBR_BTF_PATH, &b->size);
+	if (IS_ERR(b->data)) {
+		ret = PTR_ERR(b->data);
+		kfree(b);
+		return ERR_PTR(ret);
+	}
+	ret = lbr_btf_index(b);
+	if (ret) {
+		kvfree(b->data);
+		kfree(b);
+		return ERR_PTR(ret);
+	}
+	return b;
+}
+
+void lbr_btf_close(struct lbr_btf *b)
+{
+	if (IS_ERR_OR_NULL(b))
+		return;
+	kvfree(b->types);
+	kvfree(b->data);
+	kfree(b);
+}
+
+static const struct btf_type *lbr_btf_type(const struct lbr_btf *b, u32 id)
+{
+	return id && id < b->nr_types ?
+	       (const struct btf_type *)b->types[id] : NULL;
+}
+
+static const char *lbr_btf_name(const struct lbr_btf *b, u32 off)
+{
+	return off < b->str_len ? b->strs + off : "";
+}
+
+/* @id with typedefs and qualifiers skipped; NULL for void or a loop. */
+static const struct btf_type *lbr_btf_resolve(const struct lbr_btf *b, u32 id)
+{
+	const struct btf_type *t;
+	int depth;
+
+	for (depth = 0; depth < LBR_BTF_MAX_DEPTH; depth++) {
+		t = lbr_btf_type(b, id);
+		if (!t)
+			return NULL;
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case LBR_BTF_KIND_TYPE_TAG:
+			id = t->type;
+			continue;
+		default:
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* The INT's encoding bits (BTF_INT_ENCODING), after its btf_type. */
+static u32 lbr_btf_int_encoding(const struct btf_type *t)
+{
+	return BTF_INT_ENCODING(*(const u32 *)(t + 1));
+}
+
+/* An integer, enum or pointer of at most 8 bytes: one register. */
+static bool lbr_btf_scalar(const struct btf_type *t)
+{
+	switch (t ? BTF_INFO_KIND(t->info) : 0) {
+	case BTF_KIND_PTR:
+		return true;
+	case BTF_KIND_INT:
+	case BTF_KIND_ENUM:
+	case LBR_BTF_KIND_ENUM64:
+		return t->size && t->size <= 8;
+	default:
+		return false;
+	}
+}
+
+static int lbr_btf_ret(const struct lbr_btf *b, u32 id)
+{
+	const struct btf_type *t;
+
+	if (!id)
+		return LBR_BTF_RET_VOID;
+	t = lbr_btf_resolve(b, id);
+	if (!lbr_btf_scalar(t))
+		return LBR_BTF_RET_UNKNOWN;
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_PTR)
+		return LBR_SNAP_RET_PTR;
+	if (BTF_INFO_KIND(t->info) == BTF_KIND_INT &&
+	    (lbr_btf_int_encoding(t) & BTF_INT_BOOL))
+		return LBR_SNAP_RET_BOOL;
+	return t->size > 4 ? LBR_SNAP_RET_LONG : LBR_SNAP_RET_INT;
+}
+
+/**
+ * lbr_btf_func - what BTF says of the function @name
+ * @b: from lbr_btf_open()
+ * @name: the function
+ * @fi: the answer; on failure its fields say "unknown"
+ *
+ * Return: 0, -ENOENT when no FUNC has that name, -ENOTUNIQ when more
+ * than one does.
+ */
+int lbr_btf_func(const struct lbr_btf *b, const char *name,
+		 struct lbr_btf_func *fi)
+{
+	const struct btf_type *t, *fn = NULL, *proto;
+	const struct btf_param *p;
+	u32 id, i, vlen;
+
+	fi->ret_type = LBR_BTF_RET_UNKNOWN;
+	fi->nargs = -1;
+	for (id = 1; id < b->nr_types; id++) {
+		t = lbr_btf_type(b, id);
+		if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC ||
+		    strcmp(lbr_btf_name(b, t->name_off), name))
+			continue;
+		if (fn)
+			return -ENOTUNIQ;
+		fn = t;
+	}
+	if (!fn)
+		return -ENOENT;
+	proto = lbr_btf_type(b, fn->type);
+	if (!proto || BTF_INFO_KIND(proto->info) != BTF_KIND_FUNC_PROTO)
+		return 0;
+	fi->ret_type = lbr_btf_ret(b, proto->type);
+	vlen = BTF_INFO_VLEN(proto->info);
+	p = (const struct btf_param *)(proto + 1);
+	if (vlen > LBR_REG_ARGS)
+		return 0;
+	for (i = 0; i < vlen; i++) {
+		/* Type 0 as the last parameter: variable arguments. */
+		if (!p[i].type || !lbr_btf_scalar(lbr_btf_resolve(b, p[i].type)))
+			return 0;
+	}
+	fi->nargs = vlen;
+	return 0;
+}

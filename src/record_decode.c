@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decoding a stored record for read(): what the capture path left for
+ * later.
+ *
+ * lbr_capture() copies the frozen LBR MSRs into the ring as they are
+ * (struct lbr_raw_record) and unfreezes.  The record user space reads is
+ * made here, in the reader's process context: the entries decoded
+ * (lbr_raw_decode()), oldest first, and the probe's own entries counted
+ * (lbr_probe_entries()).  The ABI is the same as when the capture path
+ * did all this: readers never see a raw record.
+ */
+#include <linux/build_bug.h>
+#include <linux/bug.h>
+#include <linux/stddef.h>
+
+#include "lbr_snap.h"
+
+/* The ABI header has no padding: the capture path sets every byte. */
+static_assert(sizeof(struct lbr_snap_record) ==
+	      offsetofend(struct lbr_snap_record, comm));
+static_assert(offsetof(struct lbr_raw_record, msr) % 8 == 0);
+
+/**
+ * lbr_record_decode - the record read() returns for a stored one
+ * @stored: the record in a ring (struct lbr_raw_record)
+ * @len: its bytes
+ * @out: room for LBR_RECORD_DECODED_MAX bytes
+ *
+ * Under the read lock, with lbr_hw as the capture had it.
+ * Return: the bytes of @out, or 0 for a record that is not one the
+ * capture path wrote (a defect: WARNs).
+ */
+unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
+			       unsigned int len, struct lbr_snap_record *out)
+{
+	const struct lbr_raw_record *raw =
+		container_of(stored, struct lbr_raw_record, hdr);
+	struct lbr_snap_branch *br = (struct lbr_snap_branch *)(out + 1);
+	unsigned int nr = 0;
+	bool found;
+
+	if (WARN_ON_ONCE(len < sizeof(*raw) ||
+			 raw->depth > LBR_SNAP_MAX_ENTRIES ||
+			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO) ||
+			 len != sizeof(*raw) + lbr_raw_msrs(raw->planes,
+							    raw->depth) *
+					       sizeof(u64)))
+		return 0;
+	*out = raw->hdr;
+	if (raw->depth) {
+		nr = lbr_raw_decode(raw->msr, raw->depth, raw->planes,
+				    raw->tos, br);
+		out->probe_entries = lbr_probe_entries(br, nr, raw->ret_site,
+						       &found);
+		if (!found)
+			out->flags |= LBR_SNAP_REC_NO_RETURN;
+	}
+	out->nr_entries = nr;
+	out->size = sizeof(*out) + nr * sizeof(*br);
+	BUILD_BUG_ON(sizeof(*out) + LBR_SNAP_MAX_ENTRIES * sizeof(*br) >
+		     LBR_RECORD_DECODED_MAX);
+	return out->size;
+}
