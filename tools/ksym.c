@@ -29,6 +29,7 @@ struct ksym_cache_ent {
 	unsigned long long addr;
 	unsigned short len;		/* of @str, 0: unused */
 	bool found;
+	bool plain;			/* @str needs no JSON escape */
 	char str[CACHE_STR];
 };
 
@@ -205,18 +206,58 @@ static const struct ksym *lookup(const struct ksyms *ks,
 	return lo ? &ks->syms[lo - 1] : NULL;
 }
 
-/* ksyms_format() without the cache; returns the length written. */
+/*
+ * ksyms_format() without the cache; returns the length it would write,
+ * as snprintf() does.  Put together without printf(), which was most of
+ * the time a symbol took.
+ */
 static int format_sym(const struct ksyms *ks, unsigned long long addr,
 		      char *buf, size_t len, bool *found)
 {
+	static const char digits[] = "0123456789abcdef";
 	const struct ksym *s = lookup(ks, addr);
+	char tmp[KSYM_BUF_LEN], hex[16], *p = tmp;
+	const char *name, *mod;
+	unsigned long long off;
+	size_t n, nl, ml;
+	int i;
 
 	*found = s;
 	if (!s)
 		return snprintf(buf, len, "0x%016llx", addr);
-	return snprintf(buf, len, "%s+0x%llx%s%s%s", ks->pool + s->name,
-			addr - s->addr, s->mod ? " [" : "", ks->pool + s->mod,
-			s->mod ? "]" : "");
+	name = ks->pool + s->name;
+	mod = ks->pool + s->mod;
+	nl = strlen(name);
+	ml = s->mod ? strlen(mod) : 0;
+	/* name, "+0x", 16 digits, " [", mod, "]" */
+	if (nl + ml + 22 > sizeof(tmp))
+		return snprintf(buf, len, "%s+0x%llx%s%s%s", name,
+				addr - s->addr, s->mod ? " [" : "", mod,
+				s->mod ? "]" : "");
+	memcpy(p, name, nl);
+	p += nl;
+	memcpy(p, "+0x", 3);
+	p += 3;
+	off = addr - s->addr;
+	i = sizeof(hex);
+	do {
+		hex[--i] = digits[off & 15];
+		off >>= 4;
+	} while (off);
+	memcpy(p, hex + i, sizeof(hex) - i);
+	p += sizeof(hex) - i;
+	if (s->mod) {
+		memcpy(p, " [", 2);
+		memcpy(p + 2, mod, ml);
+		p[2 + ml] = ']';
+		p += ml + 3;
+	}
+	n = p - tmp;
+	if (len) {
+		memcpy(buf, tmp, n < len ? n : len - 1);
+		buf[n < len ? n : len - 1] = '\0';
+	}
+	return n;
 }
 
 static size_t cache_slot(unsigned long long addr)
@@ -224,13 +265,27 @@ static size_t cache_slot(unsigned long long addr)
 	return (addr * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS);
 }
 
+/* Printable ASCII but '"' and '\\': JSON takes it as it is. */
+static bool json_plain(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (u[i] < 0x20 || u[i] >= 0x7f || u[i] == '"' || u[i] == '\\')
+			return false;
+	return true;
+}
+
 /*
  * What ksyms_format() writes for @addr, @len bytes without a NUL after
- * them, from the cache; @found as ksyms_format() returns.  The text lives
- * until the next call.
+ * them, from the cache; @found as ksyms_format() returns, and @plain
+ * whether the text needs no JSON escape (known for cached texts only: a
+ * storm prints the same few hundred addresses over and over).  The text
+ * lives until the next call.
  */
-const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
-		      size_t *len, bool *found)
+const char *ksyms_sym_plain(const struct ksyms *ks, unsigned long long addr,
+			    size_t *len, bool *found, bool *plain)
 {
 	struct ksym_cache_ent *e;
 	int n;
@@ -240,16 +295,28 @@ const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
 		n = format_sym(ks, addr, ks->cache->buf, sizeof(ks->cache->buf),
 			       found);
 		*len = strnlen(ks->cache->buf, sizeof(ks->cache->buf));
+		*plain = false;
 		if (n <= 0 || n >= CACHE_STR)
 			return ks->cache->buf;
 		e->addr = addr;
 		e->len = n;
 		e->found = *found;
+		e->plain = json_plain(ks->cache->buf, n);
 		memcpy(e->str, ks->cache->buf, n + 1);
 	}
 	*len = e->len;
 	*found = e->found;
+	*plain = e->plain;
 	return e->str;
+}
+
+/* ksyms_sym_plain() without @plain. */
+const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
+		      size_t *len, bool *found)
+{
+	bool plain;
+
+	return ksyms_sym_plain(ks, addr, len, found, &plain);
 }
 
 /*

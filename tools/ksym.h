@@ -37,6 +37,8 @@ bool ksyms_format(const struct ksyms *ks, unsigned long long addr,
 		  char *buf, size_t len);
 const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
 		      size_t *len, bool *found);
+const char *ksyms_sym_plain(const struct ksyms *ks, unsigned long long addr,
+			    size_t *len, bool *found, bool *plain);
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
 unsigned long long ksyms_func_end(const struct ksyms *ks,
 				  unsigned long long addr);

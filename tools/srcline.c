@@ -574,9 +574,15 @@ bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
 {
 	struct loc_cache_ent *e;
 
-	memset(loc, 0, sizeof(*loc));
-	if (!sl)
+	/* Without debug info, on every address printed: no whole memset. */
+	if (!sl) {
+		loc->file = NULL;
+		loc->comp_dir = NULL;
+		loc->line = 0;
+		loc->nr_inline = 0;
 		return false;
+	}
+	memset(loc, 0, sizeof(*loc));
 	e = &sl->cache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - LOC_CACHE_BITS)];
 	if (!e->used || e->addr != addr) {
 		e->used = true;
