@@ -14,13 +14,24 @@
  * Nothing here is trusted blindly: every offset and size is checked
  * against the blob before it is used, a kind this file does not know
  * ends the walk (its tail size is unknown), and an answer only comes for
- * a name one FUNC has (static functions of the same name in different
- * files can differ).  Whatever cannot be answered is "unknown", and the
+ * a name one FUNC has.  Whatever cannot be answered is "unknown", and the
  * callers keep their defaults.
+ *
+ * What it cannot know is which of two static functions of one name BTF
+ * describes, when kallsyms has both and BTF one (pahole before 1.25 kept
+ * the first it met; later ones drop a name whose prototypes differ in
+ * their parameters' number or names, not their types), and modules are
+ * given no way to count a name's symbols.  The kernel's own BPF fentry
+ * and fexit trampolines are in the same place: they look the name up in
+ * kallsyms and take the argument layout, the stack words they copy
+ * included, from the same BTF (bpf_check_attach_target(),
+ * btf_distill_func_proto(), arch_prepare_bpf_trampoline()).  lbr_snap
+ * trusts BTF that far and no further.
  */
-#include <linux/btf.h>
+#include <uapi/linux/btf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -88,10 +99,28 @@ static long lbr_btf_tail(const struct btf_type *t)
 	}
 }
 
-/* Read the whole file at @path into a kvmalloc()ed buffer. */
-static void *lbr_read_file(const char *path, size_t *size)
+/*
+ * Open @path, which must be on a file system of @magic: the caller's root
+ * may be a chroot's or a container's, whose /sys could hold any file at
+ * all; this is what the kernel itself shows.
+ */
+static struct file *lbr_open_kernel_file(const char *path, unsigned long magic)
 {
 	struct file *f = filp_open(path, O_RDONLY, 0);
+
+	if (IS_ERR(f))
+		return f;
+	if (file_inode(f)->i_sb->s_magic != magic) {
+		fput(f);
+		return ERR_PTR(-EXDEV);
+	}
+	return f;
+}
+
+/* Read the whole file at @path, on sysfs, into a kvmalloc()ed buffer. */
+static void *lbr_read_file(const char *path, size_t *size)
+{
+	struct file *f = lbr_open_kernel_file(path, SYSFS_MAGIC);
 	loff_t len, pos = 0;
 	void *buf;
 	ssize_t n;
@@ -157,7 +186,7 @@ static int lbr_btf_index(struct lbr_btf *b)
 
 	if (h->magic != BTF_MAGIC || h->version != BTF_VERSION ||
 	    h->hdr_len < sizeof(*h) || h->hdr_len > b->size ||
-	    h->type_off % 4 || h->type_len % 4 ||
+	    h->hdr_len % 4 || h->type_off % 4 || h->type_len % 4 ||
 	    (u64)h->type_off + h->type_len > b->size - h->hdr_len ||
 	    (u64)h->str_off + h->str_len > b->size - h->hdr_len ||
 	    !h->str_len)
@@ -166,7 +195,7 @@ static int lbr_btf_index(struct lbr_btf *b)
 	end = types + h->type_len;
 	b->strs = (const char *)b->data + h->hdr_len + h->str_off;
 	b->str_len = h->str_len;
-	if (b->strs[b->str_len - 1])
+	if (b->strs[0] || b->strs[b->str_len - 1])
 		return -EINVAL;
 
 	n = lbr_btf_walk(types, end, NULL);
@@ -291,6 +320,9 @@ static int lbr_btf_ret(const struct lbr_btf *b, u32 id)
 	if (BTF_INFO_KIND(t->info) == BTF_KIND_INT &&
 	    (lbr_btf_int_encoding(t) & BTF_INT_BOOL))
 		return LBR_SNAP_RET_BOOL;
+	/* Below 32 bits the rest of EAX is undefined (x86-64 psABI). */
+	if (t->size < 4)
+		return LBR_BTF_RET_UNKNOWN;
 	return t->size > 4 ? LBR_SNAP_RET_LONG : LBR_SNAP_RET_INT;
 }
 
@@ -327,6 +359,13 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 	if (!proto || BTF_INFO_KIND(proto->info) != BTF_KIND_FUNC_PROTO)
 		return 0;
 	fi->ret_type = lbr_btf_ret(b, proto->type);
+	/*
+	 * A return in memory (a struct or union over 16 bytes) takes RDI
+	 * for its address, moving an argument to the stack: only scalar or
+	 * void returns are counted on.
+	 */
+	if (proto->type && !lbr_btf_scalar(lbr_btf_resolve(b, proto->type)))
+		return 0;
 	vlen = BTF_INFO_VLEN(proto->info);
 	p = (const struct btf_param *)(proto + 1);
 	if (vlen > LBR_REG_ARGS)
@@ -339,3 +378,4 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 	fi->nargs = vlen;
 	return 0;
 }
+

@@ -7,33 +7,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
-#include "lbr_snap.h"
-
-/* The return value, sign-extended from the declared width. */
-static __always_inline s64 lbr_retval(u8 type, unsigned long ax)
-{
-	switch (type) {
-	case LBR_SNAP_RET_INT:
-		return (s32)ax;
-	case LBR_SNAP_RET_BOOL:
-		return (u8)ax != 0;
-	default:
-		return (s64)ax;
-	}
-}
-
-/* errors mode: a negative errno, NULL or ERR_PTR, or false. */
-static __always_inline bool lbr_is_error(u8 type, s64 ret)
-{
-	switch (type) {
-	case LBR_SNAP_RET_PTR:
-		return !ret || IS_ERR_VALUE((unsigned long)ret);
-	case LBR_SNAP_RET_BOOL:
-		return !ret;
-	default:
-		return ret < 0 && ret >= -MAX_ERRNO;
-	}
-}
+#include "capture.h"
 
 /*
  * Nesting of lbr_capture() on this CPU.  A target that lbr_snap's own
@@ -43,10 +17,10 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  * are off in the capture, so only such a call, or a target returning in
  * an NMI, can nest.
  */
-static DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
+DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
 
 /* capture=all: every return, not only errors. */
-static bool lbr_capture_all __read_mostly;
+bool lbr_capture_all __read_mostly;
 
 void lbr_capture_set_every_return(bool all)
 {
@@ -66,11 +40,10 @@ bool lbr_capture_every_return(void)
  * and counting the probe's entries wait for read() (record_decode.c),
  * out of this window.
  */
-static noinline void notrace lbr_capture_record(struct lbr_target *t,
-						unsigned long ax,
-						unsigned long caller,
-						bool frozen, u32 ctl,
-						unsigned long ret_site)
+noinline void notrace lbr_capture_record(struct lbr_target *t,
+					 unsigned long ax, unsigned long caller,
+					 bool frozen, u32 ctl,
+					 unsigned long ret_site)
 {
 	s64 ret = lbr_retval(t->ret_type, ax);
 	struct lbr_raw_record *raw;
@@ -188,45 +161,3 @@ out_nested:
 }
 NOKPROBE_SYMBOL(lbr_capture_record);
 
-/**
- * lbr_capture - record one return of a target
- * @t: the target
- * @ax: the raw return value register
- * @caller: where the target returns to
- * @frozen: LBR was frozen by the hook (false for the "none" backend)
- * @ctl: the control MSR's low half as lbr_hw_freeze() found it
- * @ret_site: where the target's RET landed (see lbr_probe_entries())
- *
- * From a hook, with preemption off; interrupts are off in the fexit hook
- * and may be on in the kretprobe one.  Unfreezes LBR.
- *
- * Most returns are successes, which capture=errors leaves out: they are
- * counted and LBR unfrozen right here, a few dozen instructions, with
- * per-CPU increments that an interrupt cannot tear (one instruction
- * each) and no interrupt turned off.  Not inside a capture on this CPU
- * (a target on the capture path, or returning in an NMI): that one is
- * counted as recursion by lbr_capture_record().
- */
-void notrace lbr_capture(struct lbr_target *t, unsigned long ax,
-			 unsigned long caller, bool frozen, u32 ctl,
-			 unsigned long ret_site)
-{
-	struct lbr_counters __percpu *c = t->counters;
-
-	if (READ_ONCE(lbr_capture_all) ||
-	    lbr_is_error(t->ret_type, lbr_retval(t->ret_type, ax)) ||
-	    __this_cpu_read(lbr_capture_nesting)) {
-		lbr_capture_record(t, ax, caller, frozen, ctl, ret_site);
-		return;
-	}
-	this_cpu_inc(c->hits);
-	this_cpu_inc(c->filtered);
-	/* See lbr_capture_record(). */
-	if (frozen) {
-		if (__this_cpu_read(lbr_cpu_depth) &&
-		    !(ctl & lbr_hw.enable_mask))
-			this_cpu_inc(c->lbr_off);
-		lbr_hw_unfreeze(ctl);
-	}
-}
-NOKPROBE_SYMBOL(lbr_capture);

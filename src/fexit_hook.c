@@ -14,7 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/string.h>
 
-#include "lbr_snap.h"
+#include "capture.h"
 #include "fexit_slots.h"
 
 static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
@@ -49,7 +49,8 @@ static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 				      unsigned long ret_site)
 {
 	lbr_capture(data, ax, caller,
-		    lbr_hw.backend != LBR_SNAP_BACKEND_NONE, ctl, ret_site);
+		    lbr_hw.backend != LBR_SNAP_BACKEND_NONE, ctl, ret_site,
+		    false);
 }
 NOKPROBE_SYMBOL(lbr_fexit_capture);
 

@@ -18,8 +18,9 @@
  * bytes: seven 8-byte arguments past the six in registers and a 72-byte
  * struct by value, say.  A function given more (a variadic call with
  * many arguments, a larger struct by value) would read past the copy:
- * without BTF in the kernel (not exported to modules) lbr_snap cannot
- * tell; see the README.
+ * lbr_snap's BTF reading (btf_func.c) tells only that a function takes
+ * every argument in a register (then nothing is copied), not how many
+ * stack words it takes; see the README.
  */
 #define LBR_FEXIT_STACK_WORDS	16
 
@@ -50,6 +51,18 @@ struct lbr_fexit_client {
 	u32 keep;
 	bool freeze;
 };
+
+/*
+ * The interface between lbr_snap and lbr_snap_fexit, versioned in the
+ * names the linker sees: lbr_snap_fexit may stay loaded across an
+ * lbr_snap upgrade (calls still inside a traced function), and a newer
+ * lbr_snap must not bind to an older one whose struct lbr_fexit_client
+ * or lbr_fexit_slot_get() differ.  A kernel with MODVERSIONS would refuse
+ * it by CRC; one without would not.  Version 2: @keep is the low half's,
+ * the capture gets that half, lbr_fexit_slot_get() takes @regs_only.
+ */
+#define lbr_fexit_register	lbr_fexit_register_v2
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v2
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);

@@ -7,7 +7,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 
-#include "lbr_snap.h"
+#include "capture.h"
 
 /*
  * Where a probed function's RET lands: the kretprobe (rethook) trampoline.
@@ -35,7 +35,7 @@ lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
 		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), true,
-		    ctl, lbr_ret_site);
+		    ctl, lbr_ret_site, true);
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler);
@@ -46,7 +46,7 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 {
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
 		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), false,
-		    0, 0);
+		    0, 0, true);
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);

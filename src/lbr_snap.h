@@ -141,9 +141,7 @@ void lbr_btf_close(struct lbr_btf *b);
 int lbr_btf_func(const struct lbr_btf *b, const char *name,
 		 struct lbr_btf_func *fi);
 
-/* capture.c */
-void lbr_capture(struct lbr_target *t, unsigned long ax, unsigned long caller,
-		 bool frozen, u32 ctl, unsigned long ret_site);
+/* capture.c (and capture.h: lbr_capture(), inline in the hooks) */
 void lbr_capture_set_every_return(bool all);
 bool lbr_capture_every_return(void);
 

@@ -221,7 +221,7 @@ static void lbr_target_btf(struct lbr_target *t, const struct lbr_btf *btf)
 	ret = lbr_btf_func(btf, t->name, &fi);
 	if (ret) {
 		if (ret == -ENOTUNIQ)
-			pr_info("target '%s': several functions of this name in BTF: its types are not checked\n",
+			pr_info("target '%s': several functions of this name in BTF: it is not used\n",
 				t->name);
 		return;
 	}
@@ -242,6 +242,17 @@ static void lbr_target_btf(struct lbr_target *t, const struct lbr_btf *btf)
 			t->name, fi.nargs, t->nargs);
 	t->nargs = fi.nargs;
 	t->btf_reg_args = fi.nargs;
+}
+
+/* vmlinux's BTF, or an ERR_PTR; says why once if it exists but fails. */
+static struct lbr_btf *lbr_targets_btf_open(void)
+{
+	struct lbr_btf *btf = lbr_btf_open();
+
+	if (IS_ERR(btf) && PTR_ERR(btf) != -ENOENT)
+		pr_info("no BTF from /sys/kernel/btf/vmlinux (%ld): return types from the specs only\n",
+			PTR_ERR(btf));
+	return btf;
 }
 
 static struct lbr_target *lbr_target_new(char *tok, const struct lbr_btf *btf)
@@ -379,7 +390,7 @@ int lbr_targets_register(const char *spec)
 		kfree(buf);
 		return -E2BIG;
 	}
-	btf = lbr_btf_open();
+	btf = lbr_targets_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	while ((tok = strsep(&cur, ",")) != NULL) {
 		t = lbr_target_new(strim(tok), btf);
@@ -438,7 +449,7 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		return -EINVAL;
 	}
 	lbr_kretprobe_init();
-	btf = lbr_btf_open();
+	btf = lbr_targets_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
 		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);

@@ -2744,7 +2744,9 @@ TEST_F(cap, who_may_read_and_control)
 
 /*
  * Everything the capture path runs once LBR is frozen, down to the raw
- * copy, and the decoder read() runs on it: no kprobe may be put on it (the
+ * copy (lbr_capture() is inline in the hooks, lbr_ret_handler and
+ * lbr_fexit_capture), and the decoder read() runs on it: no kprobe may be
+ * put on it (the
  * kprobe blacklist) and ftrace cannot trace it (no fentry, so absent from
  * available_filter_functions).  Either would add branches before the
  * read, or recurse.
@@ -2752,8 +2754,8 @@ TEST_F(cap, who_may_read_and_control)
 TEST_F(cap, capture_path_neither_probed_nor_traced)
 {
 	static const char *const path[] = {
-		"lbr_ret_handler", "lbr_ret_handler_nolbr", "lbr_capture",
-		"lbr_capture_record", "lbr_buf_reserve", "lbr_buf_commit",
+		"lbr_ret_handler", "lbr_ret_handler_nolbr", "lbr_capture_record",
+		"lbr_buf_reserve", "lbr_buf_commit",
 		"lbr_hw_read_raw", "lbr_raw_decode",
 		"lbr_decode_entry", "lbr_legacy_index", "lbr_probe_entries",
 		"lbr_fexit_capture", "lbr_fexit_enter", "lbr_fexit_copy_slow",

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The capture stage's interface to the hooks: lbr_capture(), whose
+ * filter is inline in each hook, since most returns are successes that
+ * capture=errors leaves out, and a call and its arguments were a fifth of
+ * what such a return cost (make bench's cost table).  The record itself
+ * is lbr_capture_record() in capture.c.
+ */
+#ifndef LBR_SNAP_CAPTURE_H
+#define LBR_SNAP_CAPTURE_H
+
+#include <asm/irqflags.h>
+#include <linux/err.h>
+#include <linux/percpu.h>
+
+#include "lbr_snap.h"
+
+DECLARE_PER_CPU(unsigned int, lbr_capture_nesting);
+extern bool lbr_capture_all;
+
+void lbr_capture_record(struct lbr_target *t, unsigned long ax,
+			unsigned long caller, bool frozen, u32 ctl,
+			unsigned long ret_site);
+
+/* The return value, sign-extended from the declared width. */
+static __always_inline s64 lbr_retval(u8 type, unsigned long ax)
+{
+	switch (type) {
+	case LBR_SNAP_RET_INT:
+		return (s32)ax;
+	case LBR_SNAP_RET_BOOL:
+		return (u8)ax != 0;
+	default:
+		return (s64)ax;
+	}
+}
+
+/* errors mode: a negative errno, NULL or ERR_PTR, or false. */
+static __always_inline bool lbr_is_error(u8 type, s64 ret)
+{
+	switch (type) {
+	case LBR_SNAP_RET_PTR:
+		return !ret || IS_ERR_VALUE((unsigned long)ret);
+	case LBR_SNAP_RET_BOOL:
+		return !ret;
+	default:
+		return ret < 0 && ret >= -MAX_ERRNO;
+	}
+}
+
+/**
+ * lbr_capture - record one return of a target
+ * @t: the target
+ * @ax: the raw return value register
+ * @caller: where the target returns to
+ * @frozen: LBR was frozen by the hook (false for the "none" backend)
+ * @ctl: the control MSR's low half as lbr_hw_freeze() found it
+ * @ret_site: where the target's RET landed (see lbr_probe_entries())
+ * @irqs_on: interrupts may be on (the kretprobe hook); the fexit hook has
+ *	them off
+ *
+ * From a hook, with preemption off.  Unfreezes LBR.
+ *
+ * Most returns are successes, which capture=errors leaves out: they are
+ * counted and LBR unfrozen right here, a few dozen instructions, with
+ * per-CPU increments that an interrupt cannot tear (one instruction
+ * each), interrupts off only for the unfreeze.  Not inside a capture on
+ * this CPU
+ * (a target on the capture path, or returning in an NMI): that one is
+ * counted as recursion by lbr_capture_record().
+ */
+static __always_inline void lbr_capture(struct lbr_target *t,
+					unsigned long ax, unsigned long caller,
+					bool frozen, u32 ctl,
+					unsigned long ret_site, bool irqs_on)
+{
+	struct lbr_counters __percpu *c = t->counters;
+	unsigned long flags;
+
+	if (READ_ONCE(lbr_capture_all) ||
+	    lbr_is_error(t->ret_type, lbr_retval(t->ret_type, ax)) ||
+	    __this_cpu_read(lbr_capture_nesting)) {
+		lbr_capture_record(t, ax, caller, frozen, ctl, ret_site);
+		return;
+	}
+	this_cpu_inc(c->hits);
+	this_cpu_inc(c->filtered);
+	/* See lbr_capture_record(). */
+	if (frozen) {
+		if (__this_cpu_read(lbr_cpu_depth) &&
+		    !(ctl & lbr_hw.enable_mask))
+			this_cpu_inc(c->lbr_off);
+		/*
+		 * The unfreeze reads and writes the control MSR: an interrupt
+		 * in between that changed it (perf turning LBR off in an
+		 * IPI or the tick) would be undone.  The native flag
+		 * operations, as the fexit trampolines': only a CPU whose LBR
+		 * MSRs lbr_snap can write gets here, never a Xen PV guest's.
+		 */
+		if (!irqs_on) {
+			lbr_hw_unfreeze(ctl);
+			return;
+		}
+		flags = native_save_fl();
+		native_irq_disable();
+		lbr_hw_unfreeze(ctl);
+		if (flags & X86_EFLAGS_IF)
+			native_irq_enable();
+	}
+}
+
+#endif /* LBR_SNAP_CAPTURE_H */
