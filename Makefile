@@ -85,10 +85,18 @@ check-fresh:
 
 # make bench: probe_entries of the kretprobe and fexit hooks and of a BPF
 # bpf_get_branch_snapshot() program side by side, on both LBR lab CPUs with
-# the lab PMU, with and without mitigations (tests/bench/bench.sh).
+# the lab PMU, with and without mitigations (tests/bench/bench.sh); then
+# the cost table (guest instructions a return costs, against an ftrace
+# kretprobe event) and the reader line (lbr-snap against cat trace_pipe
+# in a storm), with their goals (tests/bench/cost.sh).
 .PHONY: bench
 bench:
 	@tests/bench/bench.sh
+
+# make bench-cost: the cost table and the reader line alone.
+.PHONY: bench-cost
+bench-cost:
+	@tests/bench/cost.sh
 
 # make bench-reader: records per second lbr-snap drains, text and --json,
 # from a file and a FIFO, on the host without the module: a synthetic storm

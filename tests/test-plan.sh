@@ -292,6 +292,59 @@ grep -aq 'junk' "$T/ci/out" || why "the line with binary bytes is lost"
 ! grep -aq 'Error 2' "$T/ci/out" || why "make's error line is shown"
 result ".ci/run: binary bytes in the output, the totals stay last, make's status"
 
+# ------------------------------------------------- make bench's goals
+
+# tests/bench/cost.sh on crafted guest logs (COST_LOGS): figures that meet
+# every goal of issue #17 pass; one over a goal, a figure missing, a
+# dropped record or a reader that lost records fails, with the goal named.
+cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD]
+	{
+		for w in base-miss:10000 base-hit:9800 ftrace-miss:11100 \
+			floor-miss:10400 floor-hit:10200 kretprobe-miss:$2 \
+			kretprobe-hit:10250 fexit-miss:10700 fexit-hit:$3 \
+			none-miss:10600 none-hit:10230; do
+			echo "COST what=${w%%:*} runs=1,2,3 median=${w#*:}.0"
+		done
+		[ -z "${4:-}" ] || echo "COST_BAD what=kretprobe-miss why=$4"
+	} >"$1"
+}
+reader_log() {	# reader_log FILE JSON_READ TEXT_NS
+	printf '%s\r\n' \
+		"READER reader=lbr-snap-json produced=100 read=$2 dropped=$((100 - $2)) ns=1000000000" \
+		"READER reader=lbr-snap-text produced=100 read=100 dropped=0 ns=$3" \
+		"READER reader=trace_pipe produced=100 read=100 dropped=0 ns=1000000000" >"$1"
+}
+cost_case() {	# cost_case NAME WANT-STATUS [GREP]
+	COST_LOGS=$T/cost COST_CPUS=lbr-legacy "$HERE/bench/cost.sh" \
+		>"$T/cost.out" 2>&1
+	rc=$?
+	[ "$rc" = "$2" ] || why "cost.sh exit $rc, want $2: $(cat "$T/cost.out")"
+	[ -z "${3:-}" ] || grep -q -- "$3" "$T/cost.out" ||
+		why "no '$3' in: $(cat "$T/cost.out")"
+	result "cost.sh: $1"
+}
+mkdir -p "$T/cost"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+cost_case "every goal met" 0 \
+	"cost cpu=lbr-legacy hook=kretprobe case=captured added=1000 ftrace_event=1100 ratio=0.91 floor=400"
+cost_log "$T/cost/lbr-legacy-cost.log" 11200 9900
+cost_case "kretprobe captured over the ftrace event fails" 1 \
+	"goal cpu=lbr-legacy kretprobe captured: added 1200 <= ftrace_event 1100 FAIL"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9930
+cost_case "fexit filtered over 120 fails" 1 \
+	"goal cpu=lbr-legacy fexit filtered: added 130 <= 120 FAIL"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900 captured_5_of_9
+cost_case "a configuration with drops fails" 1 "cost: COST_BAD"
+grep -v fexit-hit "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
+	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
+cost_case "a missing figure fails" 1 "cost: no figure for fexit filtered"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+reader_log "$T/cost/lbr-legacy-reader.log" 97 900000000
+cost_case "a reader that lost records fails" 1 "reader --json: .* lost 3 .* FAIL"
+reader_log "$T/cost/lbr-legacy-reader.log" 100 1100000000
+cost_case "a reader slower than trace_pipe fails" 1 "reader text: .* FAIL"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail skip:0"
 [ "$fail" = 0 ]

@@ -13,7 +13,9 @@
 # per CPU and mitigation setting
 #   probe_entries cpu=<cpu> mitigations=<on|off> kretprobe=<N> fexit=<M> bpf=<B>
 # where N, M and B are the largest probe_entries of any record of any
-# function through that path.  A row without records fails it.
+# function through that path.  A row without records fails it.  Then
+# the cost table and the reader line of tests/bench/cost.sh, with their
+# goals.
 #
 # KVER=RELEASE boots another kernel (tests/vm/kernel.sh's, e.g.
 # KVER=7.2.13+deb14-amd64 for sid's), single-threaded TCG unless it is
@@ -97,4 +99,9 @@ for cpu in lbr-legacy-pmu lbr-arch-pmu; do
 		[ -n "$k" ] && [ -n "$x" ] && [ -n "$b" ] || status=1
 	done
 done
+
+# What a return costs, and how fast the tool drains a storm
+# (tests/bench/cost.sh): "cost ..." and "reader ..." lines, the goals.
+echo
+KVER=$kver "$LBR_TOP/tests/bench/cost.sh" || status=1
 exit $status

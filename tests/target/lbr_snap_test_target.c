@@ -401,15 +401,49 @@ static struct miscdevice lbr_test_dev = {
 	.mode = 0666,
 };
 
+/*
+ * nop_kretprobe=SYM: a kretprobe on SYM whose handler does nothing, the
+ * floor make bench's cost table (tests/bench/cost.sh) measures a
+ * kretprobe hook against: what any kretprobe costs, handler aside.
+ */
+static char *nop_kretprobe;
+module_param(nop_kretprobe, charp, 0444);
+MODULE_PARM_DESC(nop_kretprobe,
+		 "A kretprobe with an empty handler on this function (make bench)");
+
+static int lbr_test_nop_handler(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	return 0;
+}
+
+static struct kretprobe lbr_test_nop_rp = {
+	.handler = lbr_test_nop_handler,
+	.maxactive = 64,
+};
+
 static int __init lbr_test_init(void)
 {
-	return misc_register(&lbr_test_dev);
+	int ret;
+
+	if (nop_kretprobe && *nop_kretprobe) {
+		lbr_test_nop_rp.kp.symbol_name = nop_kretprobe;
+		ret = register_kretprobe(&lbr_test_nop_rp);
+		if (ret)
+			return ret;
+	}
+	ret = misc_register(&lbr_test_dev);
+	if (ret && lbr_test_nop_rp.kp.symbol_name)
+		unregister_kretprobe(&lbr_test_nop_rp);
+	return ret;
 }
 
 static void __exit lbr_test_exit(void)
 {
 	misc_deregister(&lbr_test_dev);
 	lbr_test_fail_detach(0);
+	if (lbr_test_nop_rp.kp.symbol_name)
+		unregister_kretprobe(&lbr_test_nop_rp);
 }
 
 module_init(lbr_test_init);

@@ -43,7 +43,8 @@ for f in modules.builtin modules.builtin.modinfo modules.order; do
 done
 depmod -b "$root" "$kver"
 
-for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test "$bin"/lbr_snap_bpf_bench; do
+for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test "$bin"/lbr_snap_bpf_bench \
+	 "$bin"/lbr_snap_cost; do
 	[ -f "$f" ] && cp "$f" "$root/usr/local/bin/"
 done
 cp -r "$LBR_TOP/tests/guest/." "$root/usr/share/lbr_snap/" 2>/dev/null || true

@@ -8,11 +8,13 @@
 # Usage: tests/vm/run-vm.sh --script FILE [--smp N]
 #                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
-#                           [--accel tcg[,thread=single]]
+#                           [--accel tcg[,thread=single]] [--icount SHIFT]
+# --icount SHIFT: QEMU's -icount shift=SHIFT (single-threaded TCG), so a
+# guest nanosecond is 2^SHIFT instructions (make bench's cost table).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-smp=2 cpu=stock script= append= timeout=1500 kver= accel=tcg
+smp=2 cpu=stock script= append= timeout=1500 kver= accel=tcg icount=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smp) smp=$2; shift ;;
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
 	--append) append=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--accel) accel=$2; shift ;;
+	--icount) icount=$2; accel=tcg,thread=single; shift ;;
 	*) die "unknown option $1 (see the header of $0)" ;;
 	esac
 	shift
@@ -37,6 +40,11 @@ else
 	bin=$("$LBR_TOP/tests/vm/build.sh" "$kver")
 fi
 lbr_qemu_for_cpu "$cpu"
+case $icount in
+'') ;;
+*[!0-9]*) die "--icount $icount: a shift, 0 to 10" ;;
+*) QEMU_ARGS="$QEMU_ARGS -icount shift=$icount" ;;
+esac
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap_cost: the guest side of make bench's cost table and reader
+ * line (tests/bench/cost.sh, cost-guest.sh).
+ *
+ *   lbr_snap_cost opens PATH CALLS RUNS
+ *	RUNS times, CALLS open(PATH, O_RDONLY) (closed when they succeed),
+ *	timed with CLOCK_MONOTONIC; prints
+ *	  OPENS runs=A,B,C median=M
+ *	in nanoseconds per call, to 0.1 ns.  Under QEMU's -icount shift=0 a
+ *	nanosecond of guest time is one guest instruction.
+ *   lbr_snap_cost storm PATH CALLS
+ *	CALLS open(PATH) as fast as it can; prints "STORM ns=N".
+ *   lbr_snap_cost now
+ *	CLOCK_MONOTONIC in nanoseconds.
+ *   lbr_snap_cost wait FILE KIND COUNT TIMEOUT_S
+ *	waits until FILE holds COUNT records of KIND (json: lines starting
+ *	with '{', text: lines starting with a digit, lines: any line) and
+ *	prints "WAIT records=N ns=T", T the CLOCK_MONOTONIC time it saw the
+ *	last of them; after TIMEOUT_S seconds it prints what it has and exits
+ *	1.  FILE is opened once and read as it grows: no open() of its own
+ *	while it waits (the storm's function is open()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned long num(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "lbr_snap_cost: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static void calls(const char *path, unsigned long n)
+{
+	unsigned long i;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int opens(const char *path, unsigned long n, unsigned long runs)
+{
+	unsigned long long t[16], sorted[16], t0;
+	unsigned long r;
+
+	if (!n || !runs || runs > 16) {
+		fprintf(stderr, "lbr_snap_cost: 1..16 runs of at least 1 call\n");
+		return 2;
+	}
+	calls(path, n / 2 + 1);	/* warm the caches and the path */
+	for (r = 0; r < runs; r++) {
+		t0 = now_ns();
+		calls(path, n);
+		/* Tenths of a nanosecond per call. */
+		t[r] = ((now_ns() - t0) * 10 + n / 2) / n;
+	}
+	memcpy(sorted, t, sizeof(t));
+	qsort(sorted, runs, sizeof(sorted[0]), cmp_ull);
+	printf("OPENS runs=");
+	for (r = 0; r < runs; r++)
+		printf("%s%llu.%llu", r ? "," : "", t[r] / 10, t[r] % 10);
+	printf(" median=%llu.%llu\n", sorted[runs / 2] / 10,
+	       sorted[runs / 2] % 10);
+	return 0;
+}
+
+static int counts(char c, const char *kind)
+{
+	if (!strcmp(kind, "json"))
+		return c == '{';
+	if (!strcmp(kind, "text"))
+		return c >= '0' && c <= '9';
+	return 1;
+}
+
+static int wait_records(const char *file, const char *kind,
+			unsigned long want, unsigned long timeout)
+{
+	unsigned long long start = now_ns(), seen = 0;
+	unsigned long have = 0;
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	char buf[65536];
+	int line_start = 1, fd;
+	ssize_t n, i;
+
+	if (strcmp(kind, "json") && strcmp(kind, "text") &&
+	    strcmp(kind, "lines")) {
+		fprintf(stderr, "lbr_snap_cost: KIND is json, text or lines\n");
+		return 2;
+	}
+	fd = open(file, O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "lbr_snap_cost: %s: %s\n", file, strerror(errno));
+		return 2;
+	}
+	while (have < want) {
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0) {
+			fprintf(stderr, "lbr_snap_cost: read %s: %s\n", file,
+				strerror(errno));
+			return 2;
+		}
+		for (i = 0; i < n; i++) {
+			if (line_start && buf[i] != '\n' && counts(buf[i], kind))
+				have++;
+			line_start = buf[i] == '\n';
+		}
+		if (n > 0) {
+			seen = now_ns();
+			continue;
+		}
+		if (now_ns() - start > timeout * 1000000000ULL) {
+			printf("WAIT records=%lu ns=%llu timeout\n", have, seen);
+			return 1;
+		}
+		nanosleep(&pause, NULL);
+	}
+	printf("WAIT records=%lu ns=%llu\n", have, seen);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long t0;
+
+	if (argc == 5 && !strcmp(argv[1], "opens"))
+		return opens(argv[2], num(argv[3]), num(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "storm")) {
+		t0 = now_ns();
+		calls(argv[2], num(argv[3]));
+		printf("STORM ns=%llu\n", now_ns() - t0);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "now")) {
+		printf("%llu\n", now_ns());
+		return 0;
+	}
+	if (argc == 6 && !strcmp(argv[1], "wait"))
+		return wait_records(argv[2], argv[3], num(argv[4]),
+				    num(argv[5]));
+	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines COUNT TIMEOUT_S\n");
+	return 2;
+}
