@@ -62,16 +62,36 @@ static bool is_text_type(char type)
  * "ffffffffc0a01000 t foo\t[mod]", into @sym.  Returns false for lines
  * that are not text symbols.  Consecutive symbols of a module share its name.
  */
+/* 1 to 16 hex digits at @s into *@v; returns past them, NULL if none. */
+static char *parse_hex(char *s, unsigned long long *v)
+{
+	unsigned long long x = 0;
+	unsigned int d;
+	char *p;
+
+	for (p = s; ; p++) {
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')
+			d = (*p | 0x20) - 'a' + 10;
+		else
+			break;
+		if (p - s == 16)
+			return NULL;
+		x = x << 4 | d;
+	}
+	*v = x;
+	return p == s ? NULL : p;
+}
+
 static bool parse_line(struct ksyms *ks, char *line, struct ksym *sym,
 		       unsigned int *last_mod)
 {
 	char *p, *name, *mod;
 	size_t name_len;
 
-	errno = 0;
-	sym->addr = strtoull(line, &p, 16);
-	if (errno || p == line || *p != ' ' || !is_text_type(p[1]) ||
-	    p[2] != ' ')
+	p = parse_hex(line, &sym->addr);
+	if (!p || *p != ' ' || !is_text_type(p[1]) || p[2] != ' ')
 		return false;
 	name = p + 3;
 	name_len = strcspn(name, " \t\n");
@@ -111,12 +131,32 @@ static int cmp_sym(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sort by address; of symbols sharing an address keep the first listed. */
+/*
+ * Sort by address; of symbols sharing an address keep the first listed.
+ * /proc/kallsyms lists vmlinux in address order, then the modules: the
+ * sorted prefix stays, the rest is sorted and merged into it.
+ */
 static void sort_syms(struct ksyms *ks)
 {
-	size_t i, n = 0;
+	size_t i, j, k, n = 0, pre = 1;
+	struct ksym *out;
 
-	qsort(ks->syms, ks->nr, sizeof(*ks->syms), cmp_sym);
+	while (pre < ks->nr && ks->syms[pre - 1].addr <= ks->syms[pre].addr)
+		pre++;
+	if (pre < ks->nr) {
+		qsort(ks->syms + pre, ks->nr - pre, sizeof(*ks->syms), cmp_sym);
+		out = xrealloc(NULL, ks->nr * sizeof(*out));
+		for (i = 0, j = pre, k = 0; k < ks->nr; k++) {
+			if (j == ks->nr ||
+			    (i < pre && cmp_sym(&ks->syms[i], &ks->syms[j]) <= 0))
+				out[k] = ks->syms[i++];
+			else
+				out[k] = ks->syms[j++];
+		}
+		free(ks->syms);
+		ks->syms = out;
+		ks->cap = ks->nr;
+	}
 	for (i = 0; i < ks->nr; i++)
 		if (!n || ks->syms[i].addr != ks->syms[n - 1].addr)
 			ks->syms[n++] = ks->syms[i];

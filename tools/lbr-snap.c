@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -235,14 +237,79 @@ static const char usage[] =
 "add, del, capture: 0 if every change was made, else the code of the first\n"
 "failure (1, 3, 4 or 5 as above).\n";
 
+struct ksyms_job {
+	struct ksyms *ks;
+	const struct opts *o;
+	int done;
+};
+
+static void *ksyms_job_run(void *arg)
+{
+	struct ksyms_job *j = arg;
+
+	ksyms_load(j->ks, j->o->kallsyms);
+	ksyms_load_lines(j->ks, j->o->kallsyms, j->o->vmlinux);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Read ahead of printing no more than this while the symbols load. */
+#define PRELOAD_MAX	(64 * 1024 * 1024)
+
+/*
+ * Load the symbols, and with @drain keep reading @fd meanwhile, into
+ * *@pre: the kernel writes /proc/kallsyms line by line, most of a second
+ * in a slow guest, and a burst that comes in that time would overflow
+ * the module's buffer (some 400 records a CPU by default).
+ */
+static void load_symbols(struct ksyms *ks, const struct opts *o, int fd,
+			 bool drain, unsigned char **pre, size_t *pre_len)
+{
+	struct ksyms_job j = { .ks = ks, .o = o };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t cap = 0;
+	pthread_t th;
+	ssize_t n;
+
+	*pre = NULL;
+	*pre_len = 0;
+	if (!drain || pthread_create(&th, NULL, ksyms_job_run, &j)) {
+		ksyms_job_run(&j);
+		return;
+	}
+	while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE)) {
+		if (poll(&pfd, 1, 10) != 1 || !(pfd.revents & POLLIN) ||
+		    *pre_len > PRELOAD_MAX)
+			continue;
+		/* Room for many records: the device gives whole ones. */
+		if (cap - *pre_len < 64 * LBR_SNAP_RECORD_MAX) {
+			cap = cap ? 2 * cap : 1024 * 1024;
+			*pre = xrealloc(*pre, cap);
+		}
+		n = read(fd, *pre + *pre_len, cap - *pre_len);
+		if (n > 0)
+			*pre_len += n;
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;	/* shows again at the stream's read */
+	}
+	pthread_join(th, NULL);
+}
+
+/*
+ * @drain: a stream of the live device; its records are read while the
+ * symbols load (not with -n, which would take records it does not print
+ * away from other readers).
+ */
 static int read_records(int fd, const struct opts *o,
-			int (*fn)(int fd, const struct stream_opts *so))
+			int (*fn)(int fd, const struct stream_opts *so),
+			bool drain)
 {
 	struct stream_opts so = {
 		.path = o->device, .max = o->count, .json = o->json,
 		.po = o->po,
 	};
 	struct lbr_snap_info info;
+	unsigned char *pre;
 	struct ksyms ks;
 	int ret;
 
@@ -256,22 +323,24 @@ static int read_records(int fd, const struct opts *o,
 	 */
 	if (ret == 0)
 		so.self = getpid();
-	ksyms_load(&ks, o->kallsyms);
-	ksyms_load_lines(&ks, o->kallsyms, o->vmlinux);
+	load_symbols(&ks, o, fd, drain && ret == 0 && !o->count, &pre,
+		     &so.pre_len);
+	so.pre = pre;
 	so.ks = &ks;
 	ret = fn(fd, &so);
+	free(pre);
 	ksyms_free(&ks);
 	return ret;
 }
 
 static int cmd_stream(int fd, const struct opts *o)
 {
-	return read_records(fd, o, stream_records);
+	return read_records(fd, o, stream_records, true);
 }
 
 static int cmd_report(int fd, const struct opts *o)
 {
-	return read_records(fd, o, report_records);
+	return read_records(fd, o, report_records, false);
 }
 
 static int cmd_record(int fd, const struct opts *o)

@@ -394,15 +394,69 @@ static char *bool_buf(char *p, bool v)
  * and written at once: printed key by key, stdio calls were most of the
  * time --json took.
  */
+/*
+ * Branch objects printed lately, whole: a storm prints the same few
+ * hundred branches over and over, and a hit is one copy.  Only without
+ * debug info, where an object depends on nothing but the branch and its
+ * place (before the target, on the probe path) and the symbols.
+ */
+#define MEMO_BITS	12
+#define MEMO_TEXT	464
+
+struct branch_memo {
+	struct lbr_snap_branch b;
+	bool probe, before;
+	unsigned short len;		/* 0: unused */
+	char text[MEMO_TEXT];		/* the object, no leading comma */
+};
+
+static struct branch_memo *branch_memo;
+
+static struct branch_memo *memo_slot(const struct lbr_snap_branch *b,
+				     bool probe, bool before)
+{
+	unsigned long long h = b->from * 0x9e3779b97f4a7c15ull ^
+			       b->to * 0xc2b2ae3d27d4eb4full ^
+			       ((unsigned long long)b->flags << 32 |
+				(unsigned long long)b->cycles << 8 | b->type) ^
+			       (probe << 1 | before);
+
+	if (!branch_memo)
+		branch_memo = xrealloc(NULL, sizeof(*branch_memo) << MEMO_BITS);
+	if (!h)
+		h = 1;
+	return &branch_memo[(h * 0x9e3779b97f4a7c15ull) >> (64 - MEMO_BITS)];
+}
+
+static bool memo_match(const struct branch_memo *m,
+		       const struct lbr_snap_branch *b, bool probe, bool before)
+{
+	return m->len && m->b.from == b->from && m->b.to == b->to &&
+	       m->b.flags == b->flags && m->b.cycles == b->cycles &&
+	       m->b.type == b->type && m->probe == probe &&
+	       m->before == before;
+}
+
 static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 			const struct ksyms *ks, const struct rec_span *sp)
 {
-	char buf[256 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf;
+	char buf[256 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf, *obj;
+	bool probe = i >= sp->probe, before = i < sp->target;
 	struct lbr_snap_branch b;
+	struct branch_memo *m = NULL;
 
 	rec_branch(r, i, &b);
 	if (i)
 		*p++ = ',';
+	if (!ks->lines) {
+		m = memo_slot(&b, probe, before);
+		if (memo_match(m, &b, probe, before)) {
+			p = cat(p, m->text, m->len);
+			fwrite(buf, 1, p - buf, f);
+			return;
+		}
+	}
+	obj = p;
 	p = CAT(p, "{\"from\":");
 	p = json_hex_buf(p, b.from);
 	p = CAT(p, ",\"to\":");
@@ -420,13 +474,20 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 	p = CAT(p, ",\"type\":");
 	p = uint_buf(p, b.type);
 	p = CAT(p, ",\"probe\":");
-	p = bool_buf(p, i >= sp->probe);
+	p = bool_buf(p, probe);
 	p = CAT(p, ",\"before_target\":");
-	p = bool_buf(p, i < sp->target);
-	if (!ks->lines) {
+	p = bool_buf(p, before);
+	if (m) {
 		/* No debug info: the same keys each time, in the one write. */
 		p = CAT(p, ",\"from_file\":null,\"from_line\":null,\"from_inline\":[],\"to_file\":null,\"to_line\":null,\"to_inline\":[]}");
 		fwrite(buf, 1, p - buf, f);
+		if (p - obj <= MEMO_TEXT) {
+			m->b = b;
+			m->probe = probe;
+			m->before = before;
+			m->len = p - obj;
+			memcpy(m->text, obj, m->len);
+		}
 		return;
 	}
 	fwrite(buf, 1, p - buf, f);

@@ -247,6 +247,11 @@ static int read_loop(struct stream *s, int fd)
 	ssize_t n;
 	int ret;
 
+	if (s->len) {
+		ret = consume(s);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	for (;;) {
 		n = fill(s, fd);
 		if (n < 0)
@@ -311,7 +316,11 @@ int stream_records(int fd, const struct stream_opts *o)
 	if (ret)
 		return ret;
 	set_fd(&s, fd);
-	reserve(&s, BUF_SIZE);
+	reserve(&s, o->pre_len + BUF_SIZE);
+	if (o->pre_len) {
+		memcpy(s.buf, o->pre, o->pre_len);
+		s.len = o->pre_len;
+	}
 	ret = read_loop(&s, fd);
 	free(s.buf);
 	if (s.skipped > 1)

@@ -18,6 +18,9 @@ struct stream_opts {
 	/* If set, called per record instead of printing; true: count it. */
 	bool (*handle)(const struct rec *r, void *arg);
 	void *arg;
+	/* Bytes already read from the input, handled before it (may be 0). */
+	const unsigned char *pre;
+	size_t pre_len;
 };
 
 struct stream;
