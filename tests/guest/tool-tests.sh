@@ -381,9 +381,10 @@ if modprobe lbr_snap; then
 	grep -q '"name":"do_sys_openat2","func_addr":"[^"]*","ret_type":"long"' mp.json ||
 		why "do_sys_openat2%long is not a target"
 	grep -q '"name":"__sys_bpf"' mp.json || why "__sys_bpf is not a target"
-	# hook=auto, no /N: fexit, where the kernel has direct calls.
-	grep -q '"name":"do_sys_openat2"[^}]*"hook":"fexit","nr_args":-1' mp.json ||
-		why "do_sys_openat2 did not get the fexit hook"
+	# hook=auto, no /N: fexit, where the kernel has direct calls; the
+	# module takes the argument count from BTF.
+	grep -q '"name":"do_sys_openat2"[^}]*"hook":"fexit","nr_args":3' mp.json ||
+		why "do_sys_openat2 did not get the fexit hook, or BTF's 3 arguments"
 	modprobe -r lbr_snap
 else
 	why "modprobe lbr_snap with dist/lbr_snap.modprobe.conf failed"
