@@ -26,11 +26,7 @@ set -euo pipefail
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-export LBR_LAB_QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)}
-[ -x "$LBR_LAB_QEMU" ] || die "building the LBR lab QEMU failed"
-kver=$(lbr_guest_kver)
-"$LBR_TOP/tests/vm/build.sh" "$kver" >/dev/null
-export LBR_PREBUILT=1
+lbr_bench_setup
 accel=tcg
 case "$kver" in 6.1.*) ;; *) accel=tcg,thread=single ;; esac
 echo "# kernel $kver, accel $accel"

@@ -47,7 +47,7 @@ target_counts() {
 }
 
 ftrace_on() {	# ftrace_on [FILTER]
-	echo 'r:lbrcost do_sys_openat2 ret=$retval' >$T/kprobe_events || exit 1
+	echo 'r:lbrcost do_sys_openat2 ret=$retval:s64' >$T/kprobe_events || exit 1
 	[ -z "${1:-}" ] || echo "$1" >$T/events/kprobes/lbrcost/filter || exit 1
 	echo >$T/trace
 	echo 1 >$T/events/kprobes/lbrcost/enable || exit 1

@@ -39,16 +39,12 @@ parts=${COST_PARTS:-cost reader}
 status=0
 if [ -n "${COST_LOGS:-}" ]; then
 	# The figures of guest logs already there, $COST_LOGS/CPU-PART.log
-	# (tests/bench/cost-test.sh feeds it crafted ones).
+	# (tests/test-plan.sh feeds it crafted ones).
 	out=$COST_LOGS
 else
 	out=$(mktemp -d)
 	trap 'rm -rf "$out"' EXIT
-	export LBR_LAB_QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)}
-	[ -x "$LBR_LAB_QEMU" ] || die "building the LBR lab QEMU failed"
-	kver=$(lbr_guest_kver)
-	"$LBR_TOP/tests/vm/build.sh" "$kver" >/dev/null
-	export LBR_PREBUILT=1
+	lbr_bench_setup
 	echo "# cost: kernel $kver, guest instructions (-icount shift=0)"
 fi
 

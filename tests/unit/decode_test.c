@@ -862,29 +862,46 @@ static void check_stack(const struct sim_lbr *s,
  * is a full address in this format), TO = FROM + 0x40, cycles k + 1,
  * mispredicted when k is a multiple of 3, in a transaction when k is 31.
  */
-static void test_stack_legacy(void)
+static const u8 skylake_order[] = {	/* oldest first */
+	20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+	0, 1, 2, 3, 4, 5,
+};
+
+/* That stack's FROM and TO, the Skylake CPU, LBR_INFO left to the caller. */
+static void sim_skylake(struct sim_lbr *s, bool skip_info)
 {
-	static const u8 order[] = {	/* oldest first */
-		20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-		0, 1, 2, 3, 4, 5,
-	};
-	struct sim_lbr s = {
-		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
-			 .format = LBR_FMT_INFO, .tsx = 1 },
-		.depth = 32, .has_info = true, .tos = 5,
-	};
-	struct lbr_snap_branch want[ARRAY_SIZE(order)];
 	unsigned int k;
 
-	for (k = 0; k < 32; k++) {
-		if (k >= 6 && k <= 19)
-			continue;
-		s.from[k] = 0xffffffff81000000ULL + k * 0x100;
-		s.to[k] = s.from[k] + 0x40;
-		s.info[k] = (k % 3 ? 0 : 0x8000000000000000ULL) |
-			    (k == 31 ? 0x4000000000000000ULL : 0) | (k + 1);
+	memset(s, 0, sizeof(*s));
+	s->fmt.backend = LBR_SNAP_BACKEND_INTEL;
+	s->fmt.format = LBR_FMT_INFO;
+	s->fmt.tsx = 1;
+	s->depth = 32;
+	s->has_info = true;
+	s->tos = 5;
+	s->skip_info = skip_info;
+	for (k = 0; k < ARRAY_SIZE(skylake_order); k++) {
+		s->from[skylake_order[k]] = 0xffffffff81000000ULL +
+					    skylake_order[k] * 0x100;
+		s->to[skylake_order[k]] = s->from[skylake_order[k]] + 0x40;
 	}
-	for (k = 0; k < ARRAY_SIZE(order); k++) {
+}
+
+static void test_stack_legacy(void)
+{
+	const u8 *order = skylake_order;
+	struct lbr_snap_branch want[ARRAY_SIZE(skylake_order)];
+	struct sim_lbr s;
+	unsigned int k;
+
+	sim_skylake(&s, false);
+	for (k = 0; k < ARRAY_SIZE(skylake_order); k++) {
+		u8 idx = order[k];
+
+		s.info[idx] = (idx % 3 ? 0 : 0x8000000000000000ULL) |
+			      (idx == 31 ? 0x4000000000000000ULL : 0) | (idx + 1);
+	}
+	for (k = 0; k < ARRAY_SIZE(skylake_order); k++) {
 		u8 idx = order[k];
 
 		want[k] = (struct lbr_snap_branch){
@@ -896,7 +913,7 @@ static void test_stack_legacy(void)
 		};
 	}
 	/* The TOS, then FROM, TO and INFO of every entry: the copy is whole. */
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 32 * 3);
+	check_stack(&s, want, ARRAY_SIZE(skylake_order), 1 + 32 * 3);
 	result("stack: legacy INFO depth 32 TOS 5, wrapped, 6..19 empty: 18 oldest first");
 }
 
@@ -908,31 +925,20 @@ static void test_stack_legacy(void)
  */
 static void test_stack_no_info(void)
 {
-	static const u8 order[] = {	/* oldest first */
-		20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-		0, 1, 2, 3, 4, 5,
-	};
-	struct sim_lbr s = {
-		.fmt = { .backend = LBR_SNAP_BACKEND_INTEL,
-			 .format = LBR_FMT_INFO, .tsx = 1 },
-		.depth = 32, .has_info = true, .tos = 5, .skip_info = true,
-	};
-	struct lbr_snap_branch want[ARRAY_SIZE(order)];
+	const u8 *order = skylake_order;
+	struct lbr_snap_branch want[ARRAY_SIZE(skylake_order)];
+	struct sim_lbr s;
 	unsigned int k;
 
-	for (k = 0; k < 32; k++) {
-		if (k >= 6 && k <= 19)
-			continue;
-		s.from[k] = 0xffffffff81000000ULL + k * 0x100;
-		s.to[k] = s.from[k] + 0x40;
-		s.info[k] = 0xf000000000000000ULL | (k + 1);
-	}
-	for (k = 0; k < ARRAY_SIZE(order); k++)
+	sim_skylake(&s, true);
+	for (k = 0; k < ARRAY_SIZE(skylake_order); k++) {
+		s.info[order[k]] = 0xf000000000000000ULL | (order[k] + 1);
 		want[k] = (struct lbr_snap_branch){
 			.from = 0xffffffff81000000ULL + order[k] * 0x100,
 			.to = 0xffffffff81000040ULL + order[k] * 0x100,
 		};
-	check_stack(&s, want, ARRAY_SIZE(order), 1 + 32 * 2);
+	}
+	check_stack(&s, want, ARRAY_SIZE(skylake_order), 1 + 32 * 2);
 	result("stack: legacy INFO depth 32, lbr_info=0: FROM and TO only, no INFO flags");
 
 	memset(&s, 0, sizeof(s));

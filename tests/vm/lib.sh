@@ -97,3 +97,13 @@ lbr_qemu_for_cpu() {
 		;;
 	esac
 }
+
+# The benches' guests: the lab QEMU, KVER's build (prebuilt from now on);
+# sets kver.
+lbr_bench_setup() {
+	export LBR_LAB_QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)}
+	[ -x "$LBR_LAB_QEMU" ] || die "building the LBR lab QEMU failed"
+	kver=$(lbr_guest_kver)
+	"$LBR_TOP/tests/vm/build.sh" "$kver" >/dev/null
+	export LBR_PREBUILT=1
+}
