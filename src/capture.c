@@ -71,10 +71,9 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	 * LBR was off before this return froze it: someone else turned it off
 	 * (perf, KVM, /dev/cpu/N/msr), or the CPU came back from a reset
 	 * without it.  Counted per CPU with interrupts off, no atomics; not
-	 * on a CPU lbr_snap reads nothing from (lbr_hw_cpu_online()).  A
-	 * kretprobe handler runs with interrupts on until here, so a target
-	 * returning in an interrupt taken between another return's freeze
-	 * and this point finds LBR frozen, i.e. off, and is counted too.
+	 * on a CPU lbr_snap reads nothing from (lbr_hw_cpu_online()).  Both
+	 * hooks freeze with interrupts off, so no interrupt's return lands
+	 * in another's frozen window; an NMI's is counted as recursion.
 	 */
 	if (depth && !(ctl & lbr_hw.enable_mask))
 		c->lbr_off++;

@@ -56,8 +56,8 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  * @frozen: LBR was frozen by the hook (false for the "none" backend)
  * @ctl: the control MSR's low half as lbr_hw_freeze() found it
  * @ret_site: where the target's RET landed (see lbr_probe_entries())
- * @irqs_on: interrupts may be on (the kretprobe hook); the fexit hook has
- *	them off
+ * @irqs_on: interrupts may be on (the "none" backend's kretprobe
+ *	handler); the hooks that freeze have them off
  *
  * From a hook, with preemption off.  Unfreezes LBR.
  *
@@ -93,9 +93,9 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt
 		 * in between that changed it (perf turning LBR off in an
-		 * IPI or the tick) would be undone.  The native flag
-		 * operations, as the fexit trampolines': only a CPU whose LBR
-		 * MSRs lbr_snap can write gets here, never a Xen PV guest's.
+		 * IPI or the tick) would be undone.  Both hooks that freeze
+		 * come with interrupts off; the native flag operations are
+		 * for any other (lbr_hw_detect() gives a Xen PV guest no LBR).
 		 */
 		if (!irqs_on) {
 			lbr_hw_unfreeze(ctl);

@@ -3,6 +3,7 @@
  * The kretprobe hook: a kretprobe per target whose return handler freezes
  * LBR first and then writes a record.
  */
+#include <asm/irqflags.h>
 #include <linux/cpumask.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -26,16 +27,29 @@ static unsigned long lbr_ret_site __read_mostly;
  * (found by tests/freeze-first on the debug kernel); KMSAN, KCSAN and KCOV
  * would add calls.  (KCOV with compilers that lack the attribute is
  * turned off for this file in Kbuild.)
+ *
+ * Interrupts go off first, as in the fexit trampolines (PUSHF, CLI: no
+ * control transfer), and come back once LBR is unfrozen: an interrupt
+ * between the freeze and the unfreeze would find LBR frozen (counted as
+ * lbr_off, its record WAS_OFF) or change the control MSR under the
+ * read-modify-write of the unfreeze, which would undo it.  The native
+ * flag operations, no paravirt call: lbr_hw_detect() gives a Xen PV
+ * guest no LBR, so this handler is never attached there.
  */
 static int notrace __no_sanitize_address __no_sanitize_memory __no_kcsan
 __no_sanitize_coverage
 lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u32 ctl = lbr_hw_freeze();
+	unsigned long flags = native_save_fl();
+	u32 ctl;
 
+	native_irq_disable();
+	ctl = lbr_hw_freeze();
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
 		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), true,
-		    ctl, lbr_ret_site, true);
+		    ctl, lbr_ret_site, false);
+	if (flags & X86_EFLAGS_IF)
+		native_irq_enable();
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler);

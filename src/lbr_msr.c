@@ -491,6 +491,18 @@ int lbr_hw_detect(const char *force)
 		strscpy(lbr_hw.reason, "backend=none", sizeof(lbr_hw.reason));
 		return 0;
 	}
+	/*
+	 * A Xen PV guest has no LBR to read, and the capture path's native
+	 * CLI (kretprobe_hook.c, fexit_tramp.S) would fault there.
+	 */
+	if (cpu_feature_enabled(X86_FEATURE_XENPV)) {
+		if (!is_auto) {
+			pr_err("backend=%s unavailable: a Xen PV guest\n", force);
+			return -ENODEV;
+		}
+		strscpy(lbr_hw.reason, "a Xen PV guest: no LBR", sizeof(lbr_hw.reason));
+		return 0;
+	}
 
 	for (i = 0; i < ARRAY_SIZE(lbr_backends); i++) {
 		if (!is_auto && !sysfs_streq(force, lbr_backends[i].name))

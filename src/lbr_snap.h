@@ -66,9 +66,9 @@ static __always_inline void lbr_hw_unfreeze(u32 ctl)
  * on whatever froze it: before perfmon version 4 as its PMI handler
  * returns (__intel_pmu_lbr_enable(), arch/x86/events/intel/lbr.c, returns
  * early in a PMI only from version 4 on), and on any version wherever it
- * re-enables the PMU (perf_pmu_enable() from an interrupt, such as the
- * tick's frequency adjustment, taken in a kretprobe handler's window
- * before lbr_capture() turns interrupts off; bpf_get_branch_snapshot()).
+ * re-enables the PMU (perf_pmu_enable(); bpf_get_branch_snapshot()).
+ * Both hooks freeze with interrupts off, so on this path it is the PMI,
+ * an NMI.
  */
 static __always_inline bool lbr_hw_ran_again(void)
 {
