@@ -202,6 +202,19 @@ void lbr_target_free(struct lbr_target *t)
 }
 
 /*
+ * Done with the BTF lbr_target_btf() opened, if it did.  After a load or
+ * an add that worked, say why BTF was there but could not be read (7.2's
+ * file is one kernel_read() refuses): a failed one has said its one line.
+ */
+static void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
+{
+	if (ok && IS_ERR(btf) && PTR_ERR(btf) != -ENOENT)
+		pr_info("no BTF from /sys/kernel/btf/vmlinux (%ld): return types from the specs only\n",
+			PTR_ERR(btf));
+	lbr_btf_close(btf);
+}
+
+/*
  * What vmlinux's BTF says of @t (nothing without BTF, or for a module's
  * function): the return type when the spec gave none, a warning when it
  * gave another; the argument count; and whether every argument is in a
@@ -209,14 +222,19 @@ void lbr_target_free(struct lbr_target *t)
  * /N is never taken for that: a wrong one would have the function read
  * stack arguments that are not there.
  */
-static void lbr_target_btf(struct lbr_target *t, const struct lbr_btf *btf)
+static void lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 {
+	struct lbr_btf *btf;
 	const char *const *names = lbr_ret_type_names;
 	struct lbr_btf_func fi;
 	int ret;
 
 	t->btf_reg_args = -1;
-	if (IS_ERR_OR_NULL(btf))
+	/* Opened for the first good target only: a bad spec reads nothing. */
+	if (!*btfp)
+		*btfp = lbr_btf_open();
+	btf = *btfp;
+	if (IS_ERR(btf))
 		return;
 	ret = lbr_btf_func(btf, t->name, &fi);
 	if (ret) {
@@ -244,18 +262,7 @@ static void lbr_target_btf(struct lbr_target *t, const struct lbr_btf *btf)
 	t->btf_reg_args = fi.nargs;
 }
 
-/* vmlinux's BTF, or an ERR_PTR; says why once if it exists but fails. */
-static struct lbr_btf *lbr_targets_btf_open(void)
-{
-	struct lbr_btf *btf = lbr_btf_open();
-
-	if (IS_ERR(btf) && PTR_ERR(btf) != -ENOENT)
-		pr_info("no BTF from /sys/kernel/btf/vmlinux (%ld): return types from the specs only\n",
-			PTR_ERR(btf));
-	return btf;
-}
-
-static struct lbr_target *lbr_target_new(char *tok, const struct lbr_btf *btf)
+static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 {
 	struct lbr_target *t = kzalloc(sizeof(*t), GFP_KERNEL);
 	unsigned int i;
@@ -369,7 +376,7 @@ static void lbr_target_announce(struct lbr_target *t)
  */
 int lbr_targets_register(const char *spec)
 {
-	struct lbr_btf *btf;
+	struct lbr_btf *btf = NULL;
 	char *buf, *cur, *tok;
 	struct lbr_target *t;
 	unsigned int i;
@@ -390,10 +397,9 @@ int lbr_targets_register(const char *spec)
 		kfree(buf);
 		return -E2BIG;
 	}
-	btf = lbr_targets_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	while ((tok = strsep(&cur, ",")) != NULL) {
-		t = lbr_target_new(strim(tok), btf);
+		t = lbr_target_new(strim(tok), &btf);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
 			break;
@@ -409,7 +415,7 @@ int lbr_targets_register(const char *spec)
 		lbr_targets[lbr_nr_targets++] = t;
 	}
 	mutex_unlock(&lbr_targets_lock);
-	lbr_btf_close(btf);
+	lbr_targets_btf_done(btf, !ret);
 	kfree(buf);
 
 	if (ret) {
@@ -432,7 +438,7 @@ int lbr_targets_register(const char *spec)
 int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 {
 	char buf[LBR_SNAP_NAME_LEN + 8];
-	struct lbr_btf *btf;
+	struct lbr_btf *btf = NULL;
 	struct lbr_target *t;
 	int ret;
 
@@ -449,14 +455,13 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		return -EINVAL;
 	}
 	lbr_kretprobe_init();
-	btf = lbr_targets_btf_open();
 	mutex_lock(&lbr_targets_lock);
 	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
 		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
 		ret = -E2BIG;
 		goto out;
 	}
-	t = lbr_target_new(strim(buf), btf);
+	t = lbr_target_new(strim(buf), &btf);
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
 		goto out;
@@ -476,7 +481,7 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	*hook = t->hook;
 out:
 	mutex_unlock(&lbr_targets_lock);
-	lbr_btf_close(btf);
+	lbr_targets_btf_done(btf, !ret);
 	return ret;
 }
 
