@@ -17,7 +17,7 @@
 #define LBR_SNAP_VERSION	"0.2.0"
 
 /*
- * --- LBR hardware (lbr_msr.c; struct lbr_hw, lbr_hw and lbr_hw_read() in
+ * --- LBR hardware (lbr_msr.c; struct lbr_hw, lbr_hw and lbr_hw_read_raw() in
  * lbr_read.h, shared with the unit test) ---
  */
 
@@ -62,7 +62,7 @@ static __always_inline void lbr_hw_unfreeze(u32 ctl)
 
 /*
  * Did LBR record again between lbr_hw_freeze() and now?  Called after
- * lbr_hw_read(), before lbr_hw_unfreeze(): one RDMSR.  perf turns LBR back
+ * lbr_hw_read_raw(), before lbr_hw_unfreeze(): one RDMSR.  perf turns LBR back
  * on whatever froze it: before perfmon version 4 as its PMI handler
  * returns (__intel_pmu_lbr_enable(), arch/x86/events/intel/lbr.c, returns
  * early in a PMI only from version 4 on), and on any version wherever it

@@ -1822,8 +1822,8 @@ struct pmi_counts {
 
 /*
  * Call lbr_test_int @n times and sort the records: flagged with
- * LBR_SNAP_REC_RAN_AGAIN or not, and holding a branch of lbr_hw_read() (the
- * read loop, [@rd, @rd_end)) among the entries after the target's return
+ * LBR_SNAP_REC_RAN_AGAIN or not, and holding a branch of lbr_hw_read_raw()
+ * (the copy loop, [@rd, @rd_end)) among the entries after the target's return
  * (probe_entries) or not.  Older entries may hold a previous capture's
  * read loop, recorded after its own PMI turned LBR back on; those after
  * the return can only be this capture's.
@@ -1851,7 +1851,7 @@ static void pmi_window_round(struct __test_metadata *_metadata,
 		c->flagged += flagged;
 		c->flagged_own += flagged && own;
 		if (own && !flagged && c->own_unflagged++ < 3)
-			TH_LOG("record %u: lbr_hw_read's branches after the return, and no RAN_AGAIN",
+			TH_LOG("record %u: lbr_hw_read_raw's branches after the return, and no RAN_AGAIN",
 			       c->total);
 	}
 }
@@ -1876,8 +1876,8 @@ static int nmi_watchdog_on(void)
  * arch/x86/events/intel/lbr.c), whatever froze it: the entries read after
  * it are the capture's own.  mode=perf keeps perf's LBR user on every CPU.
  * With no PMI (the NMI watchdog off) no record is flagged or holds
- * lbr_hw_read()'s branches after its return; with a sampling event on this
- * thread's kernel instructions firing PMIs through the captures, every
+ * lbr_hw_read_raw()'s branches after its return; with a sampling event on
+ * this thread's kernel instructions firing PMIs through the captures, every
  * record that holds them carries LBR_SNAP_REC_RAN_AGAIN, and some do.
  * Needs the lab's lbr-legacy-pmu3 CPU (perfmon version 3); elsewhere it
  * says why not, and where LBR_EXPECT_PMU3 says that CPU is there, fails.
@@ -1919,13 +1919,13 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 		SKIP(return, "backend %s: only legacy LBR has perfmon before version 4",
 		     self->info.backend_name);
 	}
-	rd = ksym("lbr_hw_read");
+	rd = ksym("lbr_hw_read_raw");
 	ASSERT_NE(0, rd);
 	rd_end = ksym_end(rd);
 	ASSERT_LT(rd, rd_end);
 
 	pmi_window_round(_metadata, self, 500, rd, rd_end, &quiet);
-	TH_LOG("no sampling event (NMI watchdog %s): %u records, %u with RAN_AGAIN, %u hold lbr_hw_read's branches after the return",
+	TH_LOG("no sampling event (NMI watchdog %s): %u records, %u with RAN_AGAIN, %u hold lbr_hw_read_raw's branches after the return",
 	       nmi_watchdog_on() ? "on" : "off", quiet.total, quiet.flagged,
 	       quiet.own_unflagged + quiet.flagged_own);
 	EXPECT_EQ(0, quiet.own_unflagged);
@@ -1952,7 +1952,7 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 		pmi_window_round(_metadata, self, 500, rd, rd_end, &pmi);
 	close(self->pfd);
 	self->pfd = 0;
-	TH_LOG("a PMI every %llu kernel instructions: %u records, %u with RAN_AGAIN (%u of them hold lbr_hw_read's branches after the return), %u unflagged that do",
+	TH_LOG("a PMI every %llu kernel instructions: %u records, %u with RAN_AGAIN (%u of them hold lbr_hw_read_raw's branches after the return), %u unflagged that do",
 	       attr.sample_period, pmi.total, pmi.flagged, pmi.flagged_own,
 	       pmi.own_unflagged);
 	EXPECT_EQ(0, pmi.own_unflagged);
