@@ -2111,7 +2111,9 @@ static void perf_b_work(unsigned int ms)
  *    perfmon version 4, perf turns LBR back on inside the freeze, or the
  *    PMI's own freeze (DEBUGCTL.LBR cleared) is still on when the hook
  *    freezes, and the record says so (LBR_SNAP_REC_RAN_AGAIN,
- *    LBR_SNAP_REC_WAS_OFF);
+ *    LBR_SNAP_REC_WAS_OFF); on the kretprobe path a rare interrupt
+ *    before the freeze may push the return out, NMI entry and all, and
+ *    the record says LBR_SNAP_REC_NO_RETURN (at most 4 of 200);
  *  - lbr_filter=kernel (the default): perf's events never run while
  *    lbr_snap is loaded (time running 0, no sample), and lbr_snap captures
  *    as before; once lbr_snap is unloaded, perf's events run and sample
@@ -2153,6 +2155,7 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 	for (f = 0; f < 2; f++) {
 		struct perf_b_seen seen = { 0 }, after = { 0 };
 		unsigned int with_ret = 0, off = 0, nmi = 0, again = 0;
+		unsigned int no_ret = 0;
 
 		snprintf(params, sizeof(params),
 			 "targets=lbr_test_int capture=all mode=perf lbr_filter=%s buffer_kb=1024",
@@ -2195,6 +2198,19 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 				/* The record says its LBR is not what it was. */
 				again++;
 				off += !!(r->h.flags & LBR_SNAP_REC_WAS_OFF);
+			} else if (r->h.flags & LBR_SNAP_REC_NO_RETURN &&
+				   !is_fexit(variant)) {
+				/*
+				 * The record says its return is not there.  The
+				 * kretprobe trampoline runs with interrupts as
+				 * the function left them, so an interrupt (the
+				 * timer's: ktime_get) can land before the
+				 * handler freezes and push the return out,
+				 * its own entry too.  Rare: bounded below.
+				 */
+				no_ret++;
+				TH_LOG("record %d: flagged NO_RETURN, %u entries, probe_entries %u",
+				       i, r->h.nr_entries, r->h.probe_entries);
 			} else {
 				char n0[128] = "?", n1[128] = "?";
 				unsigned long long a0, a1;
@@ -2226,16 +2242,18 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		after.enabled -= seen.enabled;
 		after.running -= seen.running;
 
-		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF)",
-		       filters[f], n, with_ret, nmi, again, off);
+		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF), %u say NO_RETURN",
+		       filters[f], n, with_ret, nmi, again, off, no_ret);
 		TH_LOG("lbr_filter=%s: perf record -b -a at %lu Hz beside it: ran %llu of %llu us, %u samples, %u with a branch stack, %u with kernel branches",
 		       filters[f], hz, seen.running / 1000, seen.enabled / 1000,
 		       seen.samples, seen.with_branches, seen.kernel_branches);
 		TH_LOG("lbr_filter=%s: perf record -b -a after unload: ran %llu of %llu us, %u samples, %u with a branch stack",
 		       filters[f], after.running / 1000, after.enabled / 1000,
 		       after.samples, after.with_branches);
-		if (return_fits(variant))
-			EXPECT_EQ(200, with_ret + nmi + again);
+		if (return_fits(variant)) {
+			EXPECT_EQ(200, with_ret + nmi + again + no_ret);
+			EXPECT_GE(4, no_ret);
+		}
 		if (f == 0) {
 			EXPECT_LT(0, seen.running);
 			EXPECT_LT(0, seen.with_branches);
