@@ -2,6 +2,8 @@
 /*
  * lbr-snap: print one record as text or as a JSON line.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -12,6 +14,92 @@
 
 #define NSEC_PER_SEC	1000000000ull
 #define NSEC_PER_USEC	1000ull
+
+/*
+ * Branch lists printed lately, whole: the text of a record's branches in
+ * one format.  In a storm most records took the same path, and a hit is
+ * one write of that text where a miss formats 32 branches and looks up
+ * 64 symbols; a reader that keeps up with the kernel has to print at
+ * the rate the kernel captures.  Keyed on the entries as read and on
+ * everything else the text depends on (@x); only without debug info,
+ * where the text depends on nothing else but the symbols, which do not
+ * change while the tool runs.  A miss prints into memory first.
+ */
+#define LIST_MEMO_NR	8
+
+struct list_key {
+	const unsigned char *ent;	/* the record's entries, as read */
+	size_t len;
+	unsigned int x[6];
+};
+
+struct list_memo {
+	unsigned char *ent;
+	size_t len;
+	unsigned int x[6];
+	char *text;
+	size_t tlen;
+};
+
+struct list_memos {
+	struct list_memo m[LIST_MEMO_NR];
+	unsigned int next;
+};
+
+static struct list_memos json_lists, text_lists;
+
+static void list_key_init(struct list_key *k, const struct rec *r,
+			  unsigned int x0, unsigned int x1, unsigned int x2)
+{
+	const struct lbr_snap_record *h = &r->hdr;
+
+	k->ent = r->raw + h->hdr_size;
+	k->len = (size_t)h->nr_entries * h->entry_size;
+	memset(k->x, 0, sizeof(k->x));
+	k->x[0] = h->entry_size;
+	k->x[1] = h->nr_entries;
+	k->x[2] = x0;
+	k->x[3] = x1;
+	k->x[4] = x2;
+}
+
+/* Write the text memoised for @k to @f; false if there is none. */
+static bool list_memo_put(FILE *f, struct list_memos *ms,
+			  const struct list_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < LIST_MEMO_NR; i++) {
+		const struct list_memo *m = &ms->m[i];
+
+		if (m->text && m->len == k->len &&
+		    !memcmp(m->x, k->x, sizeof(m->x)) &&
+		    !memcmp(m->ent, k->ent, k->len)) {
+			fwrite(m->text, 1, m->tlen, f);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Keep @text, @tlen bytes that @k printed (open_memstream()'s buffer,
+ * taken over), in place of the oldest, and write it to @f.
+ */
+static void list_memo_add(FILE *f, struct list_memos *ms,
+			  const struct list_key *k, char *text, size_t tlen)
+{
+	struct list_memo *m = &ms->m[ms->next++ % LIST_MEMO_NR];
+
+	fwrite(text, 1, tlen, f);
+	free(m->text);
+	m->ent = xrealloc(m->ent, k->len ? k->len : 1);
+	memcpy(m->ent, k->ent, k->len);
+	m->len = k->len;
+	memcpy(m->x, k->x, sizeof(m->x));
+	m->text = text;
+	m->tlen = tlen;
+}
 
 /*
  * Print the character at @p, @n bytes left, of a comm, which may hold any
@@ -263,9 +351,29 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 	if (first)
 		print_cut_note(f, h, ks, first);
 	iw = last ? digits(last - 1) : 1;
-	fw = from_width(r, ks, first, last);
-	for (i = first; i < last; i++)
-		print_branch(f, r, i, ks, iw, fw);
+	if (ks->lines) {
+		fw = from_width(r, ks, first, last);
+		for (i = first; i < last; i++)
+			print_branch(f, r, i, ks, iw, fw);
+	} else {
+		struct list_key k;
+
+		list_key_init(&k, r, first, last, 0);
+		if (!list_memo_put(f, &text_lists, &k)) {
+			char *text = NULL;
+			size_t tlen = 0;
+			FILE *m = open_memstream(&text, &tlen);
+
+			if (!m)
+				oom();
+			fw = from_width(r, ks, first, last);
+			for (i = first; i < last; i++)
+				print_branch(m, r, i, ks, iw, fw);
+			if (fclose(m))
+				oom();
+			list_memo_add(f, &text_lists, &k, text, tlen);
+		}
+	}
 	print_probe_note(f, h, h->nr_entries - last);
 	if ((h->flags & LBR_SNAP_REC_NO_LBR) &&
 	    h->backend == LBR_SNAP_BACKEND_NONE)
@@ -564,7 +672,26 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	fputc(',', f);
 	json_sym(f, "caller_sym", ks, h->caller, false);
 	fputs(",\"branches\":[", f);
-	for (i = 0; i < h->nr_entries; i++)
-		json_branch(f, r, i, ks, &sp);
+	if (ks->lines) {
+		for (i = 0; i < h->nr_entries; i++)
+			json_branch(f, r, i, ks, &sp);
+	} else {
+		struct list_key k;
+
+		list_key_init(&k, r, sp.probe, sp.target, 1);
+		if (!list_memo_put(f, &json_lists, &k)) {
+			char *text = NULL;
+			size_t tlen = 0;
+			FILE *m = open_memstream(&text, &tlen);
+
+			if (!m)
+				oom();
+			for (i = 0; i < h->nr_entries; i++)
+				json_branch(m, r, i, ks, &sp);
+			if (fclose(m))
+				oom();
+			list_memo_add(f, &json_lists, &k, text, tlen);
+		}
+	}
 	fputs("]}\n", f);
 }

@@ -12,14 +12,21 @@
  * the last of them: a burst costs a few syscalls, not one per record or
  * per line.
  *
- * The module's ring buffer is small (256 KiB a CPU, some 300 records of 32
+ * The module's ring buffer is small (256 KiB a CPU, some 400 records of 32
  * entries) and drops what does not fit, while printing a record, JSON
  * above all, takes far longer than the kernel takes to write one.  So
  * from the device or a pipe, every few records printed, what the input
- * holds by then is read too, behind the records still to print: a burst
- * waits in this process's memory (up to READ_AHEAD_MAX) rather than
- * overflowing the kernel's.  Not with -n, which would take records it
- * does not print away from other readers, nor from a regular file.
+ * holds by then is read too, into a queue of chunks behind the records
+ * still to print: a burst waits in this process's memory (up to
+ * READ_AHEAD_MAX) rather than overflowing the kernel's.  Not with -n,
+ * which would take records it does not print away from other readers,
+ * nor from a regular file.
+ *
+ * The queue is chunks, not one buffer: a read ahead must never stall.
+ * Moving or growing a buffer that holds a burst copies megabytes, which
+ * in a slow guest took longer than the kernel's ring lasts at a storm's
+ * rate, and the records that came meanwhile were dropped.  A chunk is
+ * copied once, bounded, when its turn to print comes.
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,6 +48,13 @@
 #define READ_AHEAD_EVERY	8			/* records printed */
 #define READ_AHEAD_MAX		(64 * 1024 * 1024)	/* bytes unprinted */
 
+/* Input read ahead, waiting its turn to print. */
+struct chunk {
+	struct chunk *next;
+	size_t len;
+	unsigned char data[];
+};
+
 struct stream {
 	const struct stream_opts *o;
 	unsigned char *buf;
@@ -51,6 +65,8 @@ struct stream {
 	unsigned long long skipped;	/* records of a newer ABI version */
 	int fd;				/* the input, -1 until known */
 	bool ahead;			/* read ahead while printing */
+	struct chunk *q_head, *q_tail;	/* read ahead, oldest first */
+	size_t q_bytes;
 };
 
 static volatile sig_atomic_t stop;
@@ -126,29 +142,62 @@ static void set_fd(struct stream *s, int fd)
 	s->ahead = !s->o->max && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
 }
 
-/*
- * What the input holds now, appended to the buffer, whose records from
- * *@at on are still to print; they may move to its start.
- */
-static void read_ahead(struct stream *s, size_t *at)
+/* What the input holds now, queued behind what is still to print. */
+static void read_ahead(struct stream *s)
 {
 	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+	struct chunk *c;
 	ssize_t n;
 
-	if (stop || s->len - *at > READ_AHEAD_MAX ||
+	if (stop || s->q_bytes > READ_AHEAD_MAX ||
 	    poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
 		return;
-	if (*at > s->len / 2) {
-		memmove(s->buf, s->buf + *at, s->len - *at);
-		s->len -= *at;
-		s->offset += *at;
-		*at = 0;
-	}
-	reserve(s, s->len + BUF_SIZE);
+	c = xrealloc(NULL, sizeof(*c) + BUF_SIZE);
 	/* An error shows again at the next fill(), which reports it. */
-	n = read(s->fd, s->buf + s->len, s->cap - s->len);
-	if (n > 0)
-		s->len += n;
+	n = read(s->fd, c->data, BUF_SIZE);
+	if (n <= 0) {
+		free(c);
+		return;
+	}
+	c->len = n;
+	c->next = NULL;
+	if (s->q_tail)
+		s->q_tail->next = c;
+	else
+		s->q_head = c;
+	s->q_tail = c;
+	s->q_bytes += n;
+}
+
+/* The oldest chunk read ahead, appended to the buffer; 0 if none. */
+static size_t unqueue(struct stream *s)
+{
+	struct chunk *c = s->q_head;
+	size_t n;
+
+	if (!c)
+		return 0;
+	reserve(s, s->len + c->len);
+	memcpy(s->buf + s->len, c->data, c->len);
+	n = c->len;
+	s->q_head = c->next;
+	if (!s->q_head)
+		s->q_tail = NULL;
+	s->q_bytes -= n;
+	free(c);
+	return n;
+}
+
+static void queue_free(struct stream *s)
+{
+	while (s->q_head) {
+		struct chunk *c = s->q_head;
+
+		s->q_head = c->next;
+		free(c);
+	}
+	s->q_tail = NULL;
+	s->q_bytes = 0;
 }
 
 /* Handle one whole record; returns 1 when -n is reached, or -exit code. */
@@ -200,7 +249,7 @@ static int consume(struct stream *s)
 	flockfile(stdout);
 	while (!ret && s->len - at >= sizeof(size)) {
 		if (s->ahead && ++n % READ_AHEAD_EVERY == 0)
-			read_ahead(s, &at);
+			read_ahead(s);
 		memcpy(&size, s->buf + at, sizeof(size));
 		if (rec_check_size(size, why, sizeof(why)) != REC_OK) {
 			funlockfile(stdout);
@@ -225,11 +274,17 @@ static int consume(struct stream *s)
 	return ret;
 }
 
-/* read() into the buffer; returns bytes read, 0 at the end, or -exit code. */
+/*
+ * What was read ahead, else read() into the buffer; returns the bytes
+ * added, 0 at the end, or -exit code.  Read ahead is printed even once
+ * stopped: the kernel has handed those records out.
+ */
 static ssize_t fill(struct stream *s, int fd)
 {
-	ssize_t n;
+	ssize_t n = unqueue(s);
 
+	if (n)
+		return n;
 	do {
 		n = read(fd, s->buf + s->len, s->cap - s->len);
 	} while (n < 0 && errno == EINTR && !stop);
@@ -302,6 +357,7 @@ int stream_pump(struct stream *s, int fd)
 
 void stream_free(struct stream *s)
 {
+	queue_free(s);
 	free(s->buf);
 	free(s);
 }
@@ -322,6 +378,7 @@ int stream_records(int fd, const struct stream_opts *o)
 		s.len = o->pre_len;
 	}
 	ret = read_loop(&s, fd);
+	queue_free(&s);
 	free(s.buf);
 	if (s.skipped > 1)
 		pr_err("%s: skipped %llu records of a newer ABI version",

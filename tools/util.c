@@ -35,13 +35,17 @@ void stdout_buffered(void)
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }
 
+void oom(void)
+{
+	pr_err("out of memory");
+	exit(EXIT_ERROR);
+}
+
 void *xrealloc(void *ptr, size_t size)
 {
 	ptr = realloc(ptr, size);
-	if (!ptr) {
-		pr_err("out of memory");
-		exit(EXIT_ERROR);
-	}
+	if (!ptr)
+		oom();
 	return ptr;
 }
 

@@ -27,6 +27,8 @@ enum {
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
 __printf(1, 2) void pr_err(const char *fmt, ...);
+/* Say so and exit: memory ran out. */
+void oom(void) __attribute__((noreturn));
 void *xrealloc(void *ptr, size_t size);
 void stdout_buffered(void);
 size_t utf8_seq_len(const unsigned char *s, size_t n);

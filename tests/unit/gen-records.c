@@ -565,6 +565,42 @@ static void gen_bulk(unsigned long long nr)
 }
 
 /*
+ * Records whose entries are the same bytes but whose text is not: a
+ * different probe_entries, function (where the target's branches
+ * start), entry size or count.  lbr-snap prints a branch list it printed
+ * before from memory; each of these must be printed on its own terms.
+ */
+static void gen_memo(void)
+{
+	static const struct layout old16 = { .entry_size = 16 };
+	struct lbr_snap_branch br[] = {
+		BR(SYS_OPEN + 0x10, DO_OPEN, 0, LBR_SNAP_BT_CALL),
+		BR(DO_OPEN + 0x20, GETNAME, 0, LBR_SNAP_BT_CALL),
+		BR(GETNAME + 0x30, KMALLOC, 0, LBR_SNAP_BT_CALL),
+		BR(KMALLOC + 0x8, GETNAME + 0x35, LBR_SNAP_BR_MISPRED,
+		   LBR_SNAP_BT_RET),
+		BR(GETNAME + 0x40, DO_OPEN + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(DO_OPEN + 0x30, TRAMP, 0, LBR_SNAP_BT_RET),
+		BR(TRAMP + 0x10, TRAMP + 0x40, 0, LBR_SNAP_BT_JMP),
+	};
+	static const unsigned long long funcs[] = { DO_OPEN, GETNAME };
+	static const unsigned int probes[] = { 2, 2, 0, 1, 2 };
+	unsigned int f, p;
+
+	for (f = 0; f < 2; f++) {
+		for (p = 0; p < 5; p++) {
+			struct lbr_snap_record h = hdr("memo", funcs[f],
+						       LBR_SNAP_RET_INT, -2);
+
+			h.probe_entries = probes[p];
+			emit(h, br, ARRAY_SIZE(br) - (p == 4), &native);
+		}
+		emit(hdr("memo", funcs[f], LBR_SNAP_RET_INT, -2), br,
+		     ARRAY_SIZE(br), &old16);
+	}
+}
+
+/*
  * Timestamps past 2^53 ns (104 days of uptime), which a JSON number read
  * as a double does not hold: 2^53 + 1 and the largest __u64.
  */
@@ -621,6 +657,10 @@ int main(int argc, char **argv)
 		gen_notes();
 		return 0;
 	}
+	if (!strcmp(mode, "memo")) {
+		gen_memo();
+		return 0;
+	}
 	if (!strcmp(mode, "bigts")) {
 		gen_bigts();
 		return 0;
@@ -631,7 +671,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	fprintf(stderr, "usage: gen-records stream|paths|notes|%s|...\n"
+	fprintf(stderr, "usage: gen-records stream|paths|notes|memo|%s|...\n"
 		"       gen-records kallsyms NSYMS\n"
 		"       gen-records bulk NRECS NSYMS\n"
 		"       gen-records addr ADDR\n", broken[0].mode);

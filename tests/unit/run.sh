@@ -268,6 +268,67 @@ t "SIGTERM ends the stream with exit 0, output flushed" 0 "$EXP/stream.txt" \
 # the static binary is measured as it is.
 ./gen-records kallsyms 2000 >bulk-kallsyms.txt
 ./gen-records bulk 2000 2000 >bulk.bin
+# Branch lists are printed from memory when a record's entries are the
+# same bytes as an earlier record's (a storm): what a record prints must
+# not depend on the records before it.  The oracle: each record printed
+# by a process of its own.
+./gen-records memo >memo.bin
+head_records()	# FILE N: the first N records of FILE
+{
+	python3 - "$1" "$2" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+at = 0
+for _ in range(int(sys.argv[2])):
+    if at + 4 > len(data):
+        break
+    at += struct.unpack_from("<I", data, at)[0]
+sys.stdout.buffer.write(data[:at])
+EOF
+}
+head_records bulk.bin 60 >bulk60.bin
+one_by_one()	# FILE KALLSYMS [OPTIONS]: whole and per record must match
+{
+	local in=$1 ks=$2
+
+	shift 2
+	"$LBR" -d "$in" --kallsyms "$ks" "$@" >whole.out 2>/dev/null
+	python3 - "$LBR" "$in" "$ks" "$@" <<'EOF' >each.out || return 1
+import struct, subprocess, sys
+lbr, path, ks, opts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+data = open(path, "rb").read()
+at = 0
+while at + 4 <= len(data):
+    size = struct.unpack_from("<I", data, at)[0]
+    with open("one.bin", "wb") as f:
+        f.write(data[at:at + size])
+    sys.stdout.flush()
+    subprocess.run([lbr, "-d", "one.bin", "--kallsyms", ks] + opts,
+                   stdout=sys.stdout, stderr=subprocess.DEVNULL)
+    at += size
+EOF
+	[ -s whole.out ] || { echo "no output"; return 1; }
+	diff -u each.out whole.out | head -n 12 | cut -c1-160
+	cmp -s each.out whole.out
+}
+memo_same()
+{
+	local in ks fmt
+
+	for in in memo.bin stream.bin paths.bin bulk60.bin; do
+		ks=kallsyms.txt
+		[ "$in" != bulk60.bin ] || ks=bulk-kallsyms.txt
+		for fmt in "" --json --full --only-target; do
+			# shellcheck disable=SC2086
+			one_by_one "$in" "$ks" $fmt && continue
+			echo "$in ${fmt:-text}: printed whole, not as each record alone"
+			return 1
+		done
+	done
+}
+check "a record prints the same whether or not an earlier one had its branches" \
+	memo_same
+
 syscalls()
 {
 	python3 -c '
