@@ -93,6 +93,9 @@ enum lbr_snap_ret_type {
 	LBR_SNAP_RET_LONG	= 1,
 	LBR_SNAP_RET_PTR	= 2,
 	LBR_SNAP_RET_BOOL	= 3,
+	LBR_SNAP_RET_VOID	= 4,	/* no return value: capture=all
+					 * only; retval is 0
+					 */
 };
 
 /* How a target is hooked (sym@hook, hook=). */

@@ -45,7 +45,13 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 bool frozen, u32 ctl,
 					 unsigned long ret_site)
 {
-	s64 ret = lbr_retval(t->ret_type, ax);
+	/*
+	 * A void function's RAX is whatever it held.  Void targets exist
+	 * only with capture=all (lbr_targets_set_capture()), so the filter
+	 * in lbr_capture() never sees one and needs no case for it.
+	 */
+	s64 ret = t->ret_type == LBR_SNAP_RET_VOID ? 0 :
+		  lbr_retval(t->ret_type, ax);
 	struct lbr_raw_record *raw;
 	struct lbr_snap_record *rec;
 	struct lbr_buf_resv res;

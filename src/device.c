@@ -201,8 +201,7 @@ static long lbr_ioc_set_capture(unsigned long arg)
 {
 	if (arg != LBR_SNAP_CAPTURE_ERRORS && arg != LBR_SNAP_CAPTURE_ALL)
 		return -EINVAL;
-	lbr_capture_set_every_return(arg == LBR_SNAP_CAPTURE_ALL);
-	return 0;
+	return lbr_targets_set_capture(arg == LBR_SNAP_CAPTURE_ALL);
 }
 
 static long lbr_dev_ioctl(struct file *file, unsigned int cmd,

@@ -122,6 +122,7 @@ int lbr_targets_set_hook(const char *hook);
 void lbr_target_free(struct lbr_target *t);
 const char *lbr_hook_name(u8 hook);
 int lbr_targets_register(const char *spec);
+int lbr_targets_set_capture(bool all);
 void lbr_targets_unregister(void);
 int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);

@@ -30,6 +30,7 @@ static const char * const lbr_ret_type_names[] = {
 	[LBR_SNAP_RET_LONG] = "long",
 	[LBR_SNAP_RET_PTR] = "ptr",
 	[LBR_SNAP_RET_BOOL] = "bool",
+	[LBR_SNAP_RET_VOID] = "void",
 };
 
 static const char * const lbr_hook_names[] = {
@@ -175,7 +176,7 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 			if (!strcmp(type, lbr_ret_type_names[i]))
 				break;
 		if (i == ARRAY_SIZE(lbr_ret_type_names)) {
-			pr_err("target '%s': unknown return type '%s' (int, long, ptr, bool)\n",
+			pr_err("target '%s': unknown return type '%s' (int, long, ptr, bool, void)\n",
 			       tok, type);
 			return -EINVAL;
 		}
@@ -217,12 +218,13 @@ static void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
 /*
  * What vmlinux's BTF says of @t (nothing without BTF, or for a module's
  * function): the return type when the spec gave none, a warning when it
- * gave another; the argument count; and whether every argument is in a
+ * gave another (refused when BTF says void: there is no value to tell
+ * errors by); the argument count; and whether every argument is in a
  * register, which spares the fexit hook copying stack words.  A user's
  * /N is never taken for that: a wrong one would have the function read
  * stack arguments that are not there.
  */
-static void lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
+static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 {
 	struct lbr_btf *btf;
 	const char *const *names = lbr_ret_type_names;
@@ -235,31 +237,36 @@ static void lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 		*btfp = lbr_btf_open();
 	btf = *btfp;
 	if (IS_ERR(btf))
-		return;
+		return 0;
 	ret = lbr_btf_func(btf, t->name, &fi);
 	if (ret) {
 		if (ret == -ENOTUNIQ)
 			pr_info("target '%s': several functions of this name in BTF: it is not used\n",
 				t->name);
-		return;
+		return 0;
 	}
-	if (fi.ret_type == LBR_BTF_RET_VOID) {
-		pr_warn("target '%s': returns void: with capture=errors its \"return value\" is whatever RAX held; capture=all records every return\n",
-			t->name);
-	} else if (fi.ret_type >= 0 && !t->typed) {
+	if (fi.ret_type == LBR_BTF_RET_VOID)
+		fi.ret_type = LBR_SNAP_RET_VOID;
+	if (fi.ret_type >= 0 && !t->typed) {
 		t->ret_type = fi.ret_type;
+	} else if (fi.ret_type == LBR_SNAP_RET_VOID &&
+		   t->ret_type != LBR_SNAP_RET_VOID) {
+		pr_err("target '%s': BTF says it returns void, the spec says %s: RAX holds no return value (leave %%%s out)\n",
+		       t->name, names[t->ret_type], names[t->ret_type]);
+		return -EINVAL;
 	} else if (fi.ret_type >= 0 && fi.ret_type != t->ret_type) {
 		pr_warn("target '%s': BTF says it returns %s, the spec says %s: errors are told by %s\n",
 			t->name, names[fi.ret_type], names[t->ret_type],
 			names[t->ret_type]);
 	}
 	if (fi.nargs < 0)
-		return;
+		return 0;
 	if (t->nargs >= 0 && t->nargs != fi.nargs)
 		pr_warn("target '%s': BTF says %d arguments, the spec %d: BTF's count is used\n",
 			t->name, fi.nargs, t->nargs);
 	t->nargs = fi.nargs;
 	t->btf_reg_args = fi.nargs;
+	return 0;
 }
 
 static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
@@ -281,7 +288,13 @@ static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 	if (!ret)
 		ret = lbr_target_resolve(t);
 	if (!ret)
-		lbr_target_btf(t, btf);
+		ret = lbr_target_btf(t, btf);
+	if (!ret && t->ret_type == LBR_SNAP_RET_VOID &&
+	    !lbr_capture_every_return()) {
+		pr_err("target '%s': returns void: capture=errors has no error to catch; capture=all records every return\n",
+		       t->name);
+		ret = -EINVAL;
+	}
 	for (i = 0; !ret && i < lbr_nr_targets; i++) {
 		if (lbr_targets[i]->start == t->start) {
 			pr_err("target '%s': same function as '%s'\n",
@@ -527,6 +540,37 @@ void lbr_targets_unregister(void)
 		lbr_targets[i] = NULL;
 	lbr_nr_targets = 0;
 	mutex_unlock(&lbr_targets_lock);
+}
+
+/**
+ * lbr_targets_set_capture - capture every return, or errors only
+ * @all: every return
+ *
+ * Under the targets' lock, as attaching a target is: a void target (no
+ * return value to tell errors by) attaches only with capture=all, and
+ * capture=errors is refused while one is attached, so the filter never
+ * sees one.
+ *
+ * Return: 0, or -EBUSY (the kernel log names the target).
+ */
+int lbr_targets_set_capture(bool all)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&lbr_targets_lock);
+	for (i = 0; !all && i < lbr_nr_targets; i++) {
+		if (lbr_targets[i]->ret_type == LBR_SNAP_RET_VOID) {
+			pr_err_ratelimited("capture errors: target '%s' returns void; detach it first\n",
+					   lbr_targets[i]->name);
+			ret = -EBUSY;
+			break;
+		}
+	}
+	if (!ret)
+		lbr_capture_set_every_return(all);
+	mutex_unlock(&lbr_targets_lock);
+	return ret;
 }
 
 unsigned int lbr_targets_count(void)

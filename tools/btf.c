@@ -78,13 +78,17 @@ static const struct btf_type *btf_resolved(const struct btf *btf, int id)
 	return id < 0 ? NULL : btf__type_by_id(btf, id);
 }
 
-/* The lbr_snap return type of FUNC_PROTO @proto, -1 if none fits. */
+/*
+ * The lbr_snap return type of FUNC_PROTO @proto, -1 if none fits: as the
+ * module takes it from BTF (src/btf_func.c), below 32 bits too, where
+ * the rest of EAX is undefined.
+ */
 static int btf_ret_type(const struct btf *btf, const struct btf_type *proto)
 {
 	const struct btf_type *t;
 
 	if (!proto->type)
-		return -1;		/* void */
+		return LBR_SNAP_RET_VOID;
 	t = btf_resolved(btf, proto->type);
 	if (!t)
 		return -1;
@@ -93,10 +97,14 @@ static int btf_ret_type(const struct btf *btf, const struct btf_type *proto)
 		return LBR_SNAP_RET_PTR;
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
+		if (t->size < 4 || t->size > 8)
+			return -1;
 		return t->size > 4 ? LBR_SNAP_RET_LONG : LBR_SNAP_RET_INT;
 	case BTF_KIND_INT:
 		if (btf_int_encoding(t) & BTF_INT_BOOL)
 			return LBR_SNAP_RET_BOOL;
+		if (t->size < 4 || t->size > 8)
+			return -1;
 		return t->size > 4 ? LBR_SNAP_RET_LONG : LBR_SNAP_RET_INT;
 	default:
 		return -1;
@@ -149,6 +157,7 @@ static int btf_reg_args(const struct btf *btf, const struct btf_type *proto,
 static const char *const ret_names[] = {
 	[LBR_SNAP_RET_INT] = "int", [LBR_SNAP_RET_LONG] = "long",
 	[LBR_SNAP_RET_PTR] = "ptr", [LBR_SNAP_RET_BOOL] = "bool",
+	[LBR_SNAP_RET_VOID] = "void",
 };
 
 int btf_complete_spec(const char *spec, char *out, size_t len, char *why,

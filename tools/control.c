@@ -45,7 +45,9 @@ static int ctl_error(const char *what, const char *name, int err)
 		why = "already a target (or an alias of one)";
 		break;
 	case EBUSY:
-		why = "busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)";
+		why = !strcmp(what, "capture") ?
+		      "a void target is attached, which has no error to catch: del it first (see the kernel log)" :
+		      "busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)";
 		break;
 	case E2BIG:
 		why = "too many targets (at most 64)";
@@ -54,8 +56,12 @@ static int ctl_error(const char *what, const char *name, int err)
 		why = "name too long";
 		break;
 	case EINVAL:
-		why = !strcmp(what, "capture") ? "invalid capture mode" :
-		      "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr or bool and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
+		if (!strcmp(what, "capture"))
+			why = "invalid capture mode";
+		else if (strstr(name, "%void"))
+			why = "returns void: capture errors has no error to catch; `lbr-snap capture all` first records every return";
+		else
+			why = "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
 		break;
 	case ENOTTY:
 		why = "not an lbr_snap device, or its module is too old for this";

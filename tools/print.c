@@ -651,7 +651,10 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	fputs(",\"func_addr\":", f);
 	json_hex(f, h->func_addr);
 	fputs(",\"retval\":", f);
-	put_int(f, h->retval);
+	if (h->ret_type == LBR_SNAP_RET_VOID)
+		fputs("null", f);	/* a void function returns nothing */
+	else
+		put_int(f, h->retval);
 	json_errno(f, h);
 	p = buf;
 	p = CAT(p, ",\"ret_type\":\"");

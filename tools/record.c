@@ -75,6 +75,7 @@ const char *ret_type_name(unsigned int type)
 		[LBR_SNAP_RET_LONG]	= "long",
 		[LBR_SNAP_RET_PTR]	= "ptr",
 		[LBR_SNAP_RET_BOOL]	= "bool",
+		[LBR_SNAP_RET_VOID]	= "void",
 	};
 
 	return type < ARRAY_SIZE(names) ? names[type] : "unknown";
@@ -142,6 +143,9 @@ void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len)
 		break;
 	case LBR_SNAP_RET_BOOL:
 		snprintf(buf, len, "%s", h->retval ? "true" : "false");
+		break;
+	case LBR_SNAP_RET_VOID:
+		snprintf(buf, len, "void");
 		break;
 	default:
 		snprintf(buf, len, "%s", num);

@@ -253,8 +253,13 @@ static void print_group_json(const struct group *g, const struct ksyms *ks)
 	fputs(",\"func_addr\":", stdout);
 	json_hex(stdout, g->hdr.func_addr);
 	rec_format_ret(&g->hdr, ret, sizeof(ret));
-	printf(",\"ret_type\":\"%s\",\"retval\":%lld,\"ret\":",
-	       ret_type_name(g->hdr.ret_type), g->hdr.retval);
+	printf(",\"ret_type\":\"%s\",\"retval\":",
+	       ret_type_name(g->hdr.ret_type));
+	if (g->hdr.ret_type == LBR_SNAP_RET_VOID)
+		fputs("null", stdout);
+	else
+		printf("%lld", g->hdr.retval);
+	fputs(",\"ret\":", stdout);
 	json_str(stdout, ret, sizeof(ret));
 	fputs(",\"errno\":", stdout);
 	if (err)

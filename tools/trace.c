@@ -126,7 +126,9 @@ static int run_wait(char *const argv[])
 static int load_module(struct tracer *tr)
 {
 	char arg[TRACE_MAX_SPECS * (LBR_SNAP_NAME_LEN + 8) + 16] = "targets=";
-	char *argv[] = { "modprobe", "lbr_snap", arg, NULL };
+	/* A void target loads only with capture=all. */
+	char *argv[] = { "modprobe", "lbr_snap", arg,
+			 tr->t->capture_all ? "capture=all" : NULL, NULL };
 	unsigned int i;
 
 	for (i = 0; i < tr->t->nr_specs; i++) {
@@ -257,12 +259,11 @@ static int setup(struct tracer *tr)
 	ret = get_device_info(tr->fd, tr->t->device, &info);
 	if (ret)
 		return ret;
-	if (!tr->loaded) {
-		ret = attach_all(tr);
-		if (ret)
-			return ret;
-	}
-	return set_capture(tr, &info);
+	/* Capture mode first: a void target attaches only in mode all. */
+	ret = set_capture(tr, &info);
+	if (ret || tr->loaded)
+		return ret;
+	return attach_all(tr);
 }
 
 static void teardown(struct tracer *tr)
@@ -506,6 +507,12 @@ int trace_run(const struct trace_opts *t)
 				      sizeof(tr.specs[i]), why, sizeof(why))) {
 			fprintf(stderr, "lbr-snap: -e %s: too long\n",
 				t->specs[i]);
+			return -EXIT_USAGE;
+		}
+		/* The module refuses it too, with less to go on. */
+		if (strstr(tr.specs[i], "%void") && !t->capture_all) {
+			fprintf(stderr, "lbr-snap: -e %s returns void: there is no error to catch; trace --all records every return\n",
+				tr.specs[i]);
 			return -EXIT_USAGE;
 		}
 	}

@@ -25,10 +25,11 @@ enum {
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
+#define __noreturn	__attribute__((noreturn))
 
 __printf(1, 2) void pr_err(const char *fmt, ...);
 /* Say so and exit: memory ran out. */
-void oom(void) __attribute__((noreturn));
+__noreturn void oom(void);
 void *xrealloc(void *ptr, size_t size);
 void stdout_buffered(void);
 size_t utf8_seq_len(const unsigned char *s, size_t n);

@@ -320,7 +320,8 @@ modprobe -r lbr_snap
 # BTF completes what the spec leaves out (Debian's kernels have BTF; the
 # test target module has none).
 if [ -r /sys/kernel/btf/vmlinux ]; then
-	lbr-snap spec do_sys_openat2@fexit do_sys_openat2%int lbr_test_int >spec.out 2>spec.err
+	lbr-snap spec do_sys_openat2@fexit do_sys_openat2%int lbr_test_int \
+		kfree >spec.out 2>spec.err
 	rc=$?
 	show spec.out
 	show spec.err
@@ -328,8 +329,17 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	expect_count 1 '^do_sys_openat2%long/3@fexit$' spec.out
 	expect_count 1 '^do_sys_openat2%int/3$' spec.out
 	expect_count 1 '^lbr_test_int$' spec.out
+	expect_count 1 '^kfree%void/1$' spec.out
 	expect_count 1 'lbr_test_int: no BTF for lbr_test_int' spec.err
-	result "spec: %type and /N from BTF, the user's %type kept, no BTF said"
+	# A void function: nothing to catch in errors mode, and trace says
+	# what to do before it loads anything.
+	lbr-snap trace -e kfree true >void.out 2>void.err
+	rc=$?
+	show void.err
+	expect_rc "$rc" 2
+	expect_count 1 'kfree%void/1 returns void: there is no error to catch; trace --all records every return' void.err
+	module_loaded && why "trace -e kfree loaded lbr_snap"
+	result "spec: %type and /N from BTF, the user's %type kept, %void, no BTF said"
 
 	lbr-snap --json trace -e do_sys_openat2@fexit -e lbr_test_int/1@fexit -- \
 		sh -c "cat /lbr-no-such-file; echo 'int -22 2' >$DEV" \

@@ -107,9 +107,9 @@ static void random_spec(unsigned long *s, char *spec, size_t len)
 		for (i = 0; i < n && strlen(spec) + 32 < len; i++) {
 			const char *w = rnd(s) & 1 ? names[rnd(s) % 2] :
 				(const char *[]){ "int", "long", "ptr", "bool",
-						  "fexit", "kretprobe", "auto",
-						  "7", "-1", "99999999999",
-						  "" }[rnd(s) % 11];
+						  "void", "fexit", "kretprobe",
+						  "auto", "7", "-1",
+						  "99999999999", "" }[rnd(s) % 12];
 			size_t l = strlen(spec);
 
 			snprintf(spec + l, len - l, "%s%c", w,

@@ -2581,6 +2581,57 @@ TEST_F(cap, runtime_add_remove_and_capture_mode)
 	EXPECT_EQ(LBR_SNAP_CAPTURE_ALL, self->info.capture);
 }
 
+/*
+ * A void function returns nothing: RAX holds what it last held
+ * (lbr_test_void() leaves -VALUE there).  Refused with capture=errors, at
+ * load and by ADD_TARGET, the message naming capture=all; with
+ * capture=all every return is recorded as void with retval 0; and
+ * capture=errors is refused while it is attached.
+ */
+TEST_F(cap, void_target_needs_capture_all)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	int k = kmsg_open(), n, i;
+
+	ASSERT_LE(0, k);
+	EXPECT_EQ(-EINVAL, load(vparams(variant, "targets=lbr_test_void%void")));
+	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_void': returns void: capture=errors has no error to catch; capture=all records every return"));
+	close(k);
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	EXPECT_EQ(-EINVAL, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
+				      vspec(variant, "lbr_test_void%void"), NULL));
+	EXPECT_FALSE(hooked("lbr_test_void"));
+	cap_unload(_metadata, self);
+
+	cap_load(_metadata, self, variant,
+		 "targets=lbr_test_void%void capture=all", O_NONBLOCK);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(1, hdr.nr);
+	EXPECT_EQ(LBR_SNAP_RET_VOID, st[0].ret_type);
+	ASSERT_EQ(0, trigger("void", 22, 5));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(5, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(LBR_SNAP_RET_VOID, self->recs[i].h.ret_type);
+		EXPECT_EQ(0, self->recs[i].h.retval);
+	}
+	expect_stats(_metadata, variant, self->fd, 0, 5, 5, 0);
+	k = kmsg_open();
+	ASSERT_LE(0, k);
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE,
+			    LBR_SNAP_CAPTURE_ERRORS));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_TRUE(kmsg_has(k, "capture errors: target 'lbr_test_void' returns void; detach it first"));
+	close(k);
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+	EXPECT_EQ(LBR_SNAP_CAPTURE_ALL, self->info.capture);
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+				"lbr_test_void", NULL));
+	EXPECT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE,
+			   LBR_SNAP_CAPTURE_ERRORS));
+}
+
 TEST_F(cap, unprivileged_users_change_nothing)
 {
 	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
@@ -3337,8 +3388,18 @@ TEST_F(fexit, btf_types_and_register_arguments)
 	ASSERT_EQ(0, load("targets=do_sys_openat2%bool@kretprobe"));
 	EXPECT_TRUE(kmsg_has(k, "target 'do_sys_openat2': BTF says it returns "));
 	ASSERT_EQ(0, unload());
-	ASSERT_EQ(0, load("targets=kfree@kretprobe"));
-	EXPECT_TRUE(kmsg_has(k, "target 'kfree': returns void"));
+	/* BTF's void: refused with capture=errors, and with a %type. */
+	EXPECT_EQ(-EINVAL, load("targets=kfree@kretprobe"));
+	EXPECT_TRUE(kmsg_has(k, "target 'kfree': returns void: capture=errors has no error to catch; capture=all records every return"));
+	EXPECT_EQ(-EINVAL, load("targets=kfree%long@kretprobe capture=all"));
+	EXPECT_TRUE(kmsg_has(k, "target 'kfree': BTF says it returns void, the spec says long"));
+	ASSERT_EQ(0, load("targets=kfree@kretprobe capture=all buffer_kb=8"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(LBR_SNAP_RET_VOID, st[0].ret_type);
+	close(self->fd);
+	self->fd = -1;
 	ASSERT_EQ(0, unload());
 	close(k);
 }
@@ -3349,11 +3410,12 @@ TEST_F(fexit, noreturn_refused)
 	int k = kmsg_open();
 
 	ASSERT_LE(0, k);
-	EXPECT_EQ(-EINVAL, load("targets=do_group_exit/1@fexit"));
+	/* void: capture=all, or it is refused for that. */
+	EXPECT_EQ(-EINVAL, load("targets=do_group_exit/1@fexit capture=all"));
 	EXPECT_TRUE(kmsg_has(k, "target 'do_group_exit': fexit: the function never returns"));
 	close(k);
 	/* auto: a kretprobe, which the kernel's own trampoline returns through. */
-	ASSERT_EQ(0, load("targets=do_group_exit/1 hook=auto"));
+	ASSERT_EQ(0, load("targets=do_group_exit/1 hook=auto capture=all"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));

@@ -26,6 +26,9 @@
  *                                 struct by value, on the stack; the same
  *   lost  lbr_test_lost(long)     returns -VALUE; for the failed-detach
  *                                 test only, which leaves it hooked
+ *   void  lbr_test_void(long)     returns nothing, with -VALUE left in
+ *                                 RAX: what a void target "returns" is
+ *                                 garbage lbr_snap must not take for one
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
@@ -50,6 +53,12 @@
 #include <linux/version.h>
 
 #include "lbr_snap_test_target.h"
+
+/*
+ * The results go to a sink: without a use, the compiler may find the
+ * functions pure and drop the calls.
+ */
+static unsigned long lbr_test_sink;
 
 /* Arguments are hidden from the optimiser so every branch stays. */
 noinline int lbr_test_fail(int v)
@@ -137,6 +146,13 @@ noinline long lbr_test_lost(long v)
 	return -v;
 }
 
+/* RAX ends up -@v (the sink's value), which a void function returns not. */
+noinline void lbr_test_void(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	WRITE_ONCE(lbr_test_sink, lbr_test_lost(v));
+}
+
 /*
  * kthread_complete_and_exit() replaced complete_and_exit() in 5.17
  * (commit "exit: Rename complete_and_exit to kthread_complete_and_exit").
@@ -164,12 +180,6 @@ static int lbr_test_kthread(void *data)
 	complete(&lbr_test_exited);
 	return 0;
 }
-
-/*
- * The results go to a sink: without a use, the compiler may find the
- * functions pure and drop the calls.
- */
-static unsigned long lbr_test_sink;
 
 static void call_int(long v)
 {
@@ -257,6 +267,11 @@ static void call_kexit(long v)
 static void call_lost(long v)
 {
 	WRITE_ONCE(lbr_test_sink, lbr_test_lost(v));
+}
+
+static void call_void(long v)
+{
+	lbr_test_void(v);
 }
 
 /*
@@ -348,6 +363,7 @@ static const struct {
 	{ "args8", call_args8 },
 	{ "big", call_big },
 	{ "lost", call_lost },
+	{ "void", call_void },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,

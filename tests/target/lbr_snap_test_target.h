@@ -27,5 +27,6 @@ long lbr_test_args8(long a1, long a2, long a3, long a4, long a5, long a6,
 		    long a7, long a8);
 long lbr_test_struct(long x, struct lbr_test_big b, long y);
 long lbr_test_lost(long v);
+void lbr_test_void(long v);
 
 #endif

@@ -17,8 +17,9 @@ OPT_STR = (str, type(None))
 
 RECORD = {
     "ts": INT, "ts_sec": INT, "ts_nsec": INT, "cpu": INT, "pid": INT, "tid": INT, "comm": STR,
-    "func": OPT_STR, "func_addr": HEX, "retval": INT, "errno": OPT_STR,
-    "ret_type": ("int", "long", "ptr", "bool", "unknown"),
+    "func": OPT_STR, "func_addr": HEX, "retval": (int, type(None)),
+    "errno": OPT_STR,
+    "ret_type": ("int", "long", "ptr", "bool", "void", "unknown"),
     "probe_entries": INT, "flags": INT, "backend": STR, "target_id": INT,
     "caller": HEX, "caller_sym": OPT_STR, "branches": list,
 }
@@ -33,8 +34,9 @@ BRANCH = {
 INLINE = {"func": OPT_STR, "call_file": OPT_STR, "call_line": INT}
 REPORT = {
     "func": OPT_STR, "func_addr": HEX,
-    "ret_type": ("int", "long", "ptr", "bool", "unknown"), "retval": INT,
-    "ret": STR, "errno": OPT_STR, "count": INT, "nr_paths": INT,
+    "ret_type": ("int", "long", "ptr", "bool", "void", "unknown"),
+    "retval": (int, type(None)), "ret": STR, "errno": OPT_STR,
+    "count": INT, "nr_paths": INT,
     "paths": list,
 }
 PATH = {"count": INT, "ends_in": STR, "branches": list}
@@ -48,7 +50,8 @@ INFO = {
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {
     "id": INT, "name": STR, "func_addr": HEX,
-    "ret_type": ("int", "long", "ptr", "bool", "unknown"), "hits": INT,
+    "ret_type": ("int", "long", "ptr", "bool", "void", "unknown"),
+    "hits": INT,
     "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
     "hook": ("kretprobe", "fexit"), "nr_args": INT,
     "recursion": INT, "inflight": INT, "lbr_off": INT,
@@ -75,8 +78,16 @@ def check_object(obj, schema, where):
             raise ValueError(f"{where}: bad {key!r}: {obj[key]!r}")
 
 
+def check_retval(obj, where):
+    """retval is null for a void function, and only for one."""
+    if (obj["retval"] is None) != (obj["ret_type"] == "void"):
+        raise ValueError(f"{where}: retval {obj['retval']!r} for a "
+                         f"{obj['ret_type']} function")
+
+
 def check_report(obj, where):
     check_object(obj, REPORT, where)
+    check_retval(obj, where)
     if obj["nr_paths"] != len(obj["paths"]):
         raise ValueError(f"{where}: nr_paths is not the number of paths")
     if obj["count"] != sum(p["count"] for p in obj["paths"]):
@@ -90,6 +101,7 @@ def check_report(obj, where):
 def check_line(kind, obj, where):
     if kind == "record":
         check_object(obj, RECORD, where)
+        check_retval(obj, where)
         if obj["ts_sec"] * 10**9 + obj["ts_nsec"] != obj["ts"] or \
                 obj["ts_nsec"] >= 10**9:
             raise ValueError(f"{where}: ts_sec and ts_nsec are not ts")

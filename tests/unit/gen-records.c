@@ -249,6 +249,7 @@ static void rec_returns(void)
 		{ LBR_SNAP_RET_LONG, -133 },		/* EHWPOISON */
 		{ LBR_SNAP_RET_LONG, -4095 },		/* unnamed error */
 		{ LBR_SNAP_RET_PTR, -600 },
+		{ LBR_SNAP_RET_VOID, 0 },		/* no value, no errno */
 		{ 7, -22 },				/* unknown type */
 	};
 	unsigned int i;

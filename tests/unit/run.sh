@@ -844,10 +844,11 @@ t "ioctl EIO: exit 1" 1 /dev/null eio.err \
 
 # --------------------------------------- trace, through fake-ioctl.c
 
-want trace.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
-	"fake: SET_CAPTURE 1" "fake: SET_CAPTURE 0" "fake: DEL_TARGET foo" \
+# The capture mode first: a void target attaches only in mode all.
+want trace.err "fake: SET_CAPTURE 1" "fake: ADD_TARGET foo" \
+	"fake: ADD_TARGET bar%ptr" "fake: SET_CAPTURE 0" "fake: DEL_TARGET foo" \
 	"fake: DEL_TARGET bar"
-t "trace: attach, --all, run, restore, detach; CMD's exit status" 3 \
+t "trace: --all, attach, run, restore, detach; CMD's exit status" 3 \
 	/dev/null trace.err \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
 
@@ -954,7 +955,7 @@ t "add: EBUSY explained, exit 1" 1 /dev/null add-ebusy.err \
 	env FAKE_LBR_CTL_ERRNO=16 "$FAKE" -d stream.bin add foo@fexit
 want add-some.out "added b: target 7, hook kretprobe"
 want add-some.err "fake: ADD_TARGET a" \
-	"lbr-snap: add a: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr or bool and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)" \
+	"lbr-snap: add a: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)" \
 	"fake: ADD_TARGET b"
 t "add: a failed SPEC does not stop the next; exit 1" 1 add-some.out \
 	add-some.err env FAKE_LBR_ADD_FAIL=a "$FAKE" -d stream.bin add a b
