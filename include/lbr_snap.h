@@ -93,9 +93,8 @@ enum lbr_snap_ret_type {
 	LBR_SNAP_RET_LONG	= 1,
 	LBR_SNAP_RET_PTR	= 2,
 	LBR_SNAP_RET_BOOL	= 3,
-	LBR_SNAP_RET_VOID	= 4,	/* no return value: capture=all
-					 * only; retval is 0
-					 */
+	/* No return value: capture=all only; retval is 0. */
+	LBR_SNAP_RET_VOID	= 4,
 };
 
 /* How a target is hooked (sym@hook, hook=). */

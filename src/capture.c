@@ -46,9 +46,11 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ret_site)
 {
 	/*
-	 * A void function's RAX is whatever it held.  Void targets exist
-	 * only with capture=all (lbr_targets_set_capture()), so the filter
-	 * in lbr_capture() never sees one and needs no case for it.
+	 * A void function's RAX is whatever it held.  Void targets are
+	 * attached only with capture=all (lbr_targets_set_capture()), so the
+	 * filter in lbr_capture() needs no case for them: the one it can
+	 * see is an fexit return in flight when its target was detached and
+	 * the mode then set to errors, and with ret 0 it is filtered below.
 	 */
 	s64 ret = t->ret_type == LBR_SNAP_RET_VOID ? 0 :
 		  lbr_retval(t->ret_type, ax);

@@ -223,6 +223,8 @@ static void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
  * register, which spares the fexit hook copying stack words.  A user's
  * /N is never taken for that: a wrong one would have the function read
  * stack arguments that are not there.
+ *
+ * Return: 0, or -EINVAL for a %type where BTF says void.
  */
 static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 {
@@ -251,9 +253,12 @@ static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 		t->ret_type = fi.ret_type;
 	} else if (fi.ret_type == LBR_SNAP_RET_VOID &&
 		   t->ret_type != LBR_SNAP_RET_VOID) {
-		pr_err("target '%s': BTF says it returns void, the spec says %s: RAX holds no return value (leave %%%s out)\n",
-		       t->name, names[t->ret_type], names[t->ret_type]);
+		pr_err("target '%s': BTF says it returns void, the spec says %s: RAX holds no return value\n",
+		       t->name, names[t->ret_type]);
 		return -EINVAL;
+	} else if (fi.ret_type >= 0 && t->ret_type == LBR_SNAP_RET_VOID) {
+		pr_warn("target '%s': BTF says it returns %s, the spec says void: its returns are recorded as void\n",
+			t->name, names[fi.ret_type]);
 	} else if (fi.ret_type >= 0 && fi.ret_type != t->ret_type) {
 		pr_warn("target '%s': BTF says it returns %s, the spec says %s: errors are told by %s\n",
 			t->name, names[fi.ret_type], names[t->ret_type],
@@ -555,22 +560,20 @@ void lbr_targets_unregister(void)
  */
 int lbr_targets_set_capture(bool all)
 {
+	const struct lbr_target *t = NULL;
 	unsigned int i;
-	int ret = 0;
 
 	mutex_lock(&lbr_targets_lock);
-	for (i = 0; !all && i < lbr_nr_targets; i++) {
-		if (lbr_targets[i]->ret_type == LBR_SNAP_RET_VOID) {
-			pr_err_ratelimited("capture errors: target '%s' returns void; detach it first\n",
-					   lbr_targets[i]->name);
-			ret = -EBUSY;
-			break;
-		}
-	}
-	if (!ret)
+	for (i = 0; !all && !t && i < lbr_nr_targets; i++)
+		if (lbr_targets[i]->ret_type == LBR_SNAP_RET_VOID)
+			t = lbr_targets[i];
+	if (t)
+		pr_err_ratelimited("capture errors: target '%s' returns void; detach it first\n",
+				   t->name);
+	else
 		lbr_capture_set_every_return(all);
 	mutex_unlock(&lbr_targets_lock);
-	return ret;
+	return t ? -EBUSY : 0;
 }
 
 unsigned int lbr_targets_count(void)

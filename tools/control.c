@@ -58,8 +58,6 @@ static int ctl_error(const char *what, const char *name, int err)
 	case EINVAL:
 		if (!strcmp(what, "capture"))
 			why = "invalid capture mode";
-		else if (strstr(name, "%void"))
-			why = "returns void: capture errors has no error to catch; `lbr-snap capture all` first records every return";
 		else
 			why = "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
 		break;
@@ -75,14 +73,13 @@ static int ctl_error(const char *what, const char *name, int err)
 }
 
 /* Open the device for writing and check its ABI; fd or -exit code. */
-static int open_ctl(const char *path)
+static int open_ctl(const char *path, struct lbr_snap_info *info)
 {
-	struct lbr_snap_info info;
 	int fd = open_device(path, O_RDWR), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = get_device_info(fd, path, &info);
+	ret = get_device_info(fd, path, info);
 	if (ret) {
 		close(fd);
 		return ret;
@@ -93,7 +90,8 @@ static int open_ctl(const char *path)
 int control_add(const char *path, char **specs)
 {
 	char spec[sizeof(((struct lbr_snap_target_ctl *)0)->spec)], why[128];
-	int fd = open_ctl(path), ret = 0, err;
+	struct lbr_snap_info info;
+	int fd = open_ctl(path, &info), ret = 0, err;
 
 	if (fd < 0)
 		return -fd;
@@ -108,7 +106,14 @@ int control_add(const char *path, char **specs)
 		}
 		memcpy(ctl.spec, spec, sizeof(ctl.spec));
 		if (ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl) < 0) {
-			err = ctl_error("add", spec, errno);
+			if (errno == EINVAL && strstr(spec, "%void") &&
+			    info.capture == LBR_SNAP_CAPTURE_ERRORS) {
+				pr_err("add %s: returns void: capture errors has no error to catch; `lbr-snap capture all` first records every return",
+				       spec);
+				err = EXIT_ERROR;
+			} else {
+				err = ctl_error("add", spec, errno);
+			}
 			ret = ret ? ret : err;
 			continue;
 		}
@@ -121,7 +126,8 @@ int control_add(const char *path, char **specs)
 
 int control_del(const char *path, char **syms)
 {
-	int fd = open_ctl(path), ret = 0, err;
+	struct lbr_snap_info info;
+	int fd = open_ctl(path, &info), ret = 0, err;
 
 	if (fd < 0)
 		return -fd;
@@ -146,7 +152,8 @@ int control_capture(const char *path, const char *mode)
 {
 	unsigned long arg = !strcmp(mode, "all") ? LBR_SNAP_CAPTURE_ALL :
 			    LBR_SNAP_CAPTURE_ERRORS;
-	int fd = open_ctl(path), ret = 0;
+	struct lbr_snap_info info;
+	int fd = open_ctl(path, &info), ret = 0;
 
 	if (fd < 0)
 		return -fd;

@@ -23,27 +23,30 @@
  * the rate the kernel captures.  Keyed on the entries as read and on
  * everything else the text depends on (@x); only without debug info,
  * where the text depends on nothing else but the symbols, which do not
- * change while the tool runs.  A miss prints into memory first.
+ * change while the tool runs.  A list is kept the second time it is
+ * seen (a miss then prints into memory first): where no two records
+ * took the same path, a miss costs a compare and a copy of the key.
  */
 #define LIST_MEMO_NR	8
 
 struct list_key {
 	const unsigned char *ent;	/* the record's entries, as read */
 	size_t len;
-	unsigned int x[6];
+	unsigned int x[5];
 };
 
 struct list_memo {
 	unsigned char *ent;
 	size_t len;
-	unsigned int x[6];
-	char *text;
+	unsigned int x[5];
+	char *text;			/* NULL: seen once, not kept */
 	size_t tlen;
 };
 
 struct list_memos {
-	struct list_memo m[LIST_MEMO_NR];
-	unsigned int next;
+	struct list_memo m[LIST_MEMO_NR];	/* kept */
+	struct list_memo seen[LIST_MEMO_NR];	/* seen once */
+	unsigned int next, next_seen;
 };
 
 static struct list_memos json_lists, text_lists;
@@ -63,6 +66,37 @@ static void list_key_init(struct list_key *k, const struct rec *r,
 	k->x[4] = x2;
 }
 
+static bool list_key_match(const struct list_memo *m,
+			   const struct list_key *k)
+{
+	return m->ent && m->len == k->len &&
+	       !memcmp(m->x, k->x, sizeof(m->x)) &&
+	       !memcmp(m->ent, k->ent, k->len);
+}
+
+static void list_key_copy(struct list_memo *m, const struct list_key *k)
+{
+	m->ent = xrealloc(m->ent, k->len ? k->len : 1);
+	memcpy(m->ent, k->ent, k->len);
+	m->len = k->len;
+	memcpy(m->x, k->x, sizeof(m->x));
+}
+
+/*
+ * Whether @k's list is to be kept once printed: seen before.  If not, it
+ * is remembered as seen, in place of the oldest.
+ */
+static bool list_memo_seen(struct list_memos *ms, const struct list_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < LIST_MEMO_NR; i++)
+		if (list_key_match(&ms->seen[i], k))
+			return true;
+	list_key_copy(&ms->seen[ms->next_seen++ % LIST_MEMO_NR], k);
+	return false;
+}
+
 /* Write the text memoised for @k to @f; false if there is none. */
 static bool list_memo_put(FILE *f, struct list_memos *ms,
 			  const struct list_key *k)
@@ -72,9 +106,7 @@ static bool list_memo_put(FILE *f, struct list_memos *ms,
 	for (i = 0; i < LIST_MEMO_NR; i++) {
 		const struct list_memo *m = &ms->m[i];
 
-		if (m->text && m->len == k->len &&
-		    !memcmp(m->x, k->x, sizeof(m->x)) &&
-		    !memcmp(m->ent, k->ent, k->len)) {
+		if (m->text && list_key_match(m, k)) {
 			fwrite(m->text, 1, m->tlen, f);
 			return true;
 		}
@@ -93,12 +125,33 @@ static void list_memo_add(FILE *f, struct list_memos *ms,
 
 	fwrite(text, 1, tlen, f);
 	free(m->text);
-	m->ent = xrealloc(m->ent, k->len ? k->len : 1);
-	memcpy(m->ent, k->ent, k->len);
-	m->len = k->len;
-	memcpy(m->x, k->x, sizeof(m->x));
+	list_key_copy(m, k);
 	m->text = text;
 	m->tlen = tlen;
+}
+
+/* Print a record's branch list: @fn(@f, @arg), or from memory as above. */
+static void list_print(FILE *f, struct list_memos *ms,
+		       const struct list_key *k,
+		       void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	char *text = NULL;
+	size_t tlen = 0;
+	FILE *m;
+
+	if (list_memo_put(f, ms, k))
+		return;
+	if (!list_memo_seen(ms, k)) {
+		fn(f, arg);
+		return;
+	}
+	m = open_memstream(&text, &tlen);
+	if (!m)
+		oom();
+	fn(m, arg);
+	if (fclose(m))
+		oom();
+	list_memo_add(f, ms, k, text, tlen);
 }
 
 /*
@@ -332,14 +385,32 @@ static void print_cut_note(FILE *f, const struct lbr_snap_record *h,
  * the probe path unless --full, minus those before the target function
  * with --only-target), then notes on what was left out and missing LBR.
  */
+/* A record's branches from @first to @last, a line each. */
+struct text_list {
+	const struct rec *r;
+	const struct ksyms *ks;
+	unsigned int first, last;
+	int iw;
+};
+
+static void print_text_list(FILE *f, const void *arg)
+{
+	const struct text_list *tl = arg;
+	int fw = from_width(tl->r, tl->ks, tl->first, tl->last);
+	unsigned int i;
+
+	for (i = tl->first; i < tl->last; i++)
+		print_branch(f, tl->r, i, tl->ks, tl->iw, fw);
+}
+
 void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		    const struct print_opts *po)
 {
 	const struct lbr_snap_record *h = &r->hdr;
-	unsigned int i, first = 0, last = h->nr_entries;
+	unsigned int first = 0, last = h->nr_entries;
+	struct text_list tl;
 	struct rec_span sp;
-
-	int iw, fw;
+	struct list_key k;
 
 	print_header(f, h, ks);
 	print_caller(f, h, ks);
@@ -350,29 +421,13 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		last = sp.probe;
 	if (first)
 		print_cut_note(f, h, ks, first);
-	iw = last ? digits(last - 1) : 1;
+	tl = (struct text_list){ r, ks, first, last,
+				 last ? digits(last - 1) : 1 };
 	if (ks->lines) {
-		fw = from_width(r, ks, first, last);
-		for (i = first; i < last; i++)
-			print_branch(f, r, i, ks, iw, fw);
+		print_text_list(f, &tl);
 	} else {
-		struct list_key k;
-
 		list_key_init(&k, r, first, last, 0);
-		if (!list_memo_put(f, &text_lists, &k)) {
-			char *text = NULL;
-			size_t tlen = 0;
-			FILE *m = open_memstream(&text, &tlen);
-
-			if (!m)
-				oom();
-			fw = from_width(r, ks, first, last);
-			for (i = first; i < last; i++)
-				print_branch(m, r, i, ks, iw, fw);
-			if (fclose(m))
-				oom();
-			list_memo_add(f, &text_lists, &k, text, tlen);
-		}
+		list_print(f, &text_lists, &k, print_text_list, &tl);
 	}
 	print_probe_note(f, h, h->nr_entries - last);
 	if ((h->flags & LBR_SNAP_REC_NO_LBR) &&
@@ -615,12 +670,29 @@ static void json_errno(FILE *f, const struct lbr_snap_record *h)
 		fputs("null", f);
 }
 
+/* Every branch of a record, JSON objects separated by commas. */
+struct json_list {
+	const struct rec *r;
+	const struct ksyms *ks;
+	const struct rec_span *sp;
+};
+
+static void print_json_list(FILE *f, const void *arg)
+{
+	const struct json_list *jl = arg;
+	unsigned int i;
+
+	for (i = 0; i < jl->r->hdr.nr_entries; i++)
+		json_branch(f, jl->r, i, jl->ks, jl->sp);
+}
+
 /* One JSON object per line; see --help for the keys. */
 void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 {
 	const struct lbr_snap_record *h = &r->hdr;
+	struct json_list jl;
 	struct rec_span sp;
-	unsigned int i;
+	struct list_key k;
 
 	/* 6 numbers, the keys and an escaped comm: well under 512. */
 	char buf[512], *p = buf;
@@ -675,26 +747,12 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	fputc(',', f);
 	json_sym(f, "caller_sym", ks, h->caller, false);
 	fputs(",\"branches\":[", f);
+	jl = (struct json_list){ r, ks, &sp };
 	if (ks->lines) {
-		for (i = 0; i < h->nr_entries; i++)
-			json_branch(f, r, i, ks, &sp);
+		print_json_list(f, &jl);
 	} else {
-		struct list_key k;
-
 		list_key_init(&k, r, sp.probe, sp.target, 1);
-		if (!list_memo_put(f, &json_lists, &k)) {
-			char *text = NULL;
-			size_t tlen = 0;
-			FILE *m = open_memstream(&text, &tlen);
-
-			if (!m)
-				oom();
-			for (i = 0; i < h->nr_entries; i++)
-				json_branch(m, r, i, ks, &sp);
-			if (fclose(m))
-				oom();
-			list_memo_add(f, &json_lists, &k, text, tlen);
-		}
+		list_print(f, &json_lists, &k, print_json_list, &jl);
 	}
 	fputs("]}\n", f);
 }

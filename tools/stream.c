@@ -159,6 +159,9 @@ static void read_ahead(struct stream *s)
 		free(c);
 		return;
 	}
+	/* READ_AHEAD_MAX bounds the memory held, not just the bytes read. */
+	if (n < BUF_SIZE)
+		c = xrealloc(c, sizeof(*c) + n);
 	c->len = n;
 	c->next = NULL;
 	if (s->q_tail)
@@ -268,9 +271,11 @@ static int consume(struct stream *s)
 	s->offset += at;
 	/*
 	 * stdout is fully buffered (stdout_buffered()): what these records
-	 * printed goes out now, before a read() that may wait for more.
+	 * printed goes out now, before a read() that may wait for more, not
+	 * before a chunk read ahead.
 	 */
-	fflush(stdout);
+	if (!s->q_head)
+		fflush(stdout);
 	return ret;
 }
 

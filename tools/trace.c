@@ -266,15 +266,17 @@ static int setup(struct tracer *tr)
 	return attach_all(tr);
 }
 
+/* setup() backwards: a void target goes before capture=errors can come. */
 static void teardown(struct tracer *tr)
 {
+	if (tr->fd >= 0)
+		detach_all(tr);
 	if (tr->capture_set &&
 	    ioctl(tr->fd, LBR_SNAP_IOC_SET_CAPTURE,
 		  (unsigned long)tr->old_capture) < 0)
 		pr_err("SET_CAPTURE: %s: capture mode not restored",
 		       strerror(errno));
 	if (tr->fd >= 0) {
-		detach_all(tr);
 		close(tr->fd);
 		tr->fd = -1;
 	}

@@ -844,11 +844,12 @@ t "ioctl EIO: exit 1" 1 /dev/null eio.err \
 
 # --------------------------------------- trace, through fake-ioctl.c
 
-# The capture mode first: a void target attaches only in mode all.
+# The capture mode first: a void target attaches only in mode all, and
+# goes before the mode is restored.
 want trace.err "fake: SET_CAPTURE 1" "fake: ADD_TARGET foo" \
-	"fake: ADD_TARGET bar%ptr" "fake: SET_CAPTURE 0" "fake: DEL_TARGET foo" \
-	"fake: DEL_TARGET bar"
-t "trace: --all, attach, run, restore, detach; CMD's exit status" 3 \
+	"fake: ADD_TARGET bar%ptr" "fake: DEL_TARGET foo" "fake: DEL_TARGET bar" \
+	"fake: SET_CAPTURE 0"
+t "trace: --all, attach, run, detach, restore; CMD's exit status" 3 \
 	/dev/null trace.err \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
 
