@@ -30,7 +30,7 @@ void rec_span(const struct rec *r, const struct ksyms *ks,
 	if (end <= start)
 		end = start + 1;
 	for (i = 0; i < sp->probe; i++) {
-		rec_branch(r, i, &b);
+		rec_from_to(r, i, &b);
 		if (in_range(b.from, start, end) || in_range(b.to, start, end)) {
 			sp->target = i;
 			sp->found = true;

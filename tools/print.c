@@ -181,17 +181,34 @@ static void put_comm(FILE *f, const char *comm)
 		i += put_comm_char(f, p + i, n - i);
 }
 
+/* "S.UUUUUU cpuN comm[tgid] func() = ret", without printf (a storm). */
 static void print_header(FILE *f, const struct lbr_snap_record *h,
 			 const struct ksyms *ks)
 {
-	char func[KSYM_BUF_LEN], ret[64];
+	char func[KSYM_BUF_LEN], ret[64], buf[2 * 24 + 8], *p = buf;
+	unsigned long long us = h->ts_ns % NSEC_PER_SEC / NSEC_PER_USEC;
+	int i;
 
 	ksyms_func(ks, h->func_addr, func, sizeof(func));
 	rec_format_ret(h, ret, sizeof(ret));
-	fprintf(f, "%llu.%06llu cpu%u ", h->ts_ns / NSEC_PER_SEC,
-		h->ts_ns % NSEC_PER_SEC / NSEC_PER_USEC, h->cpu);
+	p = uint_buf(p, h->ts_ns / NSEC_PER_SEC);
+	*p++ = '.';
+	for (i = 5; i >= 0; i--, us /= 10)
+		p[i] = '0' + us % 10;
+	p += 6;
+	memcpy(p, " cpu", 4);
+	p += 4;
+	p = uint_buf(p, h->cpu);
+	*p++ = ' ';
+	fwrite(buf, 1, p - buf, f);
 	put_comm(f, h->comm);
-	fprintf(f, "[%u] %s() = %s\n", h->tgid, func, ret);
+	fputc('[', f);
+	put_uint(f, h->tgid);
+	fputs("] ", f);
+	fputs(func, f);
+	fputs("() = ", f);
+	fputs(ret, f);
+	fputc('\n', f);
 }
 
 /*
@@ -345,10 +362,13 @@ static void print_caller(FILE *f, const struct lbr_snap_record *h,
 
 	fputs("  returned to ", f);
 	put_addr(f, ks, h->caller, &loc, 0);
-	if (h->nr_entries > 1)
-		fprintf(f, "; %u branches, #0 (oldest) to #%u (newest)\n",
-			h->nr_entries, h->nr_entries - 1);
-	else
+	if (h->nr_entries > 1) {
+		fputs("; ", f);
+		put_uint(f, h->nr_entries);
+		fputs(" branches, #0 (oldest) to #", f);
+		put_uint(f, h->nr_entries - 1);
+		fputs(" (newest)\n", f);
+	} else
 		fputs(h->nr_entries ? "; 1 branch, #0\n" : "; no branches\n", f);
 }
 
@@ -361,10 +381,13 @@ static const char *entries(unsigned int n)
 static void print_probe_note(FILE *f, const struct lbr_snap_record *h,
 			     unsigned int hidden)
 {
-	if (hidden)
-		fprintf(f, "  ... %u probe-path %s hidden (--full shows them)\n",
-			hidden, entries(hidden));
-	else if (h->probe_entries)
+	if (hidden) {
+		fputs("  ... ", f);
+		put_uint(f, hidden);
+		fputs(" probe-path ", f);
+		fputs(entries(hidden), f);
+		fputs(" hidden (--full shows them)\n", f);
+	} else if (h->probe_entries)
 		fprintf(f, "  (%u newest %s made by the probe path)\n",
 			h->probe_entries, entries(h->probe_entries));
 }

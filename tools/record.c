@@ -126,7 +126,15 @@ void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len)
 {
 	const char *err = rec_errno(h);
 	char num[24];
+	size_t n;
 
+	/* A storm prints "-ENOENT" for every record: no printf for it. */
+	if (err && h->ret_type != LBR_SNAP_RET_PTR &&
+	    (n = strlen(err)) + 2 <= len) {
+		buf[0] = '-';
+		memcpy(buf + 1, err, n + 1);
+		return;
+	}
 	if (err)
 		snprintf(num, sizeof(num), "-%s", err);
 	else

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <lbr_snap.h>
 
@@ -25,6 +26,19 @@ enum rec_check {
 enum rec_check rec_check_size(unsigned int size, char *why, size_t len);
 enum rec_check rec_check(const struct rec *r, char *why, size_t len);
 void rec_branch(const struct rec *r, unsigned int i, struct lbr_snap_branch *b);
+
+/* rec_branch() for @b's from and to only, which are all some need. */
+static inline void rec_from_to(const struct rec *r, unsigned int i,
+			       struct lbr_snap_branch *b)
+{
+	const size_t n = offsetof(struct lbr_snap_branch, flags);
+
+	if (r->hdr.entry_size < n) {
+		rec_branch(r, i, b);
+		return;
+	}
+	memcpy(b, r->raw + r->hdr.hdr_size + (size_t)i * r->hdr.entry_size, n);
+}
 
 const char *ret_type_name(unsigned int type);
 const char *hook_name(unsigned int hook);
