@@ -281,6 +281,27 @@ struct lbr_snap_target_ctl {
  * flags and reserved words the module does not know must be 0 (EINVAL).
  * A caller built against an older header, or a newer one, keeps working.
  */
+/*
+ * LBR_SNAP_IOC_SET_FILTER: record only the returns made by a task that
+ * matches every field @flags names (the task running when the target
+ * returned: in an interrupt, the one it interrupted); flags 0 records
+ * every task again.  A filtered return counts as filtered.  Needs what
+ * ADD_TARGET needs.
+ */
+#define LBR_SNAP_FILTER_PID	(1u << 0)	/* thread id */
+#define LBR_SNAP_FILTER_TGID	(1u << 1)	/* process id */
+#define LBR_SNAP_FILTER_COMM	(1u << 2)	/* comm, all 16 bytes */
+#define LBR_SNAP_FILTER_ALL	(LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID | \
+				 LBR_SNAP_FILTER_COMM)
+
+struct lbr_snap_filter {
+	__u32 flags;		/* LBR_SNAP_FILTER_*; others: EINVAL */
+	__s32 pid;
+	__s32 tgid;
+	char  comm[LBR_SNAP_COMM_LEN];	/* NUL-padded */
+	__u32 reserved[5];	/* 0, or EINVAL */
+};
+
 #define LBR_SNAP_IOC_MAGIC	0xB7
 #define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)
 #define LBR_SNAP_IOC_GET_STATS	_IOWR(LBR_SNAP_IOC_MAGIC, 2, struct lbr_snap_stats)
@@ -288,5 +309,6 @@ struct lbr_snap_target_ctl {
 #define LBR_SNAP_IOC_ADD_TARGET	_IOWR(LBR_SNAP_IOC_MAGIC, 4, struct lbr_snap_target_ctl)
 #define LBR_SNAP_IOC_DEL_TARGET	_IOW(LBR_SNAP_IOC_MAGIC, 5, struct lbr_snap_target_ctl)
 #define LBR_SNAP_IOC_SET_CAPTURE _IO(LBR_SNAP_IOC_MAGIC, 6)	/* arg: LBR_SNAP_CAPTURE_* */
+#define LBR_SNAP_IOC_SET_FILTER	_IOW(LBR_SNAP_IOC_MAGIC, 7, struct lbr_snap_filter)
 
 #endif /* _UAPI_LBR_SNAP_H */

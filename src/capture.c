@@ -40,6 +40,23 @@ bool lbr_capture_every_return(void)
  * and counting the probe's entries wait for read() (record_decode.c),
  * out of this window.
  */
+/*
+ * Whether @ret is one of the errors @t lists; a pointer's ERR_PTR too.
+ * Not a boolean's or a void's: the spec is refused for those.
+ */
+static __always_inline bool lbr_errno_listed(const struct lbr_target *t,
+					     s64 ret)
+{
+	unsigned int i;
+
+	if (!lbr_is_error(LBR_SNAP_RET_LONG, ret))
+		return false;
+	for (i = 0; i < t->nr_errnos; i++)
+		if (ret == -(s64)t->errnos[i])
+			return true;
+	return false;
+}
+
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
 					 bool frozen, u32 ctl,
@@ -87,6 +104,15 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		c->lbr_off++;
 	/* capture=errors and a success that came in nested: not recorded. */
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
+		c->filtered++;
+		goto out_unfreeze;
+	}
+	/* An errno list: those errors only, whatever the capture mode. */
+	if (t->nr_errnos && !lbr_errno_listed(t, ret)) {
+		c->filtered++;
+		goto out_unfreeze;
+	}
+	if (!lbr_task_wanted()) {
 		c->filtered++;
 		goto out_unfreeze;
 	}

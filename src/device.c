@@ -10,8 +10,9 @@
  *   CAP_PERFMON (or CAP_SYS_ADMIN, perfmon_capable()), checked against the
  *   opener's credentials at open, as perf checks them when an event is
  *   opened.  GET_STATS needs a descriptor opened for reading.
- * - FLUSH, ADD_TARGET, DEL_TARGET and SET_CAPTURE change what everyone
- *   sees: CAP_SYS_ADMIN at the call, on a descriptor opened for writing.
+ * - FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE and SET_FILTER change what
+ *   everyone sees: CAP_SYS_ADMIN at the call, on a descriptor opened for
+ *   writing.
  * - GET_INFO (the backend, the buffer size) is anyone's who may open it.
  *
  * An open /dev/lbr_snap holds a reference on the module (fops.owner), so a
@@ -204,6 +205,20 @@ static long lbr_ioc_set_capture(unsigned long arg)
 	return lbr_targets_set_capture(arg == LBR_SNAP_CAPTURE_ALL);
 }
 
+static long lbr_ioc_set_filter(void __user *arg, size_t usize)
+{
+	struct lbr_snap_filter f;
+	long ret;
+
+	ret = lbr_struct_in(&f, sizeof(f), arg, usize, f.reserved,
+			    sizeof(f.reserved));
+	if (ret)
+		return ret;
+	if (f.flags & ~LBR_SNAP_FILTER_ALL)
+		return -EINVAL;
+	return lbr_task_filter_set(&f);
+}
+
 static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -224,6 +239,12 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 			      LBR_SNAP_TARGET_CTL_SIZE_V1)) {
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_ioc_target(add, uarg, _IOC_SIZE(cmd));
+	}
+
+	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_SET_FILTER,
+		       sizeof(struct lbr_snap_filter))) {
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_set_filter(uarg, _IOC_SIZE(cmd));
 	}
 
 	switch (cmd) {

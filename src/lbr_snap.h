@@ -99,6 +99,9 @@ enum lbr_hook_want {
 	LBR_WANT_DEFAULT,
 };
 
+/* Errnos a target's spec can list (sym=-ERR,...). */
+#define LBR_TARGET_ERRNOS	8
+
 struct lbr_target {
 	struct kretprobe rp;	/* the kretprobe hook */
 	int slot;		/* the fexit hook's trampoline, or -1 */
@@ -114,6 +117,8 @@ struct lbr_target {
 				 * registers; -1: not so, or unknown
 				 */
 	bool typed;		/* the spec gave %type */
+	u8 nr_errnos;		/* errnos listed: 0, every error */
+	u16 errnos[LBR_TARGET_ERRNOS];	/* positive */
 	struct lbr_counters __percpu *counters;
 	char name[LBR_SNAP_NAME_LEN];
 };
@@ -123,6 +128,10 @@ void lbr_target_free(struct lbr_target *t);
 const char *lbr_hook_name(u8 hook);
 int lbr_targets_register(const char *spec);
 int lbr_targets_set_capture(bool all);
+
+/* --- the task filter (task_filter.c) --- */
+bool lbr_task_wanted(void);
+int lbr_task_filter_set(const struct lbr_snap_filter *f);
 void lbr_targets_unregister(void);
 int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);

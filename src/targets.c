@@ -119,16 +119,16 @@ static int lbr_target_resolve(struct lbr_target *t)
 
 /*
  * A spec holds symbol characters (as kallsyms has them: letters, digits,
- * '_', '.', '$') and the separators "%/@" and ','.  Checked before any
- * of it is logged: other bytes, a newline above all, would forge lines
- * in the kernel log.
+ * '_', '.', '$'), the separators "%/@" and ',', and "=-" of an errno
+ * list.  Checked before any of it is logged: other bytes, a newline
+ * above all, would forge lines in the kernel log.
  */
 static int lbr_spec_chars_ok(const char *spec)
 {
 	const char *c;
 
 	for (c = spec; *c; c++) {
-		if (isalnum(*c) || strchr("_.$%/@,", *c))
+		if (isalnum(*c) || strchr("_.$%/@,=-", *c))
 			continue;
 		pr_err("targets: byte %#04x at %zu cannot be in a target spec\n",
 		       (unsigned char)*c, (size_t)(c - spec));
@@ -137,18 +137,75 @@ static int lbr_spec_chars_ok(const char *spec)
 	return 0;
 }
 
-/* "sym[%type][/N][@hook]", parsed from the end. */
+/*
+ * "-EINVAL" or "-22": an errno, by the kernel's own names (%pe,
+ * lib/errname.c; a kernel without CONFIG_SYMBOLIC_ERRNAME takes numbers
+ * only).  Process context, at load or ADD_TARGET: 4095 names at most.
+ */
+static int lbr_errno_parse(const char *s)
+{
+	char name[32];
+	int e;
+
+	if (*s != '-')
+		return -EINVAL;
+	if (!kstrtoint(s + 1, 10, &e))
+		return e >= 1 && e <= MAX_ERRNO ? e : -EINVAL;
+	for (e = 1; e <= MAX_ERRNO; e++) {
+		snprintf(name, sizeof(name), "%pe", ERR_PTR(-e));
+		if (!strcmp(name, s))
+			return e;
+	}
+	return -EINVAL;
+}
+
+/*
+ * "=-ERR,-ERR...": the errors @t is to record, at most
+ * LBR_TARGET_ERRNOS; any other return of it is filtered.
+ */
+static int lbr_parse_errnos(char *list, struct lbr_target *t)
+{
+	char *e;
+	int n;
+
+	while ((e = strsep(&list, ",")) != NULL) {
+		n = lbr_errno_parse(e);
+		if (n < 0) {
+			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d)\n",
+			       t->name, e, MAX_ERRNO);
+			return -EINVAL;
+		}
+		if (t->nr_errnos == LBR_TARGET_ERRNOS) {
+			pr_err("target '%s': more than %d errnos\n", t->name,
+			       LBR_TARGET_ERRNOS);
+			return -EINVAL;
+		}
+		t->errnos[t->nr_errnos++] = n;
+	}
+	return 0;
+}
+
+/* "sym[%type][/N][@hook][=-ERR,...]", parsed from the end. */
 static int lbr_parse_one(char *tok, struct lbr_target *t)
 {
-	char *hook = strrchr(tok, '@');
-	char *nargs = strrchr(tok, '/');
-	char *type = strchr(tok, '%');
+	char *errs = strchr(tok, '=');
+	char *hook, *nargs, *type;
 	unsigned int i, n;
 	int h;
 
 	h = lbr_spec_chars_ok(tok);
 	if (h)
 		return h;
+	if (errs)
+		*errs++ = '\0';
+	if (strpbrk(tok, ",-")) {
+		pr_err("target '%s': one target at a time, an errno list after '='\n",
+		       tok);
+		return -EINVAL;
+	}
+	hook = strrchr(tok, '@');
+	nargs = strrchr(tok, '/');
+	type = strchr(tok, '%');
 	t->want = LBR_WANT_DEFAULT;
 	if (hook) {
 		*hook++ = '\0';
@@ -193,7 +250,7 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 		return -ENAMETOOLONG;
 	}
 	strscpy(t->name, tok, sizeof(t->name));
-	return 0;
+	return errs ? lbr_parse_errnos(errs, t) : 0;
 }
 
 void lbr_target_free(struct lbr_target *t)
@@ -294,6 +351,12 @@ static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 		ret = lbr_target_resolve(t);
 	if (!ret)
 		ret = lbr_target_btf(t, btf);
+	if (!ret && t->nr_errnos && (t->ret_type == LBR_SNAP_RET_BOOL ||
+				     t->ret_type == LBR_SNAP_RET_VOID)) {
+		pr_err("target '%s': returns %s, which has no errno to list\n",
+		       t->name, lbr_ret_type_names[t->ret_type]);
+		ret = -EINVAL;
+	}
 	if (!ret && t->ret_type == LBR_SNAP_RET_VOID &&
 	    !lbr_capture_every_return()) {
 		pr_err("target '%s': returns void: capture=errors has no error to catch; capture=all records every return\n",
@@ -367,13 +430,31 @@ static void lbr_targets_detach(struct lbr_target **ts, unsigned int n)
 	lbr_fexit_detach(ts + nkr, n - nkr);
 }
 
+/*
+ * The next spec of the list at *@cur, cut out: up to a comma that is
+ * not followed by '-' (which goes on with an errno list).
+ */
+static char *lbr_next_spec(char **cur)
+{
+	char *s = *cur, *c = s;
+
+	if (!s)
+		return NULL;
+	while ((c = strchr(c, ',')) && c[1] == '-')
+		c++;
+	if (c)
+		*c++ = '\0';
+	*cur = c;
+	return s;
+}
+
 static unsigned int lbr_count_tokens(const char *s)
 {
 	unsigned int n = 1;
 
 	while ((s = strchr(s, ',')) != NULL) {
-		n++;
 		s++;
+		n += *s != '-';
 	}
 	return n;
 }
@@ -416,7 +497,7 @@ int lbr_targets_register(const char *spec)
 		return -E2BIG;
 	}
 	mutex_lock(&lbr_targets_lock);
-	while ((tok = strsep(&cur, ",")) != NULL) {
+	while ((tok = lbr_next_spec(&cur)) != NULL) {
 		t = lbr_target_new(strim(tok), &btf);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
@@ -449,7 +530,7 @@ int lbr_targets_register(const char *spec)
 
 /**
  * lbr_target_add - add one target at run time
- * @spec: "sym[%type][/N][@hook]", validated as targets= is
+ * @spec: "sym[%type][/N][@hook][=-ERR,...]", validated as targets= is
  * @id: the new target's id
  * @hook: the hook it got
  */
@@ -467,10 +548,6 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		pr_err("target '%.32s...': name longer than %d characters\n",
 		       spec, LBR_SNAP_NAME_LEN - 1);
 		return -ENAMETOOLONG;
-	}
-	if (strchr(buf, ',')) {
-		pr_err("target '%s': one target at a time\n", buf);
-		return -EINVAL;
 	}
 	lbr_kretprobe_init();
 	mutex_lock(&lbr_targets_lock);

@@ -160,18 +160,29 @@ static const char *const ret_names[] = {
 	[LBR_SNAP_RET_VOID] = "void",
 };
 
-int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
+int btf_complete_spec(const char *full, char *out, size_t len, char *why,
 		      size_t why_len)
 {
 	char name[LBR_SNAP_NAME_LEN], type[16] = "", nargs[16] = "";
-	const char *hook = strchr(spec, '@');
+	char spec[sizeof(((struct lbr_snap_target_ctl *)0)->spec)];
+	/* An errno list (=-ERR,...) stays at the end, as it is. */
+	const char *errs = strchr(full, '=') ? strchr(full, '=') : "";
+	const char *hook;
 	const struct btf_type *fn, *proto;
-	size_t nlen = strcspn(spec, "%/@");
-	bool has_type = strchr(spec, '%'), has_n = strchr(spec, '/');
+	size_t nlen;
+	bool has_type, has_n;
 	struct btf *btf;
 	int id, rt, n;
 
 	why[0] = '\0';
+	if ((size_t)(errs - full) >= sizeof(spec) && *errs)
+		goto as_given;
+	snprintf(spec, sizeof(spec), "%.*s",
+		 (int)(*errs ? errs - full : (long)strlen(full)), full);
+	hook = strchr(spec, '@');
+	nlen = strcspn(spec, "%/@");
+	has_type = strchr(spec, '%');
+	has_n = strchr(spec, '/');
 	if (nlen >= sizeof(name) || (has_type && has_n))
 		goto as_given;
 	memcpy(name, spec, nlen);
@@ -196,15 +207,15 @@ int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
 			snprintf(nargs, sizeof(nargs), "/%d", n);
 	}
 	/* Keep the user's own %type and /N where they gave them. */
-	if ((size_t)snprintf(out, len, "%.*s%s%.*s%s%s", (int)nlen, spec,
+	if ((size_t)snprintf(out, len, "%.*s%s%.*s%s%s%s", (int)nlen, spec,
 			     has_type ? "" : type,
 			     (int)(strcspn(spec + nlen, "@")), spec + nlen,
-			     nargs, hook ? hook : "") >= len)
+			     nargs, hook ? hook : "", errs) >= len)
 		return -1;
 	return 0;
 
 as_given:
-	return (size_t)snprintf(out, len, "%s", spec) >= len ? -1 : 0;
+	return (size_t)snprintf(out, len, "%s", full) >= len ? -1 : 0;
 }
 
 #else /* !HAVE_LIBBPF */

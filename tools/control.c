@@ -16,6 +16,7 @@
 #include "control.h"
 #include "device.h"
 #include "record.h"
+#include "stream.h"
 #include "util.h"
 
 /* Why @req failed for @name, said for a kernel engineer; the exit code. */
@@ -146,6 +147,48 @@ int control_del(const char *path, char **syms)
 	}
 	close(fd);
 	return ret;
+}
+
+/*
+ * "pid=N", "tgid=N", "comm=NAME", any of them, or "off": the module's
+ * task filter (LBR_SNAP_IOC_SET_FILTER).
+ */
+int control_filter(const char *path, char **words)
+{
+	struct task_match m = { 0 };
+	struct lbr_snap_filter f = { 0 };
+	const char *first = *words;
+	struct lbr_snap_info info;
+	char key[8];
+	int fd, ret = 0;
+
+	for (; *words; words++) {
+		const char *eq = strchr(*words, '=');
+
+		if (!strcmp(*words, "off") && !m.flags && !words[1])
+			break;
+		if (!eq || eq - *words >= (long)sizeof(key))
+			goto bad;
+		memcpy(key, *words, eq - *words);
+		key[eq - *words] = '\0';
+		if (parse_task_opt(key, eq + 1, &m))
+			goto bad;
+	}
+	f.flags = m.flags;
+	f.pid = m.pid;
+	f.tgid = m.tgid;
+	memcpy(f.comm, m.comm, sizeof(f.comm));
+	fd = open_ctl(path, &info);
+	if (fd < 0)
+		return -fd;
+	if (ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &f) < 0)
+		ret = ctl_error("filter", first, errno);
+	close(fd);
+	return ret;
+bad:
+	pr_err("filter: '%s': expected pid=N, tgid=N, comm=NAME (15 bytes at most) or off",
+	       *words);
+	return EXIT_USAGE;
 }
 
 int control_capture(const char *path, const char *mode)

@@ -5,6 +5,7 @@
 /* Each returns 0 or an exit code (util.h); messages go to stderr. */
 int control_add(const char *path, char **specs);
 int control_del(const char *path, char **syms);
+int control_filter(const char *path, char **words);
 int control_capture(const char *path, const char *mode);	/* errors|all */
 
 #endif /* LBR_SNAP_CONTROL_H */

@@ -45,7 +45,7 @@
 
 enum cmd {
 	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
-	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE, CMD_RECORD,
+	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE, CMD_RECORD, CMD_FILTER,
 };
 
 #define MAX_WORDS	256	/* command words before "--" or trace's CMD */
@@ -59,6 +59,7 @@ enum cmd {
 #define OPT_INPUT	(1u << 5)	/* -i */
 #define OPT_DEVICE	(1u << 6)	/* -d */
 #define OPT_KSYMFILE	(1u << 7)	/* --kallsyms */
+#define OPT_TASK	(1u << 8)	/* --pid, --tgid, --comm */
 
 struct opts {
 	enum cmd cmd;
@@ -75,6 +76,7 @@ struct opts {
 	struct trace_opts trace;
 	char **args;		/* spec, add, del, capture: the words */
 	bool version;		/* --version */
+	struct task_match task;	/* --pid, --tgid, --comm */
 	char *words[MAX_WORDS + 1];	/* the command and its words */
 	int nr_words;
 };
@@ -83,7 +85,8 @@ static const char usage[] =
 "Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
 "       lbr-snap spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
-"       lbr-snap add SYM[%type][/N][@hook]... | del SYM... | capture errors|all\n"
+"       lbr-snap add SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
+"       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
 "       lbr-snap --version\n"
@@ -115,6 +118,9 @@ static const char usage[] =
 "                       its records already taken stay readable\n"
 "  capture errors|all   capture error returns only (the default), or every\n"
 "                       return\n"
+"  filter pid=N tgid=N comm=NAME | off  the module records only the\n"
+"                       returns of the task that matches every field\n"
+"                       given (thread id, process id, comm); off: all\n"
 "  record -o FILE       write the records, read like streaming, to FILE\n"
 "                       (mode 0600) after what symbolizes them elsewhere:\n"
 "                       kallsyms, the kernel release and build ID, the\n"
@@ -149,6 +155,9 @@ static const char usage[] =
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
+"      --pid N, --tgid N, --comm NAME  print (and report) only the records\n"
+"                       of that thread, process or comm, as filter does in\n"
+"                       the module\n"
 "  -e, --event SYM[%type][/N][@hook]  trace: a function to probe, as in\n"
 "                       targets=; BTF supplies %type and /N when missing\n"
 "      --all            trace: capture every return, not only errors, while\n"
@@ -160,8 +169,9 @@ static const char usage[] =
 "-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
 "these and trace, -k and -v to all of them but record, -i to streaming\n"
 "and report, -o to record, --full and --only-target to streaming and\n"
-"trace, -e, --all and --all-tasks to trace, --json to all but flush,\n"
-"record and the target commands.\n"
+"trace, --pid, --tgid and --comm to streaming and report, -e, --all and\n"
+"--all-tasks to trace, --json to all but flush, record and the target\n"
+"commands.\n"
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
@@ -307,7 +317,7 @@ static int read_records(int fd, const struct opts *o,
 {
 	struct stream_opts so = {
 		.path = o->device, .max = o->count, .json = o->json,
-		.po = o->po,
+		.po = o->po, .task = o->task,
 	};
 	struct lbr_snap_info info;
 	unsigned char *pre;
@@ -586,6 +596,14 @@ static int cmd_flush(int fd, const struct opts *o)
 	return 0;
 }
 
+/* One target's spec: commas only in its errno list (SYM=-ERR,-ERR). */
+static bool one_spec(const char *spec)
+{
+	const char *comma = strchr(spec, ','), *eq = strchr(spec, '=');
+
+	return !comma || (eq && eq < comma);
+}
+
 /* spec: complete each SYM from BTF, one line each; notes to stderr. */
 static int cmd_spec(char **args)
 {
@@ -593,7 +611,7 @@ static int cmd_spec(char **args)
 	int ret = 0;
 
 	for (; *args; args++) {
-		if (strchr(*args, ',') ||
+		if (!one_spec(*args) ||
 		    btf_complete_spec(*args, out, sizeof(out), why, sizeof(why))) {
 			pr_err("bad target: %s", *args);
 			ret = EXIT_USAGE;
@@ -643,6 +661,8 @@ static const struct {
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
 	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "-i only applies to streaming and report" },
+	{ OPT_TASK, 1u << CMD_STREAM | 1u << CMD_REPORT,
+	  "--pid, --tgid and --comm only apply to streaming and report (the module's own: lbr-snap filter)" },
 };
 
 static int check_opts(const struct opts *o)
@@ -663,7 +683,7 @@ static int check_opts(const struct opts *o)
 		return usage_error("-k and -v do not apply to record", "");
 	if (o->json && (o->cmd == CMD_FLUSH || o->cmd == CMD_ADD ||
 			o->cmd == CMD_DEL || o->cmd == CMD_CAPTURE ||
-			o->cmd == CMD_RECORD))
+			o->cmd == CMD_RECORD || o->cmd == CMD_FILTER))
 		return usage_error("--json does not apply to ", o->words[0]);
 	return 0;
 }
@@ -706,6 +726,10 @@ static int check_words(const struct opts *o)
 			       strcmp(o->words[1], "all")))
 			return usage_error("capture needs one mode, errors or all", "");
 		return 0;
+	case CMD_FILTER:
+		if (!n)
+			return usage_error("filter needs pid=N, tgid=N, comm=NAME or off", "");
+		return 0;
 	default:
 		if (n > 0)
 			return usage_error("too many arguments: ", o->words[1]);
@@ -721,6 +745,7 @@ static int parse_cmd(struct opts *o, char **cmd)
 		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
 		[CMD_SPEC] = "spec", [CMD_ADD] = "add", [CMD_DEL] = "del",
 		[CMD_CAPTURE] = "capture", [CMD_RECORD] = "record",
+		[CMD_FILTER] = "filter",
 	};
 	unsigned int i;
 	int ret;
@@ -747,7 +772,7 @@ static int parse_cmd(struct opts *o, char **cmd)
 
 static int add_spec(struct trace_opts *t, const char *spec)
 {
-	if (!*spec || strchr(spec, ',') ||
+	if (!*spec || !one_spec(spec) ||
 	    strlen(spec) >= sizeof(((struct lbr_snap_target_ctl *)0)->spec))
 		return usage_error("-e needs SYM[%type][/N][@hook], not ", spec);
 	if (t->nr_specs == TRACE_MAX_SPECS)
@@ -758,7 +783,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 
 enum {
 	OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS, OPT_FULL, OPT_ONLY_TARGET,
-	OPT_ALL, OPT_ALL_TASKS,
+	OPT_ALL, OPT_ALL_TASKS, OPT_PID, OPT_TGID, OPT_COMM,
 };
 
 static const struct option longopts[] = {
@@ -775,6 +800,9 @@ static const struct option longopts[] = {
 	{ "output",	 required_argument,	NULL, 'o' },
 	{ "all",	 no_argument,		NULL, OPT_ALL },
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
+	{ "pid",	 required_argument,	NULL, OPT_PID },
+	{ "tgid",	 required_argument,	NULL, OPT_TGID },
+	{ "comm",	 required_argument,	NULL, OPT_COMM },
 	{ "help",	 no_argument,		NULL, 'h' },
 	{ "version",	 no_argument,		NULL, 'V' },
 	{ "verbose",	 no_argument,		NULL, 'v' },
@@ -838,6 +866,15 @@ static int parse_opt(int c, struct opts *o)
 		o->trace.all_tasks = true;
 		o->given |= OPT_TRACE;
 		return 0;
+	case OPT_PID:
+	case OPT_TGID:
+	case OPT_COMM:
+		o->given |= OPT_TASK;
+		return parse_task_opt(c == OPT_PID ? "pid" :
+				      c == OPT_TGID ? "tgid" : "comm",
+				      optarg, &o->task) ?
+		       usage_error("--pid and --tgid need an id, --comm a name of at most 15 bytes, not ", optarg) :
+		       0;
 	default:
 		return usage_error(NULL, NULL);
 	}
@@ -1019,6 +1056,8 @@ int main(int argc, char **argv)
 		return finish(control_del(o.device, o.args));
 	if (o.cmd == CMD_CAPTURE)
 		return finish(control_capture(o.device, o.args[0]));
+	if (o.cmd == CMD_FILTER)
+		return finish(control_filter(o.device, o.args));
 	if (o.input) {
 		fd = recording_open(o.input, o.vmlinux, srclines_verbose,
 				    replay_kallsyms, sizeof(replay_kallsyms));

@@ -29,6 +29,7 @@
  * copied once, bounded, when its turn to print comes.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -131,6 +132,52 @@ static int bad_record(const struct stream *s, size_t at, const char *why)
 	return -EXIT_CORRUPT;
 }
 
+/* As the module's filter judges a task (src/task_filter.c). */
+bool task_matches(const struct task_match *m,
+		  const struct lbr_snap_record *h)
+{
+	if ((m->flags & LBR_SNAP_FILTER_PID) && h->pid != (__u32)m->pid)
+		return false;
+	if ((m->flags & LBR_SNAP_FILTER_TGID) && h->tgid != (__u32)m->tgid)
+		return false;
+	return !(m->flags & LBR_SNAP_FILTER_COMM) ||
+	       !strncmp(h->comm, m->comm, LBR_SNAP_COMM_LEN);
+}
+
+/*
+ * @key ("pid", "tgid" or "comm") = @val into @m; 0, or -1 for another
+ * key, an id that is not a number from 0 to INT_MAX, or a comm that does
+ * not fit (15 bytes).
+ */
+int parse_task_opt(const char *key, const char *val, struct task_match *m)
+{
+	unsigned long v;
+	char *end;
+
+	if (!strcmp(key, "comm")) {
+		if (!*val || strlen(val) >= sizeof(m->comm))
+			return -1;
+		memset(m->comm, 0, sizeof(m->comm));
+		memcpy(m->comm, val, strlen(val));
+		m->flags |= LBR_SNAP_FILTER_COMM;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (*val < '0' || *val > '9' || *end || errno || v > INT_MAX)
+		return -1;
+	if (!strcmp(key, "pid")) {
+		m->pid = v;
+		m->flags |= LBR_SNAP_FILTER_PID;
+	} else if (!strcmp(key, "tgid")) {
+		m->tgid = v;
+		m->flags |= LBR_SNAP_FILTER_TGID;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 /* The input is @fd: read ahead from it unless it is a file or -n is given. */
 static void set_fd(struct stream *s, int fd)
 {
@@ -221,6 +268,8 @@ static int one_record(struct stream *s, size_t at)
 		break;
 	}
 	if (o->self && r.hdr.tgid == (__u32)o->self)
+		return 0;
+	if (!task_matches(&o->task, &r.hdr))
 		return 0;
 	if (o->handle) {
 		if (!o->handle(&r, o->arg))

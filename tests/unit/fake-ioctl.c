@@ -17,8 +17,9 @@
  * ADD_TARGET gives the new target id 7 and the hook its spec names
  * (fexit if it ends in "@fexit", else kretprobe).
  *
- * FLUSH, ADD_TARGET, DEL_TARGET and SET_CAPTURE print "fake: NAME [ARG]"
- * on stderr so tests can see they were called, and in which order.
+ * FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE and SET_FILTER print
+ * "fake: NAME [ARG]" on stderr so tests can see they were called, and in
+ * which order (SET_FILTER's ARG: flags, pid, tgid and comm).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,7 +162,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	}
 	/* As the module: changes need a descriptor opened for writing. */
 	if ((req == LBR_SNAP_IOC_FLUSH || req == LBR_SNAP_IOC_ADD_TARGET ||
-	     req == LBR_SNAP_IOC_DEL_TARGET || req == LBR_SNAP_IOC_SET_CAPTURE) &&
+	     req == LBR_SNAP_IOC_DEL_TARGET || req == LBR_SNAP_IOC_SET_CAPTURE ||
+	     req == LBR_SNAP_IOC_SET_FILTER) &&
 	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
 		fputs("fake: read-only descriptor\n", stderr);
 		errno = EBADF;
@@ -196,6 +198,14 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 		snprintf(mode, sizeof(mode), "%lu", (unsigned long)arg);
 		return fake_ctl("SET_CAPTURE", mode);
+	}
+	case LBR_SNAP_IOC_SET_FILTER: {
+		const struct lbr_snap_filter *f = arg;
+		char what[96];
+
+		snprintf(what, sizeof(what), "flags=%u pid=%d tgid=%d comm=%.16s",
+			 f->flags, f->pid, f->tgid, f->comm);
+		return fake_ctl("SET_FILTER", what);
 	}
 	default:
 		return __real_ioctl(fd, req, arg);

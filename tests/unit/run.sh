@@ -942,6 +942,80 @@ want cap-err.err "fake: SET_CAPTURE 0"
 t "capture errors: SET_CAPTURE 0" 0 /dev/null cap-err.err \
 	"$FAKE" -d stream.bin capture errors
 
+want filter.err "fake: SET_FILTER flags=6 pid=0 tgid=42 comm=cat"
+t "filter tgid=N comm=NAME: SET_FILTER with both" 0 /dev/null filter.err \
+	"$FAKE" -d stream.bin filter tgid=42 comm=cat
+want filter-pid.err "fake: SET_FILTER flags=1 pid=7 tgid=0 comm="
+t "filter pid=N: SET_FILTER by thread id" 0 /dev/null filter-pid.err \
+	"$FAKE" -d stream.bin filter pid=7
+want filter-off.err "fake: SET_FILTER flags=0 pid=0 tgid=0 comm="
+t "filter off: SET_FILTER clears it" 0 /dev/null filter-off.err \
+	"$FAKE" -d stream.bin filter off
+filter_bad()
+{
+	local w
+
+	for w in bogus pid=x tgid=-1 comm=0123456789abcdef "pid=1 off" uid=3; do
+		# shellcheck disable=SC2086
+		"$FAKE" -d stream.bin filter $w 2>filter-bad.err && {
+			echo "filter $w: accepted"
+			return 1
+		}
+		[ $? = 2 ] || { echo "filter $w: not a usage error"; return 1; }
+		grep -q SET_FILTER filter-bad.err && {
+			echo "filter $w: SET_FILTER called"
+			return 1
+		}
+	done
+	return 0
+}
+check "filter: a bad word is a usage error, no SET_FILTER" filter_bad
+want filter-eperm.err "fake: SET_FILTER flags=2 pid=0 tgid=1 comm=" \
+	"lbr-snap: filter tgid=1: not permitted: needs CAP_SYS_ADMIN and the device opened for writing"
+t "filter: EPERM explained, exit 4" 4 /dev/null filter-eperm.err \
+	env FAKE_LBR_CTL_ERRNO=1 "$FAKE" -d stream.bin filter tgid=1
+
+# --pid, --tgid and --comm on the user side: what the module's filter
+# would keep, by the records' own pid, tgid and comm.
+task_opts()
+{
+	local want got
+
+	"$LBR" -d paths.bin "${KS[@]}" --json >all.jsonl || return 1
+	for f in "--tgid 1003" "--pid 1003" "--comm paths" "--comm nosuch" \
+		 "--tgid 1003 --comm nosuch"; do
+		# shellcheck disable=SC2086
+		"$LBR" -d paths.bin "${KS[@]}" --json $f >sel.jsonl || return 1
+		want=$(python3 - "$f" <<'EOF'
+import json, sys
+opt = sys.argv[1].split()
+keep = dict(zip(opt[0::2], opt[1::2]))
+n = 0
+for line in open("all.jsonl"):
+    r = json.loads(line)
+    if "--tgid" in keep and r["pid"] != int(keep["--tgid"]):
+        continue
+    if "--pid" in keep and r["tid"] != int(keep["--pid"]):
+        continue
+    if "--comm" in keep and r["comm"] != keep["--comm"]:
+        continue
+    n += 1
+print(n)
+EOF
+)
+		got=$(wc -l <sel.jsonl)
+		[ "$got" = "$want" ] || { echo "$f: $got records, expected $want"; return 1; }
+	done
+	# The same in report, which counts what streaming would print.
+	"$LBR" -d paths.bin "${KS[@]}" --tgid 1003 report --json >rep.jsonl || return 1
+	got=$(python3 -c 'import json,sys; print(sum(json.loads(l)["count"] for l in open("rep.jsonl")))')
+	[ "$got" = 1 ] || { echo "report --tgid 1003: $got records, expected 1"; return 1; }
+	"$LBR" -d paths.bin "${KS[@]}" --pid 1003 add foo 2>/dev/null &&
+		{ echo "--pid with add accepted"; return 1; }
+	return 0
+}
+check "--pid, --tgid, --comm keep only that task's records (streaming, report)" task_opts
+
 want add-eperm.err "fake: ADD_TARGET foo" \
 	"lbr-snap: add foo: not permitted: needs CAP_SYS_ADMIN and the device opened for writing, or the function is on lbr_snap's own capture path (see the kernel log)"
 t "add: EPERM explained, exit 4" 4 /dev/null add-eperm.err \
