@@ -256,8 +256,8 @@ struct lbr_snap_stats {
 #define LBR_SNAP_STATS_SIZE_V1	32
 
 /*
- * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type][/N][@hook]" and is
- * validated as targets= is; the new target's id comes back in @id and the
+ * LBR_SNAP_IOC_ADD_TARGET: @spec is "sym[%type][/N][@hook][=-ERR,...]"
+ * and is validated as targets= is; the new target's id comes back in @id and the
  * hook it got (enum lbr_snap_hook) in @hook.
  * LBR_SNAP_IOC_DEL_TARGET: @spec is the symbol name of a target.
  * Both, and LBR_SNAP_IOC_SET_CAPTURE (LBR_SNAP_CAPTURE_*), need
@@ -274,23 +274,16 @@ struct lbr_snap_target_ctl {
 #define LBR_SNAP_TARGET_CTL_SIZE_V1	(LBR_SNAP_NAME_LEN + 16)
 
 /*
- * Growing structs: the size is part of each command number, and the module
- * takes any size from the _V1 one on (up to the 16 KiB a command number
- * holds): what the caller's struct lacks counts as 0; what it has past
- * the module's must be 0 (E2BIG), as copy_struct_from_user() has it; the
- * flags and reserved words the module does not know must be 0 (EINVAL).
- * A caller built against an older header, or a newer one, keeps working.
- */
-/*
  * LBR_SNAP_IOC_SET_FILTER: record only the returns made by a task that
  * matches every field @flags names (the task running when the target
  * returned: in an interrupt, the one it interrupted); flags 0 records
- * every task again.  A filtered return counts as filtered.  Needs what
- * ADD_TARGET needs.
+ * every task again.  A filtered return counts as filtered.  Ids are the
+ * initial pid namespace's; a field @flags does not name must be 0, and a
+ * comm end in a NUL (EINVAL).  Needs what ADD_TARGET needs.
  */
 #define LBR_SNAP_FILTER_PID	(1u << 0)	/* thread id */
 #define LBR_SNAP_FILTER_TGID	(1u << 1)	/* process id */
-#define LBR_SNAP_FILTER_COMM	(1u << 2)	/* comm, all 16 bytes */
+#define LBR_SNAP_FILTER_COMM	(1u << 2)	/* comm, to its NUL */
 #define LBR_SNAP_FILTER_ALL	(LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID | \
 				 LBR_SNAP_FILTER_COMM)
 
@@ -302,6 +295,14 @@ struct lbr_snap_filter {
 	__u32 reserved[5];	/* 0, or EINVAL */
 };
 
+/*
+ * Growing structs: the size is part of each command number, and the module
+ * takes any size from the _V1 one on (up to the 16 KiB a command number
+ * holds): what the caller's struct lacks counts as 0; what it has past
+ * the module's must be 0 (E2BIG), as copy_struct_from_user() has it; the
+ * flags and reserved words the module does not know must be 0 (EINVAL).
+ * A caller built against an older header, or a newer one, keeps working.
+ */
 #define LBR_SNAP_IOC_MAGIC	0xB7
 #define LBR_SNAP_IOC_GET_INFO	_IOR(LBR_SNAP_IOC_MAGIC, 1, struct lbr_snap_info)
 #define LBR_SNAP_IOC_GET_STATS	_IOWR(LBR_SNAP_IOC_MAGIC, 2, struct lbr_snap_stats)

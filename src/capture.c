@@ -33,14 +33,6 @@ bool lbr_capture_every_return(void)
 }
 
 /*
- * lbr_capture()'s record: everything but a return it filters out.  The
- * hook froze LBR; interrupts stay off from here to the commit: the LBR
- * read must not be disturbed and the per-CPU counters need no atomics.
- * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
- * and counting the probe's entries wait for read() (record_decode.c),
- * out of this window.
- */
-/*
  * Whether @ret is one of the errors @t lists; a pointer's ERR_PTR too.
  * Not a boolean's or a void's: the spec is refused for those.
  */
@@ -57,6 +49,14 @@ static __always_inline bool lbr_errno_listed(const struct lbr_target *t,
 	return false;
 }
 
+/*
+ * lbr_capture()'s record: everything but a return it filters out.  The
+ * hook froze LBR; interrupts stay off from here to the commit: the LBR
+ * read must not be disturbed and the per-CPU counters need no atomics.
+ * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
+ * and counting the probe's entries wait for read() (record_decode.c),
+ * out of this window.
+ */
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
 					 bool frozen, u32 ctl,

@@ -171,7 +171,7 @@ static int lbr_parse_errnos(char *list, struct lbr_target *t)
 	while ((e = strsep(&list, ",")) != NULL) {
 		n = lbr_errno_parse(e);
 		if (n < 0) {
-			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d)\n",
+			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d; names as %%pe prints them)\n",
 			       t->name, e, MAX_ERRNO);
 			return -EINVAL;
 		}
@@ -461,9 +461,15 @@ static unsigned int lbr_count_tokens(const char *s)
 
 static void lbr_target_announce(struct lbr_target *t)
 {
-	pr_info("target %u: %s%%%s at %pS, %s\n", t->id, t->name,
+	char errs[LBR_TARGET_ERRNOS * 6 + 16] = "";
+	unsigned int i, n = 0;
+
+	for (i = 0; i < t->nr_errnos; i++)
+		n += scnprintf(errs + n, sizeof(errs) - n, "%s-%u",
+			       i ? "," : ", errors ", t->errnos[i]);
+	pr_info("target %u: %s%%%s at %pS, %s%s\n", t->id, t->name,
 		lbr_ret_type_names[t->ret_type], (void *)t->start,
-		lbr_hook_name(t->hook));
+		lbr_hook_name(t->hook), errs);
 }
 
 /**

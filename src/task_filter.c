@@ -6,51 +6,69 @@
  * Read by the capture path in any context, NMI included, with interrupts
  * off; set from an ioctl.  So no lock and no RCU on the reader's side
  * (a target may return where RCU is not watching): the filter is static
- * words, and a writer turns it off, writes the fields, then turns it on
- * again, each step ordered before the next.  A capture that read the
- * filter on just before a change may compare its task with fields half
- * changed: a return that races a change of filter may go either way,
- * as it would a moment earlier or later.  Two changes at once are
+ * words under a sequence count.  The writer makes the count odd, writes
+ * the words, makes it even again, with preemption off in between; a
+ * reader that finds the count odd, or changed across its reads, records
+ * nothing: a return that races a change of filter counts as filtered,
+ * never as a task neither filter names.  Two changes at once are
  * serialised by a mutex.
  */
 #include <linux/kprobes.h>
 #include <linux/mutex.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 
 #include "lbr_snap.h"
 
 static struct {
+	unsigned int seq;
 	u32 flags;
 	pid_t pid, tgid;
 	char comm[TASK_COMM_LEN];
 } lbr_task_filter;
 static DEFINE_MUTEX(lbr_task_filter_lock);
 
+/* @comm as the filter's: all TASK_COMM_LEN bytes, no call (strncmp()). */
+static __always_inline bool lbr_comm_is(const char *comm)
+{
+	unsigned int i;
+
+	for (i = 0; i < TASK_COMM_LEN; i++) {
+		if (READ_ONCE(comm[i]) != READ_ONCE(lbr_task_filter.comm[i]))
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
 /**
  * lbr_task_wanted - whether the current task's returns are recorded
  *
- * Any context; one load when no filter is set.
+ * Any context; two loads when no filter is set.
  */
 notrace bool lbr_task_wanted(void)
 {
-	u32 flags = READ_ONCE(lbr_task_filter.flags);
+	unsigned int seq = READ_ONCE(lbr_task_filter.seq);
+	bool ok = true;
+	u32 flags;
 
-	if (!flags)
-		return true;
-	/* Pairs with the smp_wmb() in lbr_task_filter_set(). */
+	/* Pairs with the first smp_wmb() in lbr_task_filter_set(). */
 	smp_rmb();
-	if ((flags & LBR_SNAP_FILTER_PID) &&
-	    current->pid != READ_ONCE(lbr_task_filter.pid))
-		return false;
-	if ((flags & LBR_SNAP_FILTER_TGID) &&
-	    current->tgid != READ_ONCE(lbr_task_filter.tgid))
-		return false;
+	flags = READ_ONCE(lbr_task_filter.flags);
+	if (!(seq & 1) && !flags)
+		return true;
+	if (flags & LBR_SNAP_FILTER_PID)
+		ok &= current->pid == READ_ONCE(lbr_task_filter.pid);
+	if (flags & LBR_SNAP_FILTER_TGID)
+		ok &= current->tgid == READ_ONCE(lbr_task_filter.tgid);
 	/* current->comm may change under us (prctl): a torn name differs. */
-	if ((flags & LBR_SNAP_FILTER_COMM) &&
-	    strncmp(current->comm, lbr_task_filter.comm, TASK_COMM_LEN))
-		return false;
-	return true;
+	if (flags & LBR_SNAP_FILTER_COMM)
+		ok &= lbr_comm_is(current->comm);
+	/* Pairs with the second smp_wmb() there: the words were whole. */
+	smp_rmb();
+	return ok && !(seq & 1) && READ_ONCE(lbr_task_filter.seq) == seq;
 }
 NOKPROBE_SYMBOL(lbr_task_wanted);
 
@@ -58,26 +76,33 @@ NOKPROBE_SYMBOL(lbr_task_wanted);
  * lbr_task_filter_set - the filter from LBR_SNAP_IOC_SET_FILTER
  * @f: checked by the caller for unknown flags and reserved words
  *
- * Return: 0, or -EINVAL for a negative id.
+ * Return: 0, or -EINVAL for a negative id, a field @f->flags does not
+ * name that is not 0, or a comm of 16 bytes with no NUL.
  */
 int lbr_task_filter_set(const struct lbr_snap_filter *f)
 {
 	static_assert(LBR_SNAP_COMM_LEN == TASK_COMM_LEN);
+	bool comm = f->flags & LBR_SNAP_FILTER_COMM;
 
-	if (((f->flags & LBR_SNAP_FILTER_PID) && f->pid < 0) ||
-	    ((f->flags & LBR_SNAP_FILTER_TGID) && f->tgid < 0))
+	if (((f->flags & LBR_SNAP_FILTER_PID) ? f->pid < 0 : f->pid) ||
+	    ((f->flags & LBR_SNAP_FILTER_TGID) ? f->tgid < 0 : f->tgid) ||
+	    (comm && !memchr(f->comm, '\0', sizeof(f->comm))) ||
+	    (!comm && memchr_inv(f->comm, 0, sizeof(f->comm))))
 		return -EINVAL;
 	mutex_lock(&lbr_task_filter_lock);
-	WRITE_ONCE(lbr_task_filter.flags, 0);
-	/* Off before the fields change: pairs with lbr_task_wanted(). */
+	/* Odd for as short a time as can be: captures meanwhile are lost. */
+	preempt_disable();
+	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
+	/* Odd before the words change: pairs with lbr_task_wanted(). */
 	smp_wmb();
+	WRITE_ONCE(lbr_task_filter.flags, f->flags);
 	WRITE_ONCE(lbr_task_filter.pid, f->pid);
 	WRITE_ONCE(lbr_task_filter.tgid, f->tgid);
 	memcpy(lbr_task_filter.comm, f->comm, TASK_COMM_LEN);
-	lbr_task_filter.comm[TASK_COMM_LEN - 1] = '\0';
-	/* The fields, then on: pairs with the smp_rmb() there. */
+	/* The words, then even again: pairs with the second smp_rmb(). */
 	smp_wmb();
-	WRITE_ONCE(lbr_task_filter.flags, f->flags);
+	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
+	preempt_enable();
 	mutex_unlock(&lbr_task_filter_lock);
 	return 0;
 }

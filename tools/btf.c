@@ -166,7 +166,8 @@ int btf_complete_spec(const char *full, char *out, size_t len, char *why,
 	char name[LBR_SNAP_NAME_LEN], type[16] = "", nargs[16] = "";
 	char spec[sizeof(((struct lbr_snap_target_ctl *)0)->spec)];
 	/* An errno list (=-ERR,...) stays at the end, as it is. */
-	const char *errs = strchr(full, '=') ? strchr(full, '=') : "";
+	const char *eq = strchr(full, '='), *errs = eq ? eq : "";
+	size_t blen = eq ? (size_t)(eq - full) : strlen(full);
 	const char *hook;
 	const struct btf_type *fn, *proto;
 	size_t nlen;
@@ -175,10 +176,10 @@ int btf_complete_spec(const char *full, char *out, size_t len, char *why,
 	int id, rt, n;
 
 	why[0] = '\0';
-	if ((size_t)(errs - full) >= sizeof(spec) && *errs)
+	if (blen >= sizeof(spec))
 		goto as_given;
-	snprintf(spec, sizeof(spec), "%.*s",
-		 (int)(*errs ? errs - full : (long)strlen(full)), full);
+	memcpy(spec, full, blen);
+	spec[blen] = '\0';
 	hook = strchr(spec, '@');
 	nlen = strcspn(spec, "%/@");
 	has_type = strchr(spec, '%');

@@ -137,7 +137,7 @@ int control_del(const char *path, char **syms)
 
 		/* DEL_TARGET takes the name: a spec's %type/N@hook go. */
 		snprintf(ctl.spec, sizeof(ctl.spec), "%.*s",
-			 (int)strcspn(*syms, "%/@"), *syms);
+			 (int)strcspn(*syms, "%/@="), *syms);
 		if (ioctl(fd, LBR_SNAP_IOC_DEL_TARGET, &ctl) < 0) {
 			err = ctl_error("del", ctl.spec, errno);
 			ret = ret ? ret : err;

@@ -507,7 +507,7 @@ static void print_target_hint(const struct lbr_snap_target_stats *t)
 		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
 		       n, t->name);
 	else if (!t->captured && t->filtered == t->hits)
-		printf("hint: %.*s: all %llu returns filtered as success: is its return type (%s) right? see `lbr-snap spec %.*s`\n",
+		printf("hint: %.*s: all %llu returns filtered (as success, or by an errno list or the task filter): is its return type (%s) right? see `lbr-snap spec %.*s`\n",
 		       n, t->name, t->hits, ret_type_name(t->ret_type), n,
 		       t->name);
 }

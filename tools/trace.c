@@ -181,7 +181,7 @@ static int target_ctl(struct tracer *tr, unsigned long req, const char *spec)
 
 	snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
 	if (req == LBR_SNAP_IOC_DEL_TARGET)
-		ctl.spec[strcspn(ctl.spec, "%/@")] = '\0';
+		ctl.spec[strcspn(ctl.spec, "%/@=")] = '\0';
 	return ioctl(tr->fd, req, &ctl);
 }
 

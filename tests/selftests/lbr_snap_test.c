@@ -2691,7 +2691,7 @@ TEST_F(cap, errno_list_records_only_those)
 	k = kmsg_open();
 	ASSERT_LE(0, k);
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-EBOGUS"));
-	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_int': '-EBOGUS' is not an errno (-ENAME or -N, 1 to 4095)"));
+	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_int': '-EBOGUS' is not an errno (-ENAME or -N, 1 to 4095; names as %pe prints them)"));
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-4096"));
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=EINVAL"));
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-1,-2,-3,-4,-5,-6,-7,-8,-9"));
@@ -2783,6 +2783,15 @@ TEST_F(cap, task_filter_by_tgid_comm_pid)
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, 1u << 3, 0, 0, NULL));
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_PID, -1, 0,
 				      NULL));
+	/* A field the flags do not name must be 0; a comm, NUL-ended. */
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TGID, 5, 1,
+				      NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, 0, 0, 0, "x"));
+	bad = (struct lbr_snap_filter){ .flags = LBR_SNAP_FILTER_COMM };
+	memset(bad.comm, 'x', sizeof(bad.comm));
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_FILTER, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = (struct lbr_snap_filter){ .reserved = { 1 } };
 	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_FILTER, &bad));
 	EXPECT_EQ(EINVAL, errno);
 	rofd = open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC);

@@ -810,7 +810,7 @@ t "info from a module before cpu_types (first GET_INFO size)" 0 \
 	"$EXP/info-old.txt" /dev/null env FAKE_LBR_OLD_INFO=1 "$FAKE" -d stream.bin info
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
 want stats-filtered.out \
-	"hint: kmalloc_trace: all 7 returns filtered as success: is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
+	"hint: kmalloc_trace: all 7 returns filtered (as success, or by an errno list or the task filter): is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
 	"hint: ext4_file_open has had no hits: is it called, and not inlined into its callers?"
 stats_hints()
 {
