@@ -21,9 +21,10 @@
  * one write of that text where a miss formats 32 branches and looks up
  * 64 symbols; a reader that keeps up with the kernel has to print at
  * the rate the kernel captures.  Keyed on the entries as read and on
- * everything else the text depends on (@x); only without debug info,
- * where the text depends on nothing else but the symbols, which do not
- * change while the tool runs.  A list is kept the second time it is
+ * everything else the text depends on (@x): beyond them it depends on
+ * the symbols and source lines of their addresses, which do not change
+ * while the tool runs (srclines_open() finds the debug files once, at
+ * the start).  A list is kept the second time it is
  * seen (a miss then prints into memory first): where no two records
  * took the same path, a miss costs a compare and a copy of the key.
  */
@@ -446,12 +447,8 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		print_cut_note(f, h, ks, first);
 	tl = (struct text_list){ r, ks, first, last,
 				 last ? digits(last - 1) : 1 };
-	if (ks->lines) {
-		print_text_list(f, &tl);
-	} else {
-		list_key_init(&k, r, first, last, 0);
-		list_print(f, &text_lists, &k, print_text_list, &tl);
-	}
+	list_key_init(&k, r, first, last, 0);
+	list_print(f, &text_lists, &k, print_text_list, &tl);
 	print_probe_note(f, h, h->nr_entries - last);
 	if ((h->flags & LBR_SNAP_REC_NO_LBR) &&
 	    h->backend == LBR_SNAP_BACKEND_NONE)
@@ -771,11 +768,7 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	json_sym(f, "caller_sym", ks, h->caller, false);
 	fputs(",\"branches\":[", f);
 	jl = (struct json_list){ r, ks, &sp };
-	if (ks->lines) {
-		print_json_list(f, &jl);
-	} else {
-		list_key_init(&k, r, sp.probe, sp.target, 1);
-		list_print(f, &json_lists, &k, print_json_list, &jl);
-	}
+	list_key_init(&k, r, sp.probe, sp.target, 1);
+	list_print(f, &json_lists, &k, print_json_list, &jl);
 	fputs("]}\n", f);
 }

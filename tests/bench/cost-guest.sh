@@ -15,9 +15,10 @@
 # A configuration whose records were dropped (the buffer is sized so
 # none are) or not all captured prints "COST_BAD what=... why=...".
 #
-# LBR_BENCH_PART=reader (-smp 2, in time): a storm of failing open()s with one
-# reader beside it, lbr-snap --json and lbr-snap (text), both symbolized
-# from /proc/kallsyms, then cat trace_pipe of an ftrace kretprobe event
+# LBR_BENCH_PART=reader (-smp 2, in time): a storm of 30,000 failing
+# open()s, lbr_snap at its default buffer size, with one reader beside
+# it, lbr-snap --json and lbr-snap (text), both symbolized from
+# /proc/kallsyms, then cat trace_pipe of an ftrace kretprobe event
 # with a filter keeping the same errors, lbr_snap loaded on another
 # target so that LBR records as in the first two (the lab's recording
 # slows the guest).  Each reader starts a second before its storm.  One
@@ -26,6 +27,8 @@
 #          read=R dropped=D ns=T
 # T from the storm's start to the reader's last record, in guest ns.
 N=${LBR_BENCH_CALLS:-20000}
+# The reader's storm: the issue's, 30,000 failing open()s.
+RN=${LBR_BENCH_READER_CALLS:-30000}
 RUNS=3
 MISS=/lbr-cost-no-such-file
 HIT=/etc/passwd
@@ -104,7 +107,7 @@ reader() {
 		rpid=$!
 		sleep 2
 		t0=$(lbr_snap_cost now)
-		lbr_snap_cost storm $MISS "$N" >/dev/null
+		lbr_snap_cost storm $MISS "$RN" >/dev/null
 		set -- $(target_counts)
 		produced=$(($2 + $4))
 		w=$(lbr_snap_cost wait /tmp/reader.out $fmt "$2" 300)
@@ -127,8 +130,8 @@ reader() {
 	rpid=$!
 	sleep 2
 	t0=$(lbr_snap_cost now)
-	lbr_snap_cost storm $MISS "$N" >/dev/null
-	w=$(lbr_snap_cost wait /tmp/reader.out lines "$N" 300)
+	lbr_snap_cost storm $MISS "$RN" >/dev/null
+	w=$(lbr_snap_cost wait /tmp/reader.out lines "$RN" 300)
 	over=0
 	for f in $T/per_cpu/cpu*/stats; do
 		o=$(sed -n 's/^overrun: //p' "$f")
@@ -140,7 +143,7 @@ reader() {
 	t1=${t1%% *}
 	got=${w#WAIT records=}
 	got=${got%% *}
-	echo "READER reader=trace_pipe produced=$N read=$got dropped=$over ns=$((t1 - t0))"
+	echo "READER reader=trace_pipe produced=$RN read=$got dropped=$over ns=$((t1 - t0))"
 	ftrace_off
 	rmmod lbr_snap lbr_snap_test_target
 }

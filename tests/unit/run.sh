@@ -491,6 +491,12 @@ src_paths()
 	"$LBR" -d addr.bin "${KS[@]}" -k "$T/vm2.elf" --json >addr.jsonl || return 1
 	grep -q "\"from_file\":\"$T/src/sub/vm2.c\",\"from_line\":3," addr.jsonl ||
 		{ echo "JSON:"; cat addr.jsonl; return 1; }
+	# Source lines too come from memory for a list printed before.
+	cat addr.bin addr.bin addr.bin >addr3.bin
+	one_by_one addr3.bin kallsyms.txt -k "$T/vm2.elf" || return 1
+	one_by_one addr3.bin kallsyms.txt -k "$T/vm2.elf" --json || return 1
+	[ "$(grep -c '"from_line":3,' whole.out)" = 3 ] ||
+		{ echo "3 records, not all with their line:"; cat whole.out; return 1; }
 }
 if "$LBR" --help | grep -q '^Source lines: built in'; then
 	check "source paths: relative to the build directory in text, whole in JSON" \
