@@ -345,7 +345,7 @@ else
 			--script "$LBR_TOP/tests/guest/stress.sh"
 	}
 	# The selftests once more with the test that hooks the clocksource
-	# read (LBR_NESTED_CLOCK; README, known limits).
+	# read (LBR_NESTED_CLOCK; tests/README.md, known limits).
 	guest_nested() {
 		vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
 			--append LBR_NESTED_CLOCK=1 \

@@ -269,7 +269,7 @@ emit_json record report-records records.jsonl
 # The test target's .ko has debug info: its addresses get file:line (the
 # host side, tool-vm.sh, checks the line numbers against the source).
 # Three calls, not one: an interrupt between the return and the freeze
-# can fill a record's 32 entries with the probe path (README, known
+# can fill a record's 32 entries with the probe path (tests/README.md, known
 # limits); seen once in a CI run, where that one record had no body.
 modprobe -r lbr_snap
 ls /lib/modules/*/extra/lbr_snap_test_target.ko >/dev/null 2>&1 ||
