@@ -4,8 +4,8 @@
 # error returns of a kernel function and of the test target module.
 set -e
 modprobe lbr_snap_test_target
-echo "# modprobe lbr_snap targets=do_sys_openat2%long,lbr_test_int"
-modprobe lbr_snap targets=do_sys_openat2%long,lbr_test_int
+echo "# modprobe lbr_snap targets=do_sys_openat2,lbr_test_int"
+modprobe lbr_snap targets=do_sys_openat2,lbr_test_int
 echo "# lbr-snap info"
 lbr-snap info
 echo
