@@ -24,9 +24,9 @@
  * everything else the text depends on (@x): beyond them it depends on
  * the symbols and source lines of their addresses, which do not change
  * while the tool runs (srclines_open() finds the debug files once, at
- * the start).  A list is kept the second time it is
- * seen (a miss then prints into memory first): where no two records
- * took the same path, a miss costs a compare and a copy of the key.
+ * the start).  A list is kept the second time it is seen (a miss then
+ * prints into memory first): where no two records took the same path,
+ * a miss costs a compare and a copy of the key.
  */
 #define LIST_MEMO_NR	8
 
