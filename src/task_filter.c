@@ -35,9 +35,12 @@ static __always_inline bool lbr_comm_is(const char *comm)
 	unsigned int i;
 
 	for (i = 0; i < TASK_COMM_LEN; i++) {
-		if (READ_ONCE(comm[i]) != READ_ONCE(lbr_task_filter.comm[i]))
+		/* One load a byte: a rename between two would mix names. */
+		char c = READ_ONCE(comm[i]);
+
+		if (c != READ_ONCE(lbr_task_filter.comm[i]))
 			return false;
-		if (!comm[i])
+		if (!c)
 			break;
 	}
 	return true;
@@ -83,6 +86,7 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 {
 	static_assert(LBR_SNAP_COMM_LEN == TASK_COMM_LEN);
 	bool comm = f->flags & LBR_SNAP_FILTER_COMM;
+	unsigned int i;
 
 	if (((f->flags & LBR_SNAP_FILTER_PID) ? f->pid < 0 : f->pid) ||
 	    ((f->flags & LBR_SNAP_FILTER_TGID) ? f->tgid < 0 : f->tgid) ||
@@ -98,7 +102,8 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	WRITE_ONCE(lbr_task_filter.flags, f->flags);
 	WRITE_ONCE(lbr_task_filter.pid, f->pid);
 	WRITE_ONCE(lbr_task_filter.tgid, f->tgid);
-	memcpy(lbr_task_filter.comm, f->comm, TASK_COMM_LEN);
+	for (i = 0; i < TASK_COMM_LEN; i++)
+		WRITE_ONCE(lbr_task_filter.comm[i], f->comm[i]);
 	/* The words, then even again: pairs with the second smp_rmb(). */
 	smp_wmb();
 	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
