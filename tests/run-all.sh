@@ -26,9 +26,24 @@ mkdir -p "$log"
 
 # Add a suite's TAP totals (tests/tap-count.sh: a suite that died without
 # totals, or printed fewer results than its plan, fails).
+# Every failure is also kept for a recap just above the last line: CI
+# shows only the end of a run, and a "2 failed" there must say which.
+recap=()
 count() {	# $1 = suite name, $2 = exit status, $3 = output file
-	tap_count "$@"
+	local own line
+	# tap_count's own "not ok" lines (a short plan, no result): shown
+	# here, and kept for the recap with the suite's.
+	own=$(tap_count "$@"
+	      echo "=counts $TAP_PASS $TAP_FAIL $TAP_SKIP")
+	read -r _ TAP_PASS TAP_FAIL TAP_SKIP < <(grep -a '^=counts ' <<<"$own")
+	own=$(grep -av '^=counts ' <<<"$own")
+	[ -n "$own" ] && echo "$own"
 	echo "== $1: $TAP_PASS passed, $TAP_FAIL failed, $TAP_SKIP skipped ($(($(date +%s) - start))s)"
+	if [ "$TAP_FAIL" != 0 ]; then
+		while IFS= read -r line; do
+			recap+=("$1: ${line%$'\r'}")
+		done < <(grep -a '^not ok ' "$3"; [ -n "$own" ] && echo "$own")
+	fi
 	ran=$((ran + 1))
 	pass=$((pass + TAP_PASS)) fail=$((fail + TAP_FAIL)) skip=$((skip + TAP_SKIP))
 }
@@ -411,5 +426,9 @@ if [ -n "$prefetch_pid" ]; then
 	echo "# $(tail -n1 "$log/prefetch.log")"
 fi
 echo "# make check took $(($(date +%s) - t_check)) s"
+if [ "${#recap[@]}" != 0 ]; then
+	echo "# the failures:"
+	printf '#   %s\n' "${recap[@]}"
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
