@@ -16,6 +16,12 @@
  * skipped by older readers.  If the user buffer is too small for the next
  * record, read() fails with EINVAL; LBR_SNAP_RECORD_MAX bytes are always
  * enough.
+ *
+ * The call stack (stack_depth=): when @nr_stack is not 0, that many __u64
+ * kernel return addresses follow the entries, at @hdr_size + @nr_entries *
+ * @entry_size: the first is @caller, where the target returned to, the
+ * next where its caller returns to, and so on outwards.  Readers that step
+ * by @size skip them.
  */
 #ifndef _UAPI_LBR_SNAP_H
 #define _UAPI_LBR_SNAP_H
@@ -30,6 +36,7 @@
 #define LBR_SNAP_MAX_TARGETS	64	/* targets= accepts at most this many */
 #define LBR_SNAP_NAME_LEN	128	/* symbol names, including the NUL */
 #define LBR_SNAP_COMM_LEN	16
+#define LBR_SNAP_MAX_STACK	64	/* stack_depth= takes at most this */
 
 /* struct lbr_snap_branch.flags */
 #define LBR_SNAP_BR_MISPRED	(1u << 0)	/* branch was mispredicted */
@@ -86,6 +93,11 @@ struct lbr_snap_branch {
 						 * a PMI): some entries may be
 						 * the capture's own
 						 */
+#define LBR_SNAP_REC_NO_STACK	(1u << 4)	/* stack_depth= asked for the
+						 * call stack and the unwinder
+						 * did not reach the target's
+						 * caller: @nr_stack is 0
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -135,13 +147,17 @@ struct lbr_snap_record {
 	__u8  lbr_format;	/* legacy LBR format, see GET_INFO */
 	__u8  hook;		/* enum lbr_snap_hook that took it */
 	__u16 probe_entries;	/* newest entries made by the probe path */
-	__u16 reserved1;
+	__u16 nr_stack;		/* call stack frames after the entries
+				 * (0 from modules before them)
+				 */
 	char  comm[LBR_SNAP_COMM_LEN];
 	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */
+	/* __u64 stack[nr_stack] after them */
 };
 
 #define LBR_SNAP_RECORD_MAX	(sizeof(struct lbr_snap_record) + \
-				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch))
+				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch) + \
+				 LBR_SNAP_MAX_STACK * sizeof(__u64))
 
 /*
  * One kind of CPU (GET_INFO): on a hybrid part (Alder Lake and later) the
@@ -183,7 +199,10 @@ struct lbr_snap_info {
 				 * writes (0 from modules before it:
 				 * LBR_SNAP_RECORD_MAX then)
 				 */
-	__u32 reserved[5];
+	__u32 stack_depth;	/* frames a record's call stack holds at
+				 * most (stack_depth=), 0: none
+				 */
+	__u32 reserved[4];
 	/* Only when the caller's struct covers them (see below): */
 	__u32 nr_cpu_types;	/* kinds of CPU in cpu_types[] (0 from
 				 * modules before them)

@@ -76,7 +76,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	struct lbr_buf_resv res;
 	struct lbr_counters *c;
 	unsigned long flags;
-	unsigned int depth, size;
+	unsigned int depth, size, nmsr, nr_stack = 0;
+	unsigned int stack_max = lbr_stack_depth();
 	bool ran_again = false;
 
 	local_irq_save(flags);
@@ -117,7 +118,9 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		goto out_unfreeze;
 	}
 
-	size = sizeof(*raw) + lbr_raw_msrs(lbr_hw.planes, depth) * sizeof(u64);
+	/* Room for the whole stack: what it does not take is given back. */
+	nmsr = lbr_raw_msrs(lbr_hw.planes, depth);
+	size = sizeof(*raw) + (nmsr + stack_max) * sizeof(u64);
 	raw = lbr_buf_reserve(size, &res);
 	if (!raw) {
 		c->dropped++;
@@ -129,6 +132,12 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	}
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
+	/* After the read: the unwinder's branches are not in the record. */
+	if (stack_max) {
+		nr_stack = lbr_stack_save(&raw->msr[nmsr], caller);
+		size -= (stack_max - nr_stack) * sizeof(u64);
+		lbr_buf_trim(&res, raw, size);
+	}
 
 	raw->ret_site = ret_site;
 	raw->depth = depth;
@@ -157,13 +166,15 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	rec->lbr_format = lbr_hw.fmt.format;
 	rec->hook = t->hook;
 	rec->probe_entries = 0;
-	rec->reserved1 = 0;
+	rec->nr_stack = nr_stack;
 	if (depth && !(ctl & lbr_hw.enable_mask))
 		rec->flags |= LBR_SNAP_REC_WAS_OFF;
 	if (ran_again)
 		rec->flags |= LBR_SNAP_REC_RAN_AGAIN;
 	if (!depth)
 		rec->flags |= LBR_SNAP_REC_NO_LBR;
+	if (stack_max && !nr_stack)
+		rec->flags |= LBR_SNAP_REC_NO_STACK;
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 

@@ -123,7 +123,9 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 		.capture = lbr_capture_every_return() ? LBR_SNAP_CAPTURE_ALL :
 							LBR_SNAP_CAPTURE_ERRORS,
 		.record_max = sizeof(struct lbr_snap_record) +
-			      lbr_hw.depth * sizeof(struct lbr_snap_branch),
+			      lbr_hw.depth * sizeof(struct lbr_snap_branch) +
+			      lbr_stack_depth() * sizeof(u64),
+		.stack_depth = lbr_stack_depth(),
 	};
 
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));

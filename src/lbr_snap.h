@@ -129,6 +129,11 @@ const char *lbr_hook_name(u8 hook);
 int lbr_targets_register(const char *spec);
 int lbr_targets_set_capture(bool all);
 
+/* --- the call stack of a record (call_stack.c) --- */
+int lbr_stack_set_depth(unsigned int depth);
+unsigned int lbr_stack_depth(void);
+unsigned int lbr_stack_save(u64 *out, unsigned long caller);
+
 /* --- the task filter (task_filter.c) --- */
 bool lbr_task_wanted(void);
 int lbr_task_filter_set(const struct lbr_snap_filter *f);
@@ -171,9 +176,10 @@ long lbr_fexit_inflight(const struct lbr_target *t);
 
 /*
  * A record as the capture path leaves it in a ring: the ABI's header, then
- * the LBR as lbr_hw_read_raw() copied it.  read() hands out the decoded
- * record instead (lbr_record_decode(), record_decode.c), whose
- * nr_entries, size, probe_entries and LBR_SNAP_REC_NO_RETURN it sets.
+ * the LBR as lbr_hw_read_raw() copied it, then hdr.nr_stack frames of its
+ * call stack.  read() hands out the decoded record instead
+ * (lbr_record_decode(), record_decode.c), whose nr_entries, size,
+ * probe_entries and LBR_SNAP_REC_NO_RETURN it sets.
  */
 struct lbr_raw_record {
 	struct lbr_snap_record hdr;	/* hdr.size: this record's bytes */
@@ -182,7 +188,9 @@ struct lbr_raw_record {
 	u8 planes;		/* LBR_RAW_* */
 	u8 reserved;
 	u32 tos;		/* legacy TOS at the freeze */
-	u64 msr[];		/* lbr_raw_msrs(planes, depth) values */
+	u64 msr[];		/* lbr_raw_msrs(planes, depth) values,
+				 * then the stack
+				 */
 };
 
 /* record_decode.c */
@@ -197,6 +205,7 @@ struct lbr_buf_resv {
 	unsigned long head;
 };
 void *lbr_buf_reserve(unsigned long len, struct lbr_buf_resv *res);
+void lbr_buf_trim(struct lbr_buf_resv *res, void *rec, unsigned long len);
 void lbr_buf_commit(const struct lbr_buf_resv *res);
 /* and what the device needs */
 struct file;

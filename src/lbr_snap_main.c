@@ -58,6 +58,16 @@ MODULE_PARM_DESC(lbr_info,
 		 "Read LBR_INFO too: mispredictions, cycle counts and Arch LBR branch types, at one more RDMSR per entry (default 0)");
 
 /*
+ * The call stack of every record, as retsnoop shows it: the unwinder runs
+ * once the LBR is read and unfrozen, so it costs no entries, only time,
+ * and only for a return that is recorded.
+ */
+static unsigned int stack_depth = 16;
+module_param(stack_depth, uint, 0444);
+MODULE_PARM_DESC(stack_depth,
+		 "Frames of the kernel call stack kept with each record, from the target's caller outwards: 0 (none) to 64 (default 16)");
+
+/*
  * The buffers take buffer_kb on every possible CPU (record_buffer.c).
  * Their allocation never WARNs, but memory the machine cannot spare would
  * starve it: refuse what would take more than half the memory available
@@ -94,6 +104,9 @@ static int __init lbr_snap_init(void)
 	if (ret)
 		return ret;
 
+	ret = lbr_stack_set_depth(stack_depth);
+	if (ret)
+		return ret;
 	ret = lbr_targets_set_hook(hook);
 	if (ret)
 		return ret;
@@ -129,10 +142,10 @@ static int __init lbr_snap_init(void)
 	if (ret)
 		goto err_targets;
 	lbr_hw_report();
-	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU\n",
+	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU, stack_depth=%u\n",
 		lbr_targets_count(),
 		lbr_capture_every_return() ? "all" : "errors",
-		lbr_hw.name, lbr_hw_mode(), buffer_kb);
+		lbr_hw.name, lbr_hw_mode(), buffer_kb, stack_depth);
 	return 0;
 
 err_targets:

@@ -122,6 +122,26 @@ notrace void *lbr_buf_reserve(unsigned long len, struct lbr_buf_resv *res)
 NOKPROBE_SYMBOL(lbr_buf_reserve);
 
 /**
+ * lbr_buf_trim - give back the end of a reservation before its commit
+ * @res: from lbr_buf_reserve(), on this CPU, not yet committed
+ * @rec: the record lbr_buf_reserve() returned
+ * @len: its size now, no more than it reserved
+ *
+ * The slot is the last one of the ring, so its end can move back; a wrap
+ * marker before it stays valid.
+ */
+notrace void lbr_buf_trim(struct lbr_buf_resv *res, void *rec,
+			  unsigned long len)
+{
+	struct lbr_slot *s = (struct lbr_slot *)rec - 1;
+	unsigned long need = ALIGN(sizeof(*s) + len, 8);
+
+	res->head -= s->len - need;
+	s->len = need;
+}
+NOKPROBE_SYMBOL(lbr_buf_trim);
+
+/**
  * lbr_buf_commit - publish a reserved record and wake its readers
  * @res: from lbr_buf_reserve(), on this CPU
  */

@@ -13,6 +13,7 @@
 #include <linux/build_bug.h>
 #include <linux/bug.h>
 #include <linux/stddef.h>
+#include <linux/string.h>
 
 #include "lbr_snap.h"
 
@@ -37,15 +38,17 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 	const struct lbr_raw_record *raw =
 		container_of(stored, struct lbr_raw_record, hdr);
 	struct lbr_snap_branch *br = (struct lbr_snap_branch *)(out + 1);
-	unsigned int nr = 0;
+	unsigned int nr = 0, nmsr;
 	bool found;
 
 	if (WARN_ON_ONCE(len < sizeof(*raw) ||
 			 raw->depth > LBR_SNAP_MAX_ENTRIES ||
-			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO) ||
-			 len != sizeof(*raw) + lbr_raw_msrs(raw->planes,
-							    raw->depth) *
-					       sizeof(u64)))
+			 raw->hdr.nr_stack > LBR_SNAP_MAX_STACK ||
+			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO)))
+		return 0;
+	nmsr = lbr_raw_msrs(raw->planes, raw->depth);
+	if (WARN_ON_ONCE(len != sizeof(*raw) +
+				(nmsr + raw->hdr.nr_stack) * sizeof(u64)))
 		return 0;
 	*out = raw->hdr;
 	if (raw->depth) {
@@ -57,8 +60,12 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 			out->flags |= LBR_SNAP_REC_NO_RETURN;
 	}
 	out->nr_entries = nr;
-	out->size = sizeof(*out) + nr * sizeof(*br);
-	BUILD_BUG_ON(sizeof(*out) + LBR_SNAP_MAX_ENTRIES * sizeof(*br) >
+	/* The stack after the entries, as the ABI has it. */
+	memcpy(br + nr, &raw->msr[nmsr], out->nr_stack * sizeof(u64));
+	out->size = sizeof(*out) + nr * sizeof(*br) +
+		    out->nr_stack * sizeof(u64);
+	BUILD_BUG_ON(sizeof(*out) + LBR_SNAP_MAX_ENTRIES * sizeof(*br) +
+		     LBR_SNAP_MAX_STACK * sizeof(u64) >
 		     LBR_RECORD_DECODED_MAX);
 	return out->size;
 }

@@ -80,17 +80,33 @@ static const char * const lbr_own_path_prefixes[] = {
 	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
 };
 
-static bool lbr_on_own_path(const struct lbr_target *t)
+/* ... and, with stack_depth=, the unwinder's (call_stack.c). */
+static const char * const lbr_unwind_prefixes[] = {
+	"stack_trace_save", "arch_stack_walk", "unwind_", "__unwind_",
+	"kernel_text_address", "__kernel_text_address", "get_stack_info",
+};
+
+static bool lbr_name_in(const char *name, const char * const *prefixes,
+			unsigned int n)
 {
 	unsigned int i;
 
-	if (within_module(t->start, THIS_MODULE) || lbr_fexit_owns(t->start))
-		return true;
-	for (i = 0; i < ARRAY_SIZE(lbr_own_path_prefixes); i++)
-		if (!strncmp(t->name, lbr_own_path_prefixes[i],
-			     strlen(lbr_own_path_prefixes[i])))
+	for (i = 0; i < n; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
 	return false;
+}
+
+static bool lbr_on_own_path(const struct lbr_target *t)
+{
+	if (within_module(t->start, THIS_MODULE) || lbr_fexit_owns(t->start))
+		return true;
+	if (lbr_name_in(t->name, lbr_own_path_prefixes,
+			ARRAY_SIZE(lbr_own_path_prefixes)))
+		return true;
+	return lbr_stack_depth() &&
+	       lbr_name_in(t->name, lbr_unwind_prefixes,
+			   ARRAY_SIZE(lbr_unwind_prefixes));
 }
 
 /* Find the function, refusing what kprobes refuse (lbr_func_lookup()). */

@@ -175,6 +175,9 @@ static const char usage[] =
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
+"    call stack (the caller first):                     with stack_depth=\n"
+"      CALLER_SYM+0xoff\n"
+"      ...\n"
 "    returned to CALLER_SYM+0xoff; N branches, #0 (oldest) to #N-1 (newest)\n"
 "    [#0] from_sym+0xoff -> to_sym+0xoff [module] (mispredicted)\n"
 "    ...\n"
@@ -182,6 +185,7 @@ static const char usage[] =
 "    (N newest entries made by the probe path)          with --full\n"
 "    ... N entries before FUNC() cut (--only-target)\n"
 "    (no LBR on this machine: backend none)\n"
+"A stack frame is a return address; its file:line is the call's.\n"
 "TIME is CLOCK_MONOTONIC in seconds.microseconds, PID the process id.\n"
 "With debug info (a vmlinux; a module's MOD.ko under\n"
 "/usr/lib/debug/lib/modules/RELEASE, else under /lib/modules/RELEASE, also\n"
@@ -206,6 +210,9 @@ static const char usage[] =
 "  (int, long, ptr, bool, void), probe_entries, flags, backend, hook\n"
 "  (kretprobe or fexit),\n"
 "  target_id, caller, caller_sym,\n"
+"  stack: [{addr, sym, file, line, inline}]: the call stack, the caller\n"
+"  first, [] without one (stack_depth=0, or flags has 16: the unwinder\n"
+"  did not reach the caller),\n"
 "  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type,\n"
 "  probe, before_target, from_file, from_line, to_file, to_line,\n"
 "  from_inline, to_inline: [{func, call_file, call_line}]}]: every entry;\n"
@@ -217,12 +224,16 @@ static const char usage[] =
 "report, text: per (function, return value), most frequent first:\n"
 "  N distinct paths led to RET from FUNC; the most common (C\u00d7) ends in SYM\n"
 "    C\u00d7 path 1 of N:\n"
+"      called from CALLER_SYM+0xoff\n"
+"        ...\n"
 "      [#0] from_sym+0xoff -> to_sym+0xoff\n"
-"A path is the (from, to) sequence without the probe-path entries and the\n"
-"entries before the target function; it ends in the source of its last\n"
-"branch outside the return thunks.  report --json, one object a line:\n"
+"A path is the call stack and the (from, to) sequence without the\n"
+"probe-path entries and the entries before the target function; it ends\n"
+"in the source of its last branch outside the return thunks.\n"
+"report --json, one object a line:\n"
 "  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
-"  paths: [{count, ends_in, branches: [{from, to, from_sym, to_sym}]}]\n"
+"  paths: [{count, ends_in, stack: [{addr, sym}],\n"
+"  branches: [{from, to, from_sym, to_sym}]}]\n"
 "\n"
 "LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
 "debug files are looked for (and /proc/modules, for -v's list).\n"
@@ -417,6 +428,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("buffer_kb: %u\n", info->buffer_kb);
 	printf("nr_targets: %u\n", info->nr_targets);
 	printf("capture: %s\n", capture_name(info->capture));
+	printf("stack_depth: %u\n", info->stack_depth);
 	printf("reason: %.*s\n", (int)sizeof(info->reason), info->reason);
 	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
 	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
@@ -442,6 +454,7 @@ static void print_info_json(const struct lbr_snap_info *info)
 	printf(",\"nr_cpus\":%u", info->nr_cpus);
 	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"capture\":\"%s\"",
 	       info->buffer_kb, info->nr_targets, capture_name(info->capture));
+	printf(",\"stack_depth\":%u", info->stack_depth);
 	fputs(",\"reason\":", stdout);
 	json_str(stdout, info->reason, sizeof(info->reason));
 	fputs(",\"version\":", stdout);

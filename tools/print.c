@@ -50,7 +50,7 @@ struct list_memos {
 	unsigned int next, next_seen;
 };
 
-static struct list_memos json_lists, text_lists;
+static struct list_memos json_lists, text_lists, json_stacks, text_stacks;
 
 static void list_key_init(struct list_key *k, const struct rec *r,
 			  unsigned int x0, unsigned int x1, unsigned int x2)
@@ -65,6 +65,15 @@ static void list_key_init(struct list_key *k, const struct rec *r,
 	k->x[2] = x0;
 	k->x[3] = x1;
 	k->x[4] = x2;
+}
+
+/* A call stack's key: its frames as read. */
+static void stack_key_init(struct list_key *k, const struct rec *r)
+{
+	k->ent = rec_stack_bytes(r);
+	k->len = (size_t)r->hdr.nr_stack * 8;
+	memset(k->x, 0, sizeof(k->x));
+	k->x[0] = r->hdr.nr_stack;
 }
 
 static bool list_key_match(const struct list_memo *m,
@@ -404,6 +413,60 @@ static void print_cut_note(FILE *f, const struct lbr_snap_record *h,
 }
 
 /*
+ * A frame of the call stack: a return address, its symbol, and the
+ * source line of the call before it (the address less one, as the
+ * kernel's own stack dumps have it), padded to @width columns; NULL @f
+ * only measures.
+ */
+static int put_frame(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		     struct srcloc *loc, int width)
+{
+	bool found;
+	size_t len;
+	const char *sym = ksyms_sym(ks, addr, &len, &found);
+	int n = len;
+
+	if (f)
+		fwrite(sym, 1, len, f);
+	if (srclines_lookup(ks->lines, ks, addr - 1, loc))
+		n += f ? fprintf(f, " (%s:%d)", src_path(loc), loc->line) :
+			 snprintf(NULL, 0, " (%s:%d)", src_path(loc),
+				  loc->line);
+	for (; f && n < width; n++)
+		fputc(' ', f);
+	return n;
+}
+
+/* A record's call stack, for list_print(). */
+struct stack_arg {
+	const struct rec *r;
+	const struct ksyms *ks;
+};
+
+/* The call stack, a frame a line, from the target's caller outwards. */
+static void print_text_stack(FILE *f, const void *arg)
+{
+	const struct stack_arg *ts = arg;
+	const struct src_inline *in;
+	struct srcloc loc;
+	unsigned int i, j;
+
+	fputs("  call stack (the caller first):\n", f);
+	for (i = 0; i < ts->r->hdr.nr_stack; i++) {
+		fputs("    ", f);
+		put_frame(f, ts->ks, rec_stack(ts->r, i), &loc, 0);
+		fputc('\n', f);
+		for (j = 0; j < loc.nr_inline; j++) {
+			in = &loc.inl[j];
+			fprintf(f, "      inlined %s() called at %s:%d\n",
+				in->func ? in->func : "?",
+				in->call_file ? in->call_file : "?",
+				in->call_line);
+		}
+	}
+}
+
+/*
  * TIME cpuN COMM[PID] FUNC() = RET, the caller and the numbering, then
  * the branches oldest first, their arrows aligned (minus
  * the probe path unless --full, minus those before the target function
@@ -432,11 +495,19 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 {
 	const struct lbr_snap_record *h = &r->hdr;
 	unsigned int first = 0, last = h->nr_entries;
+	struct stack_arg ts = { r, ks };
 	struct text_list tl;
 	struct rec_span sp;
 	struct list_key k;
 
 	print_header(f, h, ks);
+	if (h->nr_stack) {
+		stack_key_init(&k, r);
+		list_print(f, &text_stacks, &k, print_text_stack, &ts);
+	} else if (h->flags & LBR_SNAP_REC_NO_STACK) {
+		fputs("  (no call stack: the unwinder did not reach the caller)\n",
+		      f);
+	}
 	print_caller(f, h, ks);
 	rec_span(r, ks, &sp);
 	if (po->only_target)
@@ -495,35 +566,56 @@ static void json_opt_str(FILE *f, const char *s)
 }
 
 
-/* ,"side_name": */
+/* ,"side_name":, or ,"name": for side "" */
 static void json_side_key(FILE *f, const char *side, const char *name)
 {
 	fputs(",\"", f);
-	fputs(side, f);
-	fputc('_', f);
+	if (*side) {
+		fputs(side, f);
+		fputc('_', f);
+	}
 	fputs(name, f);
 	fputs("\":", f);
 }
 
-/* ,"side_file":...,"side_line":...,"side_inline":[...] */
+/* Without debug info: the same keys each time, in one piece. */
+static void json_no_srcloc(FILE *f, const char *side)
+{
+	char buf[80], *p = buf;
+	size_t n = strlen(side);
+
+	p = CAT(p, ",\"");
+	if (n) {
+		p = cat(p, side, n);
+		*p++ = '_';
+	}
+	p = CAT(p, "file\":null,\"");
+	if (n) {
+		p = cat(p, side, n);
+		*p++ = '_';
+	}
+	p = CAT(p, "line\":null,\"");
+	if (n) {
+		p = cat(p, side, n);
+		*p++ = '_';
+	}
+	p = CAT(p, "inline\":[]");
+	fwrite(buf, 1, p - buf, f);
+}
+
+/*
+ * ,"side_file":...,"side_line":...,"side_inline":[...] (no "side_" for
+ * side "")
+ */
 static void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
 			unsigned long long addr)
 {
 	const struct src_inline *in;
 	struct srcloc loc;
 	unsigned int i;
-	char buf[80], *p = buf;
 
 	if (!srclines_lookup(ks->lines, ks, addr, &loc) && !loc.nr_inline) {
-		/* No debug info: the same keys each time, in one piece. */
-		p = CAT(p, ",\"");
-		p = cat(p, side, strlen(side));
-		p = CAT(p, "_file\":null,\"");
-		p = cat(p, side, strlen(side));
-		p = CAT(p, "_line\":null,\"");
-		p = cat(p, side, strlen(side));
-		p = CAT(p, "_inline\":[]");
-		fwrite(buf, 1, p - buf, f);
+		json_no_srcloc(f, side);
 		return;
 	}
 	json_side_key(f, side, "file");
@@ -690,6 +782,29 @@ static void json_errno(FILE *f, const struct lbr_snap_record *h)
 		fputs("null", f);
 }
 
+/*
+ * The call stack's frames, JSON objects separated by commas:
+ * {"addr":...,"sym":...,"file":...,"line":...,"inline":[...]}, the source
+ * of the call before the return address.
+ */
+static void print_json_stack(FILE *f, const void *arg)
+{
+	const struct stack_arg *sa = arg;
+	const struct ksyms *ks = sa->ks;
+	unsigned long long a;
+	unsigned int i;
+
+	for (i = 0; i < sa->r->hdr.nr_stack; i++) {
+		a = rec_stack(sa->r, i);
+		fputs(i ? ",{\"addr\":" : "{\"addr\":", f);
+		json_hex(f, a);
+		fputc(',', f);
+		json_sym(f, "sym", ks, a, false);
+		json_srcloc(f, "", ks, a - 1);
+		fputc('}', f);
+	}
+}
+
 /* Every branch of a record, JSON objects separated by commas. */
 struct json_list {
 	const struct rec *r;
@@ -710,6 +825,7 @@ static void print_json_list(FILE *f, const void *arg)
 void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 {
 	const struct lbr_snap_record *h = &r->hdr;
+	struct stack_arg sa = { r, ks };
 	struct json_list jl;
 	struct rec_span sp;
 	struct list_key k;
@@ -766,7 +882,12 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	json_hex(f, h->caller);
 	fputc(',', f);
 	json_sym(f, "caller_sym", ks, h->caller, false);
-	fputs(",\"branches\":[", f);
+	fputs(",\"stack\":[", f);
+	if (h->nr_stack) {
+		stack_key_init(&k, r);
+		list_print(f, &json_stacks, &k, print_json_stack, &sa);
+	}
+	fputs("],\"branches\":[", f);
 	jl = (struct json_list){ r, ks, &sp };
 	list_key_init(&k, r, sp.probe, sp.target, 1);
 	list_print(f, &json_lists, &k, print_json_list, &jl);

@@ -54,7 +54,22 @@ enum rec_check rec_check(const struct rec *r, char *why, size_t len)
 			 h->nr_entries, h->entry_size, h->hdr_size, h->size);
 		return REC_CORRUPT;
 	}
+	if (h->nr_stack > LBR_SNAP_MAX_STACK ||
+	    end + h->nr_stack * 8ull > h->size) {
+		snprintf(why, len, "a stack of %u frames at %llu overruns size %u (at most %d frames)",
+			 h->nr_stack, end, h->size, LBR_SNAP_MAX_STACK);
+		return REC_CORRUPT;
+	}
 	return REC_OK;
+}
+
+/* Frame @i of the call stack, [0] the caller; rec_check() passed. */
+unsigned long long rec_stack(const struct rec *r, unsigned int i)
+{
+	unsigned long long a;
+
+	memcpy(&a, rec_stack_bytes(r) + (size_t)i * sizeof(a), sizeof(a));
+	return a;
 }
 
 /* Copy entry @i into @b, zero-filling fields the writer did not have. */

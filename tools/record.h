@@ -40,6 +40,15 @@ static inline void rec_from_to(const struct rec *r, unsigned int i,
 	memcpy(b, r->raw + r->hdr.hdr_size + (size_t)i * r->hdr.entry_size, n);
 }
 
+/* The call stack's frames, as read: @hdr.nr_stack __u64 after the entries. */
+static inline const unsigned char *rec_stack_bytes(const struct rec *r)
+{
+	return r->raw + r->hdr.hdr_size +
+	       (size_t)r->hdr.nr_entries * r->hdr.entry_size;
+}
+
+unsigned long long rec_stack(const struct rec *r, unsigned int i);
+
 const char *ret_type_name(unsigned int type);
 const char *hook_name(unsigned int hook);
 const char *backend_name(unsigned int backend);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * lbr-snap report: aggregate the records by (function, return value) and,
- * within each, count the identical branch paths.
+ * within each, count the identical paths: the same call stack (from the
+ * target's caller out, when the records have one) and the same branches.
  *
  * A record's path is the sequence of (from, to) of its entries without the
  * probe-path entries and without those before the first entry inside the
@@ -28,6 +29,8 @@ struct path {
 	unsigned long long seq;		/* order of first appearance */
 	unsigned int nr;
 	struct edge *edges;
+	unsigned int nr_stack;
+	unsigned long long *stack;	/* the caller first */
 };
 
 struct group {
@@ -44,6 +47,7 @@ struct report {
 	size_t nr, cap;
 	unsigned long long seq;
 	struct edge edges[LBR_SNAP_MAX_ENTRIES];	/* scratch */
+	unsigned long long stack[LBR_SNAP_MAX_STACK];	/* scratch */
 };
 
 static bool same_group(const struct group *g, const struct lbr_snap_record *h)
@@ -73,15 +77,18 @@ static struct group *find_group(struct report *rp,
 }
 
 static struct path *find_path(struct report *rp, struct group *g,
-			      unsigned int nr)
+			      unsigned int nr, unsigned int nr_stack)
 {
 	size_t bytes = nr * sizeof(struct edge);
+	size_t sbytes = nr_stack * sizeof(*rp->stack);
 	struct path *p;
 	size_t i;
 
 	for (i = 0; i < g->nr; i++) {
 		p = &g->paths[i];
-		if (p->nr == nr && !memcmp(p->edges, rp->edges, bytes))
+		if (p->nr == nr && p->nr_stack == nr_stack &&
+		    !memcmp(p->edges, rp->edges, bytes) &&
+		    !memcmp(p->stack, rp->stack, sbytes))
 			return p;
 	}
 	if (g->nr == g->cap) {
@@ -94,6 +101,9 @@ static struct path *find_path(struct report *rp, struct group *g,
 	p->nr = nr;
 	p->edges = xrealloc(NULL, bytes ? bytes : 1);
 	memcpy(p->edges, rp->edges, bytes);
+	p->nr_stack = nr_stack;
+	p->stack = xrealloc(NULL, sbytes ? sbytes : 1);
+	memcpy(p->stack, rp->stack, sbytes);
 	return p;
 }
 
@@ -112,9 +122,11 @@ static bool report_add(const struct rec *r, void *arg)
 		rp->edges[n].from = b.from;
 		rp->edges[n++].to = b.to;
 	}
+	for (i = 0; i < r->hdr.nr_stack; i++)
+		rp->stack[i] = rec_stack(r, i);
 	g = find_group(rp, &r->hdr);
 	g->count++;
-	find_path(rp, g, n)->count++;
+	find_path(rp, g, n, r->hdr.nr_stack)->count++;
 	rp->seq++;
 	return true;
 }
@@ -141,6 +153,8 @@ static void sort_report(struct report *rp)
 {
 	size_t i;
 
+	if (!rp->nr)
+		return;		/* qsort() takes no NULL, even for none */
 	qsort(rp->groups, rp->nr, sizeof(*rp->groups), cmp_group);
 	for (i = 0; i < rp->nr; i++)
 		qsort(rp->groups[i].paths, rp->groups[i].nr,
@@ -183,6 +197,10 @@ static void print_path_text(const struct path *p, size_t n, size_t nr,
 
 	printf("  %llu\u00d7 path %zu of %zu%s\n", p->count, n, nr,
 	       p->nr ? ":" : ": no branches");
+	for (i = 0; i < p->nr_stack; i++) {
+		ksyms_format(ks, p->stack[i], from, sizeof(from));
+		printf(i ? "      %s\n" : "    called from %s\n", from);
+	}
 	for (i = 0; i < p->nr; i++) {
 		ksyms_format(ks, p->edges[i].from, from, sizeof(from));
 		ksyms_format(ks, p->edges[i].to, to, sizeof(to));
@@ -225,7 +243,14 @@ static void print_path_json(const struct path *p, const struct ksyms *ks)
 	path_end(p, ks, end, sizeof(end));
 	printf("{\"count\":%llu,\"ends_in\":", p->count);
 	json_str(stdout, end, sizeof(end));
-	fputs(",\"branches\":[", stdout);
+	fputs(",\"stack\":[", stdout);
+	for (i = 0; i < p->nr_stack; i++) {
+		fputs(i ? ",{\"addr\":" : "{\"addr\":", stdout);
+		json_hex(stdout, p->stack[i]);
+		json_sym_key("sym", ks, p->stack[i]);
+		putchar('}');
+	}
+	fputs("],\"branches\":[", stdout);
 	for (i = 0; i < p->nr; i++) {
 		fputs(i ? ",{\"from\":" : "{\"from\":", stdout);
 		json_hex(stdout, p->edges[i].from);
@@ -296,8 +321,10 @@ static void free_report(struct report *rp)
 	size_t i, j;
 
 	for (i = 0; i < rp->nr; i++) {
-		for (j = 0; j < rp->groups[i].nr; j++)
+		for (j = 0; j < rp->groups[i].nr; j++) {
 			free(rp->groups[i].paths[j].edges);
+			free(rp->groups[i].paths[j].stack);
+		}
 		free(rp->groups[i].paths);
 	}
 	free(rp->groups);

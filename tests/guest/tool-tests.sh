@@ -132,7 +132,11 @@ expect_count 0 'lbr_test_ptr()' t1.out
 [ -s t1.err ] && why "stderr: $(cat t1.err)"
 module_loaded && why "lbr_snap still loaded after trace"
 [ -e /dev/lbr_snap ] && why "/dev/lbr_snap still there"
-result "trace loads the module, prints CMD's 3 records, unloads it"
+# Each with its call stack above the branches, from the caller out.
+expect_count 3 '^  call stack (the caller first):$' t1.out
+expect_count_e 3 '^    call_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]' t1.out
+expect_count_e 3 '^    vfs_write\+0x[0-9a-f]+' t1.out
+result "trace loads the module, prints CMD's 3 records with their call stacks, unloads it"
 
 if [ -n "$LBR" ]; then
 	# Source lines, "(file:line)", may follow each symbol.  An interrupt
@@ -142,6 +146,7 @@ if [ -n "$LBR" ]; then
 	# most show the path.
 	noret=$(awk '/^[0-9.]* cpu/ { h = 1; next }
 		     h && /^  returned to / { next }
+		     h && /^  call stack |^    / { next }
 		     h && /probe-path entries hidden/ { n++ } { h = 0 }
 		     END { print n + 0 }' t1.out)
 	[ "$noret" -le 1 ] || why "t1.out: $noret of 3 records lost their return"

@@ -11,30 +11,45 @@
  * pipe through drain() (no module needed).  A helper that only returned -1
  * once left a failing stress test unexplained.
  */
-static int craft(char *buf, int n, unsigned int nr_entries)
+static int craft_stack(char *buf, int n, unsigned int nr_entries,
+		       unsigned int nr_stack)
 {
 	struct lbr_snap_record h = {
 		.version = LBR_SNAP_ABI_VERSION,
 		.hdr_size = sizeof(h),
 		.entry_size = sizeof(struct lbr_snap_branch),
 		.nr_entries = nr_entries,
+		.nr_stack = nr_stack,
 		.retval = -22,
 	};
+	__u64 frame;
 	int i, off = 0;
+	unsigned int j;
 
-	h.size = h.hdr_size + nr_entries * h.entry_size;
+	h.size = h.hdr_size + nr_entries * h.entry_size + nr_stack * 8;
 	for (i = 0; i < n; i++) {
 		memset(buf + off, 0, h.size);
 		memcpy(buf + off, &h, sizeof(h));
+		/* entries 0xee, frames 0x1000 + j */
+		memset(buf + off + h.hdr_size, 0xee, nr_entries * h.entry_size);
+		for (j = 0; j < nr_stack; j++) {
+			frame = 0x1000 + j;
+			memcpy(buf + off + h.size - (nr_stack - j) * 8, &frame, 8);
+		}
 		off += h.size;
 	}
 	return off;
 }
 
+static int craft(char *buf, int n, unsigned int nr_entries)
+{
+	return craft_stack(buf, n, nr_entries, 0);
+}
+
 TEST(helpers_say_why)
 {
 	static char buf[8 * LBR_SNAP_RECORD_MAX];
-	static struct rec recs[64];
+	static struct rec recs[80];
 	struct lbr_snap_record *h = (void *)buf;
 	int len, p[2], n;
 
@@ -61,6 +76,20 @@ TEST(helpers_say_why)
 	EXPECT_EQ(-1, parse(buf, 10, recs, 64));
 	EXPECT_NE(NULL, strstr(lbr_why, "a header is")) TH_LOG("%s", lbr_why);
 
+	/* A call stack after the entries lands in rec.stack, whole. */
+	len = craft_stack(buf, 2, 3, 5);
+	ASSERT_EQ(2, parse(buf, len, recs, 64)) TH_LOG("%s", lbr_why);
+	EXPECT_EQ(5, recs[1].h.nr_stack);
+	EXPECT_EQ(0x1000, recs[1].stack[0]);
+	EXPECT_EQ(0x1004, recs[1].stack[4]);
+	EXPECT_EQ(0xeeeeeeeeeeeeeeeeull, recs[1].br[2].to);
+	h->nr_stack = LBR_SNAP_MAX_STACK + 1;
+	EXPECT_EQ(-1, parse(buf, len, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "nr_stack")) TH_LOG("%s", lbr_why);
+	h->nr_stack = 4;
+	EXPECT_EQ(-1, parse(buf, len, recs, 64));
+	EXPECT_NE(NULL, strstr(lbr_why, "* 8")) TH_LOG("%s", lbr_why);
+
 	/* drain() on a pipe: records, then EAGAIN; a torn one; a bad fd. */
 	ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
 	len = craft(buf, 5, 0);
@@ -81,7 +110,7 @@ TEST(helpers_say_why)
 	 */
 	len = craft(buf, 40, 0);
 	ASSERT_EQ(len, write(p[1], buf, len));
-	n = drain(p[0], recs, 60);
+	n = drain(p[0], recs, 70);
 	EXPECT_FALSE(lbr_drain_full);
 	EXPECT_EQ(40, n) TH_LOG("%s", lbr_why);
 	ASSERT_EQ(len, write(p[1], buf, len));

@@ -35,6 +35,7 @@
 struct rec {
 	struct lbr_snap_record h;
 	struct lbr_snap_branch br[LBR_SNAP_MAX_ENTRIES];
+	__u64 stack[LBR_SNAP_MAX_STACK];	/* h.nr_stack of them */
 };
 
 static char module_path[256];
@@ -178,14 +179,23 @@ static inline int parse(const char *buf, ssize_t len, struct rec *out, int max)
 		if (h->nr_entries > LBR_SNAP_MAX_ENTRIES)
 			return lbr_fail("record %d at offset %zd: nr_entries %u > %u",
 					n, off, h->nr_entries, LBR_SNAP_MAX_ENTRIES);
-		if (h->size != h->hdr_size + h->nr_entries * h->entry_size)
-			return lbr_fail("record %d at offset %zd: size %u != %u + %u * %u",
+		if (h->nr_stack > LBR_SNAP_MAX_STACK)
+			return lbr_fail("record %d at offset %zd: nr_stack %u > %u",
+					n, off, h->nr_stack, LBR_SNAP_MAX_STACK);
+		if (h->size != h->hdr_size + h->nr_entries * h->entry_size +
+			       h->nr_stack * 8)
+			return lbr_fail("record %d at offset %zd: size %u != %u + %u * %u + %u * 8",
 					n, off, h->size, h->hdr_size,
-					h->nr_entries, h->entry_size);
+					h->nr_entries, h->entry_size,
+					h->nr_stack);
 		if (n >= max)
 			return lbr_fail("record %d at offset %zd: no room, the caller has %d",
 					n, off, max);
-		memcpy(&out[n++], h, h->size);
+		/* The stack follows the entries: into its own array. */
+		memcpy(&out[n], h, h->size - h->nr_stack * 8);
+		memcpy(out[n].stack, buf + off + h->size - h->nr_stack * 8,
+		       h->nr_stack * 8);
+		n++;
 		off += h->size;
 	}
 	return n;

@@ -21,7 +21,11 @@ RECORD = {
     "errno": OPT_STR,
     "ret_type": ("int", "long", "ptr", "bool", "void", "unknown"),
     "probe_entries": INT, "flags": INT, "backend": STR, "target_id": INT,
-    "caller": HEX, "caller_sym": OPT_STR, "branches": list,
+    "caller": HEX, "caller_sym": OPT_STR, "stack": list, "branches": list,
+}
+FRAME = {
+    "addr": HEX, "sym": OPT_STR, "file": OPT_STR, "line": (int, type(None)),
+    "inline": list,
 }
 BRANCH = {
     "from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
@@ -39,12 +43,14 @@ REPORT = {
     "count": INT, "nr_paths": INT,
     "paths": list,
 }
-PATH = {"count": INT, "ends_in": STR, "branches": list}
+PATH = {"count": INT, "ends_in": STR, "stack": list, "branches": list}
+PATH_FRAME = {"addr": HEX, "sym": OPT_STR}
 PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR}
 INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
+    "stack_depth": INT,
     "cpu_types": list,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
@@ -94,6 +100,8 @@ def check_report(obj, where):
         raise ValueError(f"{where}: count is not the sum of the paths'")
     for i, p in enumerate(obj["paths"]):
         check_object(p, PATH, f"{where}: path {i}")
+        for j, fr in enumerate(p["stack"]):
+            check_object(fr, PATH_FRAME, f"{where}: path {i} frame {j}")
         for j, br in enumerate(p["branches"]):
             check_object(br, PATH_BRANCH, f"{where}: path {i} branch {j}")
 
@@ -105,6 +113,12 @@ def check_line(kind, obj, where):
         if obj["ts_sec"] * 10**9 + obj["ts_nsec"] != obj["ts"] or \
                 obj["ts_nsec"] >= 10**9:
             raise ValueError(f"{where}: ts_sec and ts_nsec are not ts")
+        if obj["stack"] and obj["stack"][0]["addr"] != obj["caller"]:
+            raise ValueError(f"{where}: the stack does not start at the caller")
+        for i, fr in enumerate(obj["stack"]):
+            check_object(fr, FRAME, f"{where}: frame {i}")
+            for j, inl in enumerate(fr["inline"]):
+                check_object(inl, INLINE, f"{where}: frame {i} inline {j}")
         for i, br in enumerate(obj["branches"]):
             check_object(br, BRANCH, f"{where}: branch {i}")
             for side in ("from_inline", "to_inline"):

@@ -5,8 +5,8 @@
     check-report.py RECORDS.jsonl REPORT.jsonl
 
 RECORDS.jsonl is lbr-snap --json of the same input.  The paths are
-recomputed from the records' per-branch "probe" and "before_target" flags
-and counted per (func_addr, ret_type, retval); the report must hold exactly
+recomputed from the records' call stacks and per-branch "probe" and
+"before_target" flags and counted per (func_addr, ret_type, retval); the report must hold exactly
 these groups, paths and counts, sorted by count (descending).  Prints the
 first difference and exits 1, or exits 0.
 """
@@ -23,7 +23,8 @@ def expected(path):
             key = (rec["func_addr"], rec["ret_type"], rec["retval"])
             branches = tuple((b["from"], b["to"]) for b in rec["branches"]
                              if not b["probe"] and not b["before_target"])
-            groups.setdefault(key, collections.Counter())[branches] += 1
+            stack = tuple(f["addr"] for f in rec["stack"])
+            groups.setdefault(key, collections.Counter())[(stack, branches)] += 1
     return groups
 
 
@@ -43,7 +44,8 @@ def check(want, path):
             got = collections.Counter()
             counts = []
             for p in grp["paths"]:
-                br = tuple((b["from"], b["to"]) for b in p["branches"])
+                br = (tuple(f["addr"] for f in p["stack"]),
+                      tuple((b["from"], b["to"]) for b in p["branches"]))
                 if br in got:
                     return f"{path}:{n}: path listed twice"
                 got[br] = p["count"]

@@ -60,6 +60,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->lbr_depth = 32;
 	info->nr_cpus = 2;
 	info->buffer_kb = 64;
+	info->stack_depth = 16;
 	info->nr_targets = 3;
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");

@@ -35,6 +35,8 @@
 #define GETNAME		0xffffffff81001200ull	/* getname_flags */
 #define WEAK_FN		0xffffffff81001800ull
 #define SYS_OPEN	0xffffffff81002000ull	/* __x64_sys_openat */
+#define SYSCALL		0xffffffff81002800ull	/* do_syscall_64 */
+#define ENTRY		0xffffffff81002c00ull	/* entry_SYSCALL_64_after_hwframe */
 #define KMALLOC		0xffffffff81004000ull	/* kmalloc_trace */
 #define WEAK_SMALL	0xffffffff81005000ull
 #define TRAMP		0xffffffff81005800ull	/* __kretprobe_trampoline */
@@ -69,13 +71,18 @@ static struct lbr_snap_record hdr(const char *comm, unsigned long long func,
 	return h;
 }
 
-/* Write @h and its @nr entries laid out as @l says, extra bytes junk. */
-static void emit(struct lbr_snap_record h, const struct lbr_snap_branch *br,
-		 unsigned int nr, const struct layout *l)
+/*
+ * Write @h, its @nr entries laid out as @l says and @nr_stack frames of
+ * @stack after them, extra bytes junk.
+ */
+static void emit_stack(struct lbr_snap_record h,
+		       const struct lbr_snap_branch *br, unsigned int nr,
+		       const struct layout *l, const unsigned long long *stack,
+		       unsigned int nr_stack)
 {
 	unsigned int hs = l->hdr_size ? l->hdr_size : sizeof(h);
 	unsigned int es = l->entry_size ? l->entry_size : sizeof(*br);
-	unsigned int size = hs + nr * es, i;
+	unsigned int size = hs + nr * es + nr_stack * 8, i;
 	unsigned char *buf = malloc(size);
 
 	memset(buf, JUNK, size);
@@ -84,12 +91,21 @@ static void emit(struct lbr_snap_record h, const struct lbr_snap_branch *br,
 	h.hdr_size = hs;
 	h.entry_size = es;
 	h.nr_entries = nr;
+	h.nr_stack = nr_stack;
 	memcpy(buf, &h, sizeof(h) < hs ? sizeof(h) : hs);
 	for (i = 0; i < nr; i++)
 		memcpy(buf + hs + i * es, &br[i],
 		       sizeof(*br) < es ? sizeof(*br) : es);
+	if (nr_stack)
+		memcpy(buf + hs + nr * es, stack, nr_stack * 8);
 	fwrite(buf, 1, size, stdout);
 	free(buf);
+}
+
+static void emit(struct lbr_snap_record h, const struct lbr_snap_branch *br,
+		 unsigned int nr, const struct layout *l)
+{
+	emit_stack(h, br, nr, l, NULL, 0);
 }
 
 static void emit_plain(struct lbr_snap_record h)
@@ -284,6 +300,32 @@ static void rec_unknown(void)
 	emit(h, br, 1, &native);
 }
 
+/*
+ * The call stack of a failing open, under a bigger header and entries
+ * (the stack is after the entries, wherever they end); then a record
+ * whose unwinder did not reach the caller.
+ */
+static void rec_stack(void)
+{
+	static const struct layout big = {
+		.hdr_size = sizeof(struct lbr_snap_record) + 16,
+		.entry_size = sizeof(struct lbr_snap_branch) + 8,
+	};
+	static const unsigned long long stack[] = {
+		SYS_OPEN + 0x55, SYSCALL + 0x3b, ENTRY + 0x63,
+	};
+	struct lbr_snap_record h = hdr("ls", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	struct lbr_snap_branch br[] = {
+		BR(DO_OPEN + 0x60, DO_OPEN + 0x160, 0, LBR_SNAP_BT_JCC),
+		BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+	};
+
+	emit_stack(h, br, 2, &big, stack, ARRAY_SIZE(stack));
+	h = hdr("ls", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	h.flags = LBR_SNAP_REC_NO_STACK;
+	emit(h, br, 2, &native);
+}
+
 static void gen_stream(void)
 {
 	rec_success();
@@ -296,6 +338,7 @@ static void gen_stream(void)
 	rec_returns();
 	rec_odd_comm();
 	rec_unknown();
+	rec_stack();
 }
 
 /*
@@ -327,10 +370,12 @@ static const struct lbr_snap_branch path_c[] = {
 	BR(KMALLOC + 0x4c, TRAMP, 0, LBR_SNAP_BT_RET),
 };
 
-/* Record @n of @func returning @retval through @path. */
-static void emit_path(unsigned long long func, unsigned int type,
-		      long long retval, const struct lbr_snap_branch *path,
-		      unsigned int len, unsigned int n)
+/* Record @n of @func returning @retval through @path, from @stack. */
+static void emit_path_stack(unsigned long long func, unsigned int type,
+			    long long retval, const struct lbr_snap_branch *path,
+			    unsigned int len, unsigned int n,
+			    const unsigned long long *stack,
+			    unsigned int nr_stack)
 {
 	struct lbr_snap_record h = hdr("paths", func, type, retval);
 	struct lbr_snap_branch br[LBR_SNAP_MAX_ENTRIES];
@@ -347,7 +392,37 @@ static void emit_path(unsigned long long func, unsigned int type,
 	h.probe_entries = probe;
 	h.tgid = 1000 + n;
 	h.pid = h.tgid;
-	emit(h, br, nr, &native);
+	emit_stack(h, br, nr, &native, stack, nr_stack);
+}
+
+static void emit_path(unsigned long long func, unsigned int type,
+		      long long retval, const struct lbr_snap_branch *path,
+		      unsigned int len, unsigned int n)
+{
+	emit_path_stack(func, type, retval, path, len, n, NULL, 0);
+}
+
+/*
+ * One branch path from two call stacks and from none, for lbr-snap
+ * report: do_sys_openat2() = -ENOENT through path A from stack S1 3x,
+ * from S2 2x (its second frame differs), without a stack 1x.
+ */
+static void gen_stack_paths(void)
+{
+	static const unsigned long long s1[] = {
+		SYS_OPEN + 0x55, SYSCALL + 0x3b, ENTRY + 0x63,
+	};
+	static const unsigned long long s2[] = {
+		SYS_OPEN + 0x55, SYSCALL + 0x48, ENTRY + 0x63,
+	};
+	static const char mix[] = "1212n1";
+	unsigned int i;
+
+	for (i = 0; mix[i]; i++)
+		emit_path_stack(DO_OPEN, LBR_SNAP_RET_INT, -2, path_a,
+				ARRAY_SIZE(path_a), i,
+				mix[i] == '1' ? s1 : s2,
+				mix[i] == 'n' ? 0 : ARRAY_SIZE(s1));
 }
 
 /*
@@ -416,12 +491,15 @@ static void gen_paths(void)
 static const struct broken {
 	const char *mode;
 	unsigned int size, hdr_size, entry_size, nr, version, bytes;
+	unsigned int nr_stack;
 } broken[] = {
-	{ "small-size",		40,	 HS,	  24, 0, 1, 40 },
-	{ "bad-hdr-size",	HS + 24, HS + 32, 24, 1, 1, HS + 24 },
-	{ "overrun",		HS + 48, HS,	  24, 3, 1, HS + 48 },
-	{ "version0",		HS,	 HS,	  24, 0, 0, HS },
-	{ "truncated",		HS + 24, HS,	  24, 1, 1, HS + 10 },
+	{ "small-size",		40,	 HS,	  24, 0, 1, 40, 0 },
+	{ "bad-hdr-size",	HS + 24, HS + 32, 24, 1, 1, HS + 24, 0 },
+	{ "overrun",		HS + 48, HS,	  24, 3, 1, HS + 48, 0 },
+	{ "version0",		HS,	 HS,	  24, 0, 0, HS, 0 },
+	{ "truncated",		HS + 24, HS,	  24, 1, 1, HS + 10, 0 },
+	/* 1 entry and a stack of 4 frames do not fit in 48 bytes */
+	{ "stack-overrun",	HS + 48, HS,	  24, 1, 1, HS + 48, 4 },
 };
 
 static void gen_broken(const struct broken *b)
@@ -436,6 +514,7 @@ static void gen_broken(const struct broken *b)
 	h.hdr_size = b->hdr_size;
 	h.entry_size = b->entry_size;
 	h.nr_entries = b->nr;
+	h.nr_stack = b->nr_stack;
 	memcpy(buf, &h, sizeof(h));
 	fwrite(buf, 1, b->bytes, stdout);
 }
@@ -652,6 +731,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "paths")) {
 		gen_paths();
+		return 0;
+	}
+	if (!strcmp(mode, "stackpaths")) {
+		gen_stack_paths();
 		return 0;
 	}
 	if (!strcmp(mode, "notes")) {

@@ -146,7 +146,8 @@ check "errno names match glibc's for 1..133 and the kernel's 512..531" \
 
 ./gen-records stream >stream.bin
 ./gen-records paths >paths.bin
-for mode in small-size bad-hdr-size overrun version0 truncated; do
+./gen-records stackpaths >stackpaths.bin
+for mode in small-size bad-hdr-size overrun version0 truncated stack-overrun; do
 	./gen-records "$mode" >"$mode.bin"
 done
 cp "$HERE/kallsyms.txt" kallsyms.txt
@@ -441,7 +442,8 @@ sanitized()
 check "ASan/UBSan build reads every input without memory errors" sanitized
 
 # Readable text: each record's arrows in one column, its indexes padded,
-# the caller and the numbering under the header, a blank line after it.
+# the caller and the numbering under the header (and its call stack), a
+# blank line after it.
 text_layout()
 {
 	"$LBR" -d bulk.bin --kallsyms bulk-kallsyms.txt -n 50 --full >layout.txt ||
@@ -455,9 +457,19 @@ if recs.pop() != "":
 wide = 0
 for n, rec in enumerate(recs, 1):
     lines = rec.split("\n")
-    m = re.match(r"  returned to \S+; (no branches|1 branch, #0|(\d+) branches, #0 \(oldest\) to #(\d+) \(newest\))$", lines[1])
+    # the call stack, or the note on its absence, comes first
+    at = 1
+    if lines[1] == "  call stack (the caller first):":
+        at = 2
+        while lines[at].startswith("    "):
+            at += 1
+        if at == 2:
+            sys.exit(f"record {n}: a call stack without frames")
+    elif lines[1].startswith("  (no call stack"):
+        at = 2
+    m = re.match(r"  returned to \S+; (no branches|1 branch, #0|(\d+) branches, #0 \(oldest\) to #(\d+) \(newest\))$", lines[at])
     if not m or (m.group(2) and int(m.group(3)) != int(m.group(2)) - 1):
-        sys.exit(f"record {n}: second line {lines[1]!r}")
+        sys.exit(f"record {n}: line {at + 1} {lines[at]!r}")
     br = [l for l in lines if l.startswith("  [#")]
     cols = {l.index(" -> ") for l in br}
     starts = {len(re.match(r"  \[#\d+\] +", l).group(0)) for l in br}
@@ -610,6 +622,30 @@ report_n3()
 	"$LBR" -d paths.bin "${KS[@]}" -n 3 report | grep -v '^ '
 }
 t "report -n 3 counts the first 3 records" 0 report3.txt - report_n3
+
+# One branch path from two call stacks and from none (gen_stack_paths()):
+# a path is the stack and the branches.
+report_stacks()
+{
+	"$LBR" -d stackpaths.bin "${KS[@]}" report | grep -v '^    \[' >stacks.txt
+	want stacks.want \
+		"3 distinct paths led to -ENOENT from do_sys_openat2; the most common (3×) ends in do_sys_openat2+0x1c2" \
+		"  3× path 1 of 3:" \
+		"    called from __x64_sys_openat+0x55" \
+		"      do_syscall_64+0x3b" \
+		"      entry_SYSCALL_64_after_hwframe+0x63" \
+		"  2× path 2 of 3:" \
+		"    called from __x64_sys_openat+0x55" \
+		"      do_syscall_64+0x48" \
+		"      entry_SYSCALL_64_after_hwframe+0x63" \
+		"  1× path 3 of 3:"
+	diff -u stacks.want stacks.txt || return 1
+	"$LBR" -d stackpaths.bin "${KS[@]}" --json >stackpaths.jsonl &&
+	"$LBR" -d stackpaths.bin "${KS[@]}" report --json >stackreport.jsonl &&
+	python3 "$HERE/check-json.py" report stackreport.jsonl &&
+	python3 "$HERE/check-report.py" stackpaths.jsonl stackreport.jsonl
+}
+check "report tells a path by its call stack too" report_stacks
 
 # ----------------------------------------------------------- symbolization
 
@@ -775,6 +811,7 @@ corrupt bad-hdr-size "hdr_size 120 is outside 88..112"
 corrupt overrun "3 entries of 24 bytes at 88 overrun size 136"
 corrupt version0 "version 0"
 corrupt truncated "truncated at the end of the input"
+corrupt stack-overrun "a stack of 4 frames at 112 overruns size 136 (at most 64 frames)"
 
 # ------------------------------------------------------ device and errors
 
