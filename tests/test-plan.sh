@@ -302,7 +302,9 @@ cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD]
 		for w in base-miss:10000 base-hit:9800 ftrace-miss:11100 \
 			floor-miss:10400 floor-hit:10200 kretprobe-miss:$2 \
 			kretprobe-hit:10250 fexit-miss:10700 fexit-hit:$3 \
-			none-miss:10600 none-hit:10230; do
+			none-miss:10600 none-hit:10230 \
+			ftrace-stack-miss:13000 kretprobe-stack-miss:12000 \
+			fexit-stack-miss:11500; do
 			echo "COST what=${w%%:*} runs=1,2,3 median=${w#*:}.0"
 		done
 		[ -z "${4:-}" ] || echo "COST_BAD what=kretprobe-miss why=$4"
@@ -339,6 +341,14 @@ cost_case "a configuration with drops fails" 1 "cost: COST_BAD"
 grep -v fexit-hit "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
 	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
 cost_case "a missing figure fails" 1 "cost: no figure for fexit filtered"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+grep -v fexit-stack-miss "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
+	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
+cost_case "a missing call stack figure fails" 1 \
+	"cost: no call stack figure for fexit"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+cost_case "the call stack lines, beside the event with a stacktrace trigger" 0 \
+	"cost cpu=lbr-legacy hook=kretprobe case=captured-stack added=2000 ftrace_event=3000 ratio=0.67 floor=400"
 cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
 reader_log "$T/cost/lbr-legacy-reader.log" 97 900000000
 cost_case "a reader that lost records fails" 1 "reader --json: .* lost 3 .* FAIL"

@@ -9,7 +9,10 @@
 # open() of a missing file (do_sys_openat2 returns -ENOENT: an error, so
 # captured) and of an existing one (a success: filtered), with no probe,
 # with an ftrace kretprobe event, with a kretprobe whose handler does
-# nothing (the floor), and with lbr_snap on each hook and on backend=none.
+# nothing (the floor), and with lbr_snap on each hook and on backend=none,
+# all without call stacks; then the captured open() with call stacks:
+# the ftrace event with a stacktrace trigger, lbr_snap with its default
+# stack_depth= on each hook.
 # One line per configuration:
 #   COST what=<configuration>-<miss|hit> runs=A,B,C median=M
 # A configuration whose records were dropped (the buffer is sized so
@@ -59,6 +62,7 @@ ftrace_on() {	# ftrace_on [FILTER]
 
 ftrace_off() {
 	echo 0 >$T/events/kprobes/lbrcost/enable
+	echo '!stacktrace' >$T/events/kprobes/lbrcost/trigger 2>/dev/null
 	echo >$T/kprobe_events
 	echo >$T/trace
 }
@@ -70,6 +74,9 @@ cost() {
 	ftrace_on
 	measure ftrace-miss $MISS
 	measure ftrace-hit $HIT
+	# The event with the call stack, as lbr_snap's stack_depth= keeps it.
+	echo stacktrace >$T/events/kprobes/lbrcost/trigger || exit 1
+	measure ftrace-stack-miss $MISS
 	ftrace_off
 
 	modprobe lbr_snap_test_target nop_kretprobe=do_sys_openat2 || exit 1
@@ -77,21 +84,28 @@ cost() {
 	measure floor-hit $HIT
 	rmmod lbr_snap_test_target || exit 1
 
-	# 64 MiB holds every record of the runs (about 620 bytes each).
-	for conf in kretprobe fexit none; do
+	# 64 MiB holds every record of the runs (about 620 bytes each, 800
+	# with a stack).  The ftrace event keeps no call stack: lbr_snap is
+	# measured without one (stack_depth=0), then with its default
+	# stack_depth= beside the event with a stacktrace trigger.
+	for conf in kretprobe fexit none kretprobe-stack fexit-stack; do
 		case $conf in
-		none) params="targets=$spec@kretprobe backend=none" ;;
-		*) params="targets=$spec@$conf" ;;
+		none) params="targets=$spec@kretprobe backend=none stack_depth=0" ;;
+		*-stack) params="targets=$spec@${conf%-stack}" ;;
+		*) params="targets=$spec@$conf stack_depth=0" ;;
 		esac
 		modprobe lbr_snap buffer_kb=65536 $params || exit 1
-		echo "# lbr_snap $params: $(lbr-snap info | grep -E '^(backend|mode):' | tr '\n' ' ')"
+		echo "# lbr_snap $params: $(lbr-snap info | grep -E '^(backend|mode|stack_depth):' | tr '\n' ' ')"
 		measure $conf-miss $MISS
 		set -- $(target_counts)
 		want=$((N * RUNS + N / 2 + 1))
 		if [ "${4:-x}" != 0 ] || [ "${2:-0}" -lt "$want" ]; then
 			echo "COST_BAD what=$conf-miss why=captured_${2:-?}_of_${want}_dropped_${4:-?}"
 		fi
-		measure $conf-hit $HIT
+		case $conf in
+		*-stack) ;;
+		*) measure $conf-hit $HIT ;;
+		esac
 		rmmod lbr_snap || exit 1
 	done
 }

@@ -15,11 +15,15 @@
 # returns -ENOENT: captured) and an existing one (a success: filtered).
 # Prints per CPU
 #   cost cpu=<cpu> hook=<hook> case=<captured|filtered> added=N ftrace_event=M ratio=R floor=F
+#   cost cpu=<cpu> hook=<kretprobe|fexit> case=captured-stack added=N ftrace_event=M ratio=R floor=F
 #   reader cpu=<cpu> lbr_snap_rps=N trace_pipe_rps=M ratio=R lost=L
 #          [text_rps=T text_ratio=TR]
 # ftrace_event is what an ftrace kretprobe event (r:... ret=$retval) adds
 # to the same open(); floor what a kretprobe with an empty handler adds
 # (the kretprobe machinery itself).  hook=none is backend=none (no LBR).
+# captured and filtered are without call stacks (stack_depth=0), as the
+# event has none; captured-stack is with the default stack_depth= (16),
+# its ftrace_event the event with a stacktrace trigger.
 # rps are records per second of guest time, from the storm's start to
 # the reader's last record; lost counts what neither reader took.
 #
@@ -148,6 +152,20 @@ for cpu in $cpus; do
 					$((added <= 120)) ;;
 			esac
 		done
+	done
+	# The captured return with its call stack (stack_depth=, the
+	# default) beside the ftrace event with a stacktrace trigger.
+	fsm=$(median ftrace-stack-miss "$f")
+	for hook in kretprobe fexit; do
+		w=$(median $hook-stack-miss "$f")
+		if [ -z "$w" ] || [ -z "$fsm" ]; then
+			echo "cost: no call stack figure for $hook on $cpu" >&2
+			status=1
+			continue
+		fi
+		read -r added evs ratio < <(awk -v w="$w" -v b="$bm" -v e="$fsm" \
+			'BEGIN { printf "%.0f %.0f %.2f\n", w - b, e - b, (w - b) / (e - b) }')
+		echo "cost cpu=$cpu hook=$hook case=captured-stack added=$added ftrace_event=$evs ratio=$ratio floor=$(awk -v a="$flm" -v b="$bm" 'BEGIN { printf "%.0f", a - b }')"
 	done
 done
 
