@@ -9,8 +9,8 @@
  * -------
  * read() on /dev/lbr_snap returns whole records only, back to back, merged
  * across CPUs in timestamp order.  Each record starts with a struct
- * lbr_snap_record whose @size is the full length of the record (header and
- * branch entries).  A reader must step from one record to the next by @size
+ * lbr_snap_record whose @size is the full length of the record (header,
+ * branch entries and call stack).  A reader must step from one record to the next by @size
  * and find the entries at @hdr_size, each @entry_size bytes long, so that
  * fields added at the end of the header or of an entry in later versions are
  * skipped by older readers.  If the user buffer is too small for the next
@@ -128,7 +128,9 @@ enum lbr_snap_backend {
  * compare it with clock_gettime(CLOCK_MONOTONIC).
  */
 struct lbr_snap_record {
-	__u32 size;		/* bytes in this record, entries included */
+	__u32 size;		/* bytes in this record, entries and stack
+				 * included
+				 */
 	__u16 version;		/* LBR_SNAP_ABI_VERSION of the writer */
 	__u16 hdr_size;		/* offset of entries[] from the record start */
 	__u16 entry_size;	/* bytes per entry */

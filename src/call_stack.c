@@ -7,11 +7,13 @@
  * The unwind starts in lbr_snap's own frames (the capture, the hook and,
  * for a kretprobe, kretprobe's trampoline handler): the record keeps the
  * frames from the target's caller on, found by the return address the
- * hook already knows.  The ORC unwinder goes through kretprobe's
- * trampoline from 5.15 on (unwind_recover_kretprobe(),
- * arch/x86/include/asm/unwind.h); before, it never reaches the caller
- * there and such a record is flagged LBR_SNAP_REC_NO_STACK rather than
- * given a stack of lbr_snap's frames.
+ * hook knows.  The unwinder reports a return address that a tracer
+ * replaced (a kretprobe's, the function graph tracer's) as the real one
+ * (unwind_recover_ret_addr(), arch/x86/include/asm/unwind.h): the
+ * kretprobe hook gives the real one too (lbr_kretprobe_caller()), but
+ * the fexit trampoline reads the slot, which such a tracer on the same
+ * function may have replaced.  There the frame after the fentry call's
+ * return into the target, the unwinder's next, is the caller.
  */
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
@@ -45,33 +47,54 @@ int lbr_stack_set_depth(unsigned int depth)
 		       LBR_SNAP_MAX_STACK);
 		return -EINVAL;
 	}
+	if (depth && !LBR_HAVE_STACKTRACE) {
+		pr_info("stack_depth=%u: this kernel has no stack_trace_save() (CONFIG_STACKTRACE): no call stacks\n",
+			depth);
+		depth = 0;
+	}
 	lbr_stack_max = depth;
 	return 0;
 }
 
-unsigned int lbr_stack_depth(void)
+/* From the capture path too: notrace, and no kprobe. */
+notrace unsigned int lbr_stack_depth(void)
 {
-	return lbr_stack_max;
+	return READ_ONCE(lbr_stack_max);
 }
+NOKPROBE_SYMBOL(lbr_stack_depth);
 
 /**
  * lbr_stack_save - the call stack from where the target returned to
- * @out: room for lbr_stack_depth() frames
- * @caller: the target's return address
+ * @out: room for @max frames
+ * @max: lbr_stack_depth() when the record was reserved
+ * @caller: the target's return address, as the hook saw it
+ * @lo: for the fexit hook, the target function's start; else 0
+ * @hi: its end
  *
  * From lbr_capture_record(), inside its nesting guard, interrupts off.
  * Return: the frames written to @out, 0 if the unwinder did not reach
- * @caller.
+ * the caller.
  */
-noinline unsigned int notrace lbr_stack_save(u64 *out, unsigned long caller)
+noinline unsigned int notrace lbr_stack_save(u64 *out, unsigned int max,
+					     unsigned long caller,
+					     unsigned long lo,
+					     unsigned long hi)
 {
 	unsigned long *s = this_cpu_ptr(lbr_stack_scratch);
 	unsigned int n, i, j;
 
-	n = stack_trace_save(s, lbr_stack_max + LBR_STACK_OWN_FRAMES, 0);
+	n = lbr_stack_trace_save(s, max + LBR_STACK_OWN_FRAMES);
 	for (i = 0; i < n && s[i] != caller; i++)
 		;
-	n = min(n - i, lbr_stack_max);
+	/* fexit, its caller's slot replaced: after the target's own frame. */
+	if (i == n && lo) {
+		for (i = 0; i < n && !(s[i] > lo && s[i] < hi); i++)
+			;
+		i++;
+	}
+	if (i >= n)
+		return 0;
+	n = min(n - i, max);
 	for (j = 0; j < n; j++)
 		out[j] = s[i + j];
 	return n;

@@ -132,9 +132,21 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	}
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
-	/* After the read: the unwinder's branches are not in the record. */
+	/*
+	 * After the read: the unwinder's branches are not in the record.
+	 * Its first frame is the caller, as the unwinder recovered it from
+	 * any tracer's trampoline (call_stack.c): the record's too.
+	 */
 	if (stack_max) {
-		nr_stack = lbr_stack_save(&raw->msr[nmsr], caller);
+		if (t->hook == LBR_SNAP_HOOK_FEXIT)
+			nr_stack = lbr_stack_save(&raw->msr[nmsr], stack_max,
+						  caller, t->start,
+						  t->start + t->size);
+		else if (LBR_UNWINDS_KRETPROBE)
+			nr_stack = lbr_stack_save(&raw->msr[nmsr], stack_max,
+						  caller, 0, 0);
+		if (nr_stack)
+			caller = raw->msr[nmsr];
 		size -= (stack_max - nr_stack) * sizeof(u64);
 		lbr_buf_trim(&res, raw, size);
 	}

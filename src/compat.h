@@ -174,6 +174,46 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
 #else
 #define lbr_kretprobe_retaddr(ri)	((unsigned long)(ri)->ret_addr)
 #endif
+
+/*
+ * Where the probed function returned to, as the kretprobe handler sees
+ * it.  With rethook (5.18 on) the node's saved address is another
+ * rethook's trampoline when two users hook the function, and
+ * rethook_trampoline_handler() (kernel/trace/rethook.c) sets regs->ip to
+ * the real one before any handler runs; before, ri->ret_addr is it
+ * (5.15 set it to the corrected address in
+ * __kretprobe_trampoline_handler(); 5.10 keeps the one it saved).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
+#define lbr_kretprobe_caller(ri, regs)	instruction_pointer(regs)
+#else
+#define lbr_kretprobe_caller(ri, regs)	lbr_kretprobe_retaddr(ri)
+#endif
+
+/*
+ * Whether the unwinder goes through kretprobe's trampoline back to the
+ * probed function's caller: unwind_recover_ret_addr()
+ * (arch/x86/include/asm/unwind.h) does from 5.15 on, by
+ * unwind_recover_kretprobe() and, since kretprobes moved onto rethook in
+ * 5.18, unwind_recover_rethook().  5.10.223 has neither: a kretprobe
+ * record there gets no call stack (LBR_SNAP_REC_NO_STACK), without an
+ * unwind that would only end in the trampoline.
+ */
+#define LBR_UNWINDS_KRETPROBE	\
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(5, 15, 0))
+
+/*
+ * stack_trace_save() is built with CONFIG_STACKTRACE only, which tracing
+ * selects and kprobes do not: without it there are no call stacks
+ * (lbr_stack_set_depth() says so and keeps none).
+ */
+#ifdef CONFIG_STACKTRACE
+#define LBR_HAVE_STACKTRACE	1
+#define lbr_stack_trace_save(store, size)	stack_trace_save(store, size, 0)
+#else
+#define LBR_HAVE_STACKTRACE	0
+#define lbr_stack_trace_save(store, size)	0u
+#endif
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 11, 0)
 #define lbr_get_kretprobe(ri)		((ri)->rp)
 #else

@@ -46,7 +46,7 @@ lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	native_irq_disable();
 	ctl = lbr_hw_freeze();
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
-		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), true,
+		    regs_return_value(regs), lbr_kretprobe_caller(ri, regs), true,
 		    ctl, lbr_ret_site, false);
 	if (flags & X86_EFLAGS_IF)
 		native_irq_enable();
@@ -59,7 +59,7 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 					 struct pt_regs *regs)
 {
 	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
-		    regs_return_value(regs), lbr_kretprobe_retaddr(ri), false,
+		    regs_return_value(regs), lbr_kretprobe_caller(ri, regs), false,
 		    0, 0, true);
 	return 0;
 }

@@ -132,7 +132,8 @@ int lbr_targets_set_capture(bool all);
 /* --- the call stack of a record (call_stack.c) --- */
 int lbr_stack_set_depth(unsigned int depth);
 unsigned int lbr_stack_depth(void);
-unsigned int lbr_stack_save(u64 *out, unsigned long caller);
+unsigned int lbr_stack_save(u64 *out, unsigned int max, unsigned long caller,
+			    unsigned long lo, unsigned long hi);
 
 /* --- the task filter (task_filter.c) --- */
 bool lbr_task_wanted(void);

@@ -127,7 +127,7 @@ NOKPROBE_SYMBOL(lbr_buf_reserve);
  * @rec: the record lbr_buf_reserve() returned
  * @len: its size now, no more than it reserved
  *
- * The slot is the last one of the ring, so its end can move back; a wrap
+ * The slot is the newest of the ring, so its end can move back; a wrap
  * marker before it stays valid.
  */
 notrace void lbr_buf_trim(struct lbr_buf_resv *res, void *rec,
@@ -136,6 +136,8 @@ notrace void lbr_buf_trim(struct lbr_buf_resv *res, void *rec,
 	struct lbr_slot *s = (struct lbr_slot *)rec - 1;
 	unsigned long need = ALIGN(sizeof(*s) + len, 8);
 
+	if (WARN_ON_ONCE(need > s->len))
+		return;
 	res->head -= s->len - need;
 	s->len = need;
 }

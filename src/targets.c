@@ -80,10 +80,19 @@ static const char * const lbr_own_path_prefixes[] = {
 	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
 };
 
-/* ... and, with stack_depth=, the unwinder's (call_stack.c). */
+/*
+ * ... and, with stack_depth=, the unwinder's (call_stack.c): a return of
+ * one of them inside a capture is counted as recursion, and an fexit one
+ * would freeze and unfreeze LBR once a frame.
+ */
 static const char * const lbr_unwind_prefixes[] = {
-	"stack_trace_save", "arch_stack_walk", "unwind_", "__unwind_",
-	"kernel_text_address", "__kernel_text_address", "get_stack_info",
+	"stack_trace_", "arch_stack_walk", "unwind_", "__unwind_",
+	"kernel_text_address", "__kernel_text_address", "core_kernel_text",
+	"get_stack_info", "in_entry_stack", "in_irq_stack", "stack_access_ok",
+	"deref_stack_reg", "orc_", "__orc_", "is_module_text_address",
+	"__module_address", "__module_text_address", "is_ftrace_trampoline",
+	"ftrace_graph_ret_addr", "is_bpf_text_address", "bpf_ksym_find",
+	"is_kprobe_insn_slot", "is_kprobe_optinsn_slot", "__is_insn_slot_addr",
 };
 
 static bool lbr_name_in(const char *name, const char * const *prefixes,
