@@ -20,7 +20,7 @@
  * kernel), and NRECS records of a storm of failing opens that symbolize
  * against it: 32 entries each, most of them along a few hot paths as in a
  * real storm, the rest anywhere in the kernel text, the newest two in the
- * lbr_snap module.
+ * lbr_snap module, and one of 4 call stacks of 10 frames (every ninth none).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +535,7 @@ static unsigned long long rnd(void)
 #define BULK_NR_MODS	40
 #define BULK_ENTRIES	32
 #define BULK_PATHS	16
+#define BULK_STACK	10	/* frames of a record's call stack */
 
 struct bulk_sym {
 	unsigned long long addr;
@@ -610,10 +611,12 @@ static unsigned long long bulk_addr(unsigned int mod)
 static void gen_bulk(unsigned long long nr)
 {
 	static struct lbr_snap_branch paths[BULK_PATHS][BULK_ENTRIES];
+	/* A few call stacks, as a storm from a few callers has. */
+	static unsigned long long stacks[4][BULK_STACK];
 	struct lbr_snap_branch br[BULK_ENTRIES];
 	struct lbr_snap_record h;
 	unsigned long long n;
-	unsigned int i, p;
+	unsigned int i, p, s;
 
 	for (p = 0; p < BULK_PATHS; p++) {
 		for (i = 0; i < BULK_ENTRIES; i++) {
@@ -622,10 +625,14 @@ static void gen_bulk(unsigned long long nr)
 			paths[p][i].type = LBR_SNAP_BT_JCC;
 		}
 	}
+	for (s = 0; s < ARRAY_SIZE(stacks); s++)
+		for (i = 0; i < BULK_STACK; i++)
+			stacks[s][i] = bulk_addr(0);
 	for (n = 0; n < nr; n++) {
 		h = hdr("storm", DO_OPEN, LBR_SNAP_RET_INT, -2);
 		h.func_addr = bulk_syms[1].addr;
-		h.caller = bulk_addr(0);
+		s = rnd() % ARRAY_SIZE(stacks);
+		h.caller = stacks[s][0];
 		h.cpu = n % 2;
 		h.tgid = 2000 + n % 7;
 		h.pid = h.tgid;
@@ -640,7 +647,14 @@ static void gen_bulk(unsigned long long nr)
 		}
 		if (n % 5 == 0)
 			br[n % BULK_ENTRIES].flags = LBR_SNAP_BR_MISPRED;
-		emit(h, br, BULK_ENTRIES, &native);
+		/* Every ninth record without its stack (NO_STACK). */
+		if (n % 9 == 8) {
+			h.flags = LBR_SNAP_REC_NO_STACK;
+			emit(h, br, BULK_ENTRIES, &native);
+		} else {
+			emit_stack(h, br, BULK_ENTRIES, &native, stacks[s],
+				   BULK_STACK);
+		}
 	}
 }
 
