@@ -135,6 +135,9 @@ unsigned int lbr_stack_depth(void);
 unsigned int lbr_stack_save(u64 *out, unsigned int max, unsigned long caller,
 			    unsigned long lo, unsigned long hi);
 
+/* errno_names.c */
+int lbr_errno_by_name(const char *name);
+
 /* --- the task filter (task_filter.c) --- */
 bool lbr_task_wanted(void);
 int lbr_task_filter_set(const struct lbr_snap_filter *f);

@@ -162,26 +162,17 @@ static int lbr_spec_chars_ok(const char *spec)
 	return 0;
 }
 
-/*
- * "-EINVAL" or "-22": an errno, by the kernel's own names (%pe,
- * lib/errname.c; a kernel without CONFIG_SYMBOLIC_ERRNAME takes numbers
- * only).  Process context, at load or ADD_TARGET: 4095 names at most.
- */
+/* "-EINVAL" or "-22": an errno, by number or name (errno_names.c). */
 static int lbr_errno_parse(const char *s)
 {
-	char name[32];
 	int e;
 
 	if (*s != '-')
 		return -EINVAL;
 	if (!kstrtoint(s + 1, 10, &e))
 		return e >= 1 && e <= MAX_ERRNO ? e : -EINVAL;
-	for (e = 1; e <= MAX_ERRNO; e++) {
-		snprintf(name, sizeof(name), "%pe", ERR_PTR(-e));
-		if (!strcmp(name, s))
-			return e;
-	}
-	return -EINVAL;
+	e = lbr_errno_by_name(s + 1);
+	return e ? e : -EINVAL;
 }
 
 /*
@@ -196,7 +187,7 @@ static int lbr_parse_errnos(char *list, struct lbr_target *t)
 	while ((e = strsep(&list, ",")) != NULL) {
 		n = lbr_errno_parse(e);
 		if (n < 0) {
-			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d; names as %%pe prints them)\n",
+			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d)\n",
 			       t->name, e, MAX_ERRNO);
 			return -EINVAL;
 		}
