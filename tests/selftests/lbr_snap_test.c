@@ -822,7 +822,8 @@ TEST_F(cap, structs_grow_old_callers_work)
 	/* record_max: every record fits, and it is no more than the most. */
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
 	EXPECT_EQ(sizeof(struct lbr_snap_record) +
-		  self->info.lbr_depth * sizeof(struct lbr_snap_branch),
+		  self->info.lbr_depth * sizeof(struct lbr_snap_branch) +
+		  self->info.stack_depth * sizeof(__u64),
 		  self->info.record_max);
 	EXPECT_GE(LBR_SNAP_RECORD_MAX, self->info.record_max);
 	buf = malloc(self->info.record_max);
@@ -3590,7 +3591,8 @@ TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
  * The exit probe unwinds the exiting task's stack with stack_trace_save():
  * hooked too, its own call is inside while it unwinds, and returns.  Only
  * the callers of do_exit() count, or that call is counted out twice and
- * its trampoline never drains.
+ * its trampoline never drains.  (Without call stacks: with them the
+ * unwinder is no target.)
  */
 TEST_F_TIMEOUT(fexit, exit_probe_counts_only_calls_that_never_return, 120)
 {
@@ -3599,7 +3601,7 @@ TEST_F_TIMEOUT(fexit, exit_probe_counts_only_calls_that_never_return, 120)
 
 	if (!ftrace_can_trace("stack_trace_save"))
 		SKIP(return, "stack_trace_save is not one fexit can hook here");
-	ASSERT_EQ(0, load("targets=stack_trace_save%int@fexit"));
+	ASSERT_EQ(0, load("targets=stack_trace_save%int@fexit stack_depth=0"));
 	for (i = 0; i < 20; i++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
