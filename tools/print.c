@@ -236,11 +236,13 @@ static const char *src_path(const struct srcloc *loc)
 }
 
 /*
- * "sym+0xoff", then " (file:line)" when the debug info knows it, padded
- * with spaces to @width columns; returns the columns it took.
+ * "sym+0xoff", then " (file:line)" of @line_addr when the debug info
+ * knows it, padded with spaces to @width columns; returns the columns it
+ * took.  NULL @f only measures.
  */
-static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
-		    struct srcloc *loc, int width)
+static int put_addr_line(FILE *f, const struct ksyms *ks,
+			 unsigned long long addr, unsigned long long line_addr,
+			 struct srcloc *loc, int width)
 {
 	bool found;
 	size_t len;
@@ -249,13 +251,20 @@ static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 
 	if (f)
 		fwrite(sym, 1, len, f);
-	if (srclines_lookup(ks->lines, ks, addr, loc))
+	if (srclines_lookup(ks->lines, ks, line_addr, loc))
 		n += f ? fprintf(f, " (%s:%d)", src_path(loc), loc->line) :
 			 snprintf(NULL, 0, " (%s:%d)", src_path(loc),
 				  loc->line);
 	for (; f && n < width; n++)
 		fputc(' ', f);
 	return n;
+}
+
+/* put_addr_line() of @addr's own line */
+static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		    struct srcloc *loc, int width)
+{
+	return put_addr_line(f, ks, addr, addr, loc, width);
 }
 
 static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
@@ -412,31 +421,6 @@ static void print_cut_note(FILE *f, const struct lbr_snap_record *h,
 		entries(cut), func);
 }
 
-/*
- * A frame of the call stack: a return address, its symbol, and the
- * source line of the call before it (the address less one, as the
- * kernel's own stack dumps have it), padded to @width columns; NULL @f
- * only measures.
- */
-static int put_frame(FILE *f, const struct ksyms *ks, unsigned long long addr,
-		     struct srcloc *loc, int width)
-{
-	bool found;
-	size_t len;
-	const char *sym = ksyms_sym(ks, addr, &len, &found);
-	int n = len;
-
-	if (f)
-		fwrite(sym, 1, len, f);
-	if (srclines_lookup(ks->lines, ks, addr - 1, loc))
-		n += f ? fprintf(f, " (%s:%d)", src_path(loc), loc->line) :
-			 snprintf(NULL, 0, " (%s:%d)", src_path(loc),
-				  loc->line);
-	for (; f && n < width; n++)
-		fputc(' ', f);
-	return n;
-}
-
 /* A record's call stack, for list_print(). */
 struct stack_arg {
 	const struct rec *r;
@@ -453,8 +437,13 @@ static void print_text_stack(FILE *f, const void *arg)
 
 	fputs("  call stack (the caller first):\n", f);
 	for (i = 0; i < ts->r->hdr.nr_stack; i++) {
+		/*
+		 * A return address, with the line of the call before it (the
+		 * address less one, as the kernel's own stack dumps have it).
+		 */
 		fputs("    ", f);
-		put_frame(f, ts->ks, rec_stack(ts->r, i), &loc, 0);
+		put_addr_line(f, ts->ks, rec_stack(ts->r, i),
+			      rec_stack(ts->r, i) - 1, &loc, 0);
 		fputc('\n', f);
 		for (j = 0; j < loc.nr_inline; j++) {
 			in = &loc.inl[j];
