@@ -142,7 +142,10 @@ struct lbr_snap_record {
 	__u32 tgid;		/* process id */
 	__u32 target_id;	/* index in GET_STATS */
 	__u64 func_addr;	/* entry address of the target function */
-	__u64 caller;		/* address the target returned to */
+	__u64 caller;		/* address the target returned to (with a
+				 * call stack, as the unwinder recovered it
+				 * from a tracer's trampoline: stack[0])
+				 */
 	__s64 retval;		/* sign-extended from the declared width */
 	__u8  ret_type;		/* enum lbr_snap_ret_type */
 	__u8  backend;		/* enum lbr_snap_backend */

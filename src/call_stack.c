@@ -13,7 +13,7 @@
  * kretprobe hook gives the real one too (lbr_kretprobe_caller()), but
  * the fexit trampoline reads the slot, which such a tracer on the same
  * function may have replaced.  There the frame after the fentry call's
- * return into the target, the unwinder's next, is the caller.
+ * return into the target, ORC's next, is the caller.
  */
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
@@ -86,8 +86,14 @@ noinline unsigned int notrace lbr_stack_save(u64 *out, unsigned int max,
 	n = lbr_stack_trace_save(s, max + LBR_STACK_OWN_FRAMES);
 	for (i = 0; i < n && s[i] != caller; i++)
 		;
-	/* fexit, its caller's slot replaced: after the target's own frame. */
-	if (i == n && lo) {
+	/*
+	 * fexit, its caller's slot replaced: after the target's own frame,
+	 * which ORC unwinds by the fentry call's return address.  The frame
+	 * pointer unwinder skips the caller there (the trampoline saved the
+	 * caller's RBP), so without ORC there is no stack rather than a
+	 * wrong one.
+	 */
+	if (i == n && lo && IS_ENABLED(CONFIG_UNWINDER_ORC)) {
 		for (i = 0; i < n && !(s[i] > lo && s[i] < hi); i++)
 			;
 		i++;

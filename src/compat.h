@@ -181,8 +181,8 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
  * rethook's trampoline when two users hook the function, and
  * rethook_trampoline_handler() (kernel/trace/rethook.c) sets regs->ip to
  * the real one before any handler runs; before, ri->ret_addr is it
- * (5.15 set it to the corrected address in
- * __kretprobe_trampoline_handler(); 5.10 keeps the one it saved).
+ * (__kretprobe_trampoline_handler() sets it to the corrected address
+ * before the handler, 5.10 included).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 18, 0)
 #define lbr_kretprobe_caller(ri, regs)	instruction_pointer(regs)

@@ -7,7 +7,9 @@
  * of make check does), and a spec must mean the same on every kernel.
  * These are the names every kernel from 5.10 to 7.2 defines
  * (include/uapi/asm-generic/errno-base.h, errno.h and
- * include/linux/errno.h), aliases (EWOULDBLOCK, EDEADLOCK) included.
+ * include/linux/errno.h), aliases (EWOULDBLOCK, EDEADLOCK) included, the
+ * filesystems' aliases that 7.2 moved there, and EFTYPE where the
+ * headers have it (7.2).
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
@@ -51,6 +53,11 @@ static const struct {
 	E(EOPENSTALE), E(ENOPARAM), E(EBADHANDLE), E(ENOTSYNC), E(EBADCOOKIE),
 	E(ENOTSUPP), E(ETOOSMALL), E(ESERVERFAULT), E(EBADTYPE), E(EJUKEBOX),
 	E(EIOCBQUEUED), E(ERECALLCONFLICT), E(ENOGRACE),
+	/* ext4's and xfs's names, in uapi/asm-generic/errno.h from 7.2 on */
+	{ "EFSCORRUPTED", EUCLEAN }, { "EFSBADCRC", EBADMSG },
+#ifdef EFTYPE
+	E(EFTYPE),
+#endif
 };
 
 /**

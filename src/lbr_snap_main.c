@@ -145,7 +145,7 @@ static int __init lbr_snap_init(void)
 	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU, stack_depth=%u\n",
 		lbr_targets_count(),
 		lbr_capture_every_return() ? "all" : "errors",
-		lbr_hw.name, lbr_hw_mode(), buffer_kb, stack_depth);
+		lbr_hw.name, lbr_hw_mode(), buffer_kb, lbr_stack_depth());
 	return 0;
 
 err_targets:

@@ -81,27 +81,34 @@ static const char * const lbr_own_path_prefixes[] = {
 };
 
 /*
- * ... and, with stack_depth=, the unwinder's (call_stack.c): a return of
- * one of them inside a capture is counted as recursion, and an fexit one
- * would freeze and unfreeze LBR once a frame.
+ * ... and, with stack_depth=, the unwinder's (call_stack.c), by exact
+ * name: a return of one of them inside a capture is counted as
+ * recursion, and an fexit one would freeze and unfreeze LBR once a frame.
  */
-static const char * const lbr_unwind_prefixes[] = {
-	"stack_trace_", "arch_stack_walk", "unwind_", "__unwind_",
-	"kernel_text_address", "__kernel_text_address", "core_kernel_text",
-	"get_stack_info", "in_entry_stack", "in_irq_stack", "stack_access_ok",
-	"deref_stack_reg", "orc_", "__orc_", "is_module_text_address",
-	"__module_address", "__module_text_address", "is_ftrace_trampoline",
-	"ftrace_graph_ret_addr", "is_bpf_text_address", "bpf_ksym_find",
-	"is_kprobe_insn_slot", "is_kprobe_optinsn_slot", "__is_insn_slot_addr",
+static const char * const lbr_unwind_names[] = {
+	"stack_trace_save", "stack_trace_consume_entry",
+	"stack_trace_consume_entry_nosched", "arch_stack_walk",
+	"__unwind_start", "unwind_next_frame", "unwind_get_return_address",
+	"unwind_get_return_address_ptr", "orc_find", "__orc_find",
+	"orc_module_find", "orc_ftrace_find", "kernel_text_address",
+	"__kernel_text_address", "core_kernel_text", "get_stack_info",
+	"get_stack_info_noinstr", "stack_access_ok", "deref_stack_reg",
+	"deref_stack_regs", "deref_stack_iret_regs", "is_module_text_address",
+	"__module_address", "__module_text_address", "mod_find",
+	"is_ftrace_trampoline", "ftrace_ops_trampoline", "ftrace_graph_ret_addr",
+	"is_bpf_text_address", "bpf_ksym_find", "is_kprobe_insn_slot",
+	"is_kprobe_optinsn_slot", "__is_insn_slot_addr",
 };
 
+/* @name starts with one of @prefixes, or is one of them with @exact. */
 static bool lbr_name_in(const char *name, const char * const *prefixes,
-			unsigned int n)
+			unsigned int n, bool exact)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+		if (exact ? !strcmp(name, prefixes[i]) :
+			    !strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
 	return false;
 }
@@ -111,11 +118,11 @@ static bool lbr_on_own_path(const struct lbr_target *t)
 	if (within_module(t->start, THIS_MODULE) || lbr_fexit_owns(t->start))
 		return true;
 	if (lbr_name_in(t->name, lbr_own_path_prefixes,
-			ARRAY_SIZE(lbr_own_path_prefixes)))
+			ARRAY_SIZE(lbr_own_path_prefixes), false))
 		return true;
 	return lbr_stack_depth() &&
-	       lbr_name_in(t->name, lbr_unwind_prefixes,
-			   ARRAY_SIZE(lbr_unwind_prefixes));
+	       lbr_name_in(t->name, lbr_unwind_names,
+			   ARRAY_SIZE(lbr_unwind_names), true);
 }
 
 /* Find the function, refusing what kprobes refuse (lbr_func_lookup()). */
