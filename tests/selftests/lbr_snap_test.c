@@ -669,7 +669,9 @@ TEST_F(cap, record_fields)
 	EXPECT_EQ(self->info.backend, h->backend);
 	EXPECT_EQ(variant->hook_id, h->hook);
 	if (self->info.backend == LBR_SNAP_BACKEND_NONE) {
-		EXPECT_EQ(LBR_SNAP_REC_NO_LBR, h->flags);
+		/* Without a stack where the unwinder cannot give one. */
+		EXPECT_EQ(LBR_SNAP_REC_NO_LBR,
+			  h->flags & ~LBR_SNAP_REC_NO_STACK);
 		EXPECT_EQ(0, h->nr_entries);
 		EXPECT_EQ(0, h->probe_entries);
 	} else {
@@ -829,11 +831,23 @@ TEST_F(cap, structs_grow_old_callers_work)
 	buf = malloc(self->info.record_max);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, trigger("int", -5, 3));
-	for (i = 0; i < 3; i++) {
+	/* A record without its stack is shorter: a read may take two. */
+	for (i = 0; i < 3; ) {
+		ssize_t off = 0;
+
 		len = read(self->fd, buf, self->info.record_max);
-		EXPECT_LT(0, len);
+		ASSERT_LT(0, len) TH_LOG("%d of 3 records read", i);
 		EXPECT_GE(self->info.record_max, len);
+		while (off < len) {
+			__u32 size = ((struct lbr_snap_record *)(buf + off))->size;
+
+			ASSERT_LT(0, size);
+			off += size;
+			i++;
+		}
+		ASSERT_EQ(len, off);
 	}
+	EXPECT_EQ(3, i);
 	free(buf);
 }
 
@@ -3343,7 +3357,9 @@ TEST_F(fexit, same_record_as_kretprobe)
 	EXPECT_EQ(kr.h.func_addr, fr.h.func_addr);
 	EXPECT_EQ(kr.h.caller, fr.h.caller);
 	EXPECT_EQ(kr.h.backend, fr.h.backend);
-	EXPECT_EQ(kr.h.flags, fr.h.flags);
+	/* Before 5.15 a kretprobe record has no stack: the rest agree. */
+	EXPECT_EQ(kr.h.flags & ~LBR_SNAP_REC_NO_STACK,
+		  fr.h.flags & ~LBR_SNAP_REC_NO_STACK);
 	if (info.backend == LBR_SNAP_BACKEND_NONE)
 		SKIP(return, "no LBR here to compare branches: %s", info.reason);
 	if ((kr.h.flags | fr.h.flags) & LBR_SNAP_REC_NO_RETURN)
