@@ -76,8 +76,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	struct lbr_buf_resv res;
 	struct lbr_counters *c;
 	unsigned long flags;
-	unsigned int depth, size, nmsr, nr_stack = 0;
-	unsigned int stack_max = lbr_stack_depth();
+	unsigned int depth, size, nmsr, stack_max, nr_stack = 0;
+	bool fexit = t->hook == LBR_SNAP_HOOK_FEXIT;
 	bool ran_again = false;
 
 	local_irq_save(flags);
@@ -119,6 +119,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	}
 
 	/* Room for the whole stack: what it does not take is given back. */
+	stack_max = lbr_stack_depth();
 	nmsr = lbr_raw_msrs(lbr_hw.planes, depth);
 	size = sizeof(*raw) + (nmsr + stack_max) * sizeof(u64);
 	raw = lbr_buf_reserve(size, &res);
@@ -138,13 +139,10 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	 * any tracer's trampoline (call_stack.c): the record's too.
 	 */
 	if (stack_max) {
-		if (t->hook == LBR_SNAP_HOOK_FEXIT)
+		if (fexit || LBR_UNWINDS_KRETPROBE)
 			nr_stack = lbr_stack_save(&raw->msr[nmsr], stack_max,
-						  caller, t->start,
-						  t->start + t->size);
-		else if (LBR_UNWINDS_KRETPROBE)
-			nr_stack = lbr_stack_save(&raw->msr[nmsr], stack_max,
-						  caller, 0, 0);
+						  caller, fexit ? t->start : 0,
+						  fexit ? t->start + t->size : 0);
 		if (nr_stack)
 			caller = raw->msr[nmsr];
 		size -= (stack_max - nr_stack) * sizeof(u64);
