@@ -28,7 +28,9 @@
 # line each:
 #   READER reader=<lbr-snap-json|lbr-snap-text|trace_pipe> produced=P
 #          read=R dropped=D ns=T
-# T from the storm's start to the reader's last record, in guest ns.
+# P the storm's failing open()s, R how many of them the reader printed,
+# D what the module (or ftrace) dropped, T from the storm's start to
+# the reader's last write (the output file's mtime), in guest ns.
 N=${LBR_BENCH_CALLS:-20000}
 # The reader's storm: the issue's, 30,000 failing open()s.
 RN=${LBR_BENCH_READER_CALLS:-30000}
@@ -121,17 +123,16 @@ reader() {
 		rpid=$!
 		sleep 2
 		t0=$(lbr_snap_cost now)
-		lbr_snap_cost storm $MISS "$RN" >/dev/null
+		pid=$(lbr_snap_cost storm $MISS "$RN" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
 		set -- $(target_counts)
-		produced=$(($2 + $4))
-		w=$(lbr_snap_cost wait /tmp/reader.out $fmt "$2" 300)
+		w=$(lbr_snap_cost wait /tmp/reader.out $fmt "$pid" "$RN" 300)
 		kill -INT $rpid
 		wait $rpid
 		t1=${w##*ns=}
 		t1=${t1%% *}
 		got=${w#WAIT records=}
 		got=${got%% *}
-		echo "READER reader=lbr-snap-$fmt produced=$produced read=$got dropped=$4 ns=$((t1 - t0))"
+		echo "READER reader=lbr-snap-$fmt produced=$RN read=$got dropped=$4 ns=$((t1 - t0))"
 		rmmod lbr_snap || exit 1
 	done
 
@@ -144,8 +145,8 @@ reader() {
 	rpid=$!
 	sleep 2
 	t0=$(lbr_snap_cost now)
-	lbr_snap_cost storm $MISS "$RN" >/dev/null
-	w=$(lbr_snap_cost wait /tmp/reader.out lines "$RN" 300)
+	pid=$(lbr_snap_cost storm $MISS "$RN" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
+	w=$(lbr_snap_cost wait /tmp/reader.out lines "$pid" "$RN" 300)
 	over=0
 	for f in $T/per_cpu/cpu*/stats; do
 		o=$(sed -n 's/^overrun: //p' "$f")

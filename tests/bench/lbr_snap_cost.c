@@ -10,15 +10,21 @@
  *	in nanoseconds per call, to 0.1 ns.  Under QEMU's -icount shift=0 a
  *	nanosecond of guest time is one guest instruction.
  *   lbr_snap_cost storm PATH CALLS
- *	CALLS open(PATH) as fast as it can; prints "STORM ns=N".
+ *	CALLS open(PATH) as fast as it can; prints "STORM pid=P ns=N".
  *   lbr_snap_cost now
  *	CLOCK_MONOTONIC in nanoseconds.
- *   lbr_snap_cost wait FILE KIND COUNT TIMEOUT_S
- *	waits until FILE holds COUNT records of KIND (json: lines starting
- *	with '{', text: lines starting with a digit, lines: any line) and
- *	prints "WAIT records=N ns=T", T the CLOCK_MONOTONIC time it saw the
- *	last of them; after TIMEOUT_S seconds it prints what it has and exits
- *	1.  FILE is opened once and read as it grows: no open() of its own
+ *   lbr_snap_cost wait FILE KIND PID COUNT TIMEOUT_S
+ *	waits until FILE holds COUNT records of KIND made by process PID
+ *	(the storm's; json: lines starting with '{' that hold "pid":PID,
+ *	text: lines starting with a digit that hold "cost[PID]", lines:
+ *	lines that hold "cost-PID ", as trace_pipe prints the task) and
+ *	prints "WAIT records=N ns=T", T the CLOCK_MONOTONIC time FILE was
+ *	last written (its mtime, to a jiffy); after TIMEOUT_S seconds it
+ *	prints what it has and exits 1.  Only the storm's records count:
+ *	lbr-snap leaves out the records of its own failed open()s (its
+ *	symbol and debug-info lookups), and other processes' may come and
+ *	go.
+ *	FILE is opened once and read as it grows: no open() of its own
  *	while it waits (the storm's function is open()).
  */
 #include <errno.h>
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,58 +104,94 @@ static int opens(const char *path, unsigned long n, unsigned long runs)
 	return 0;
 }
 
-static int counts(char c, const char *kind)
+/* Whether the whole line [@p, @end) is a record of KIND with @tag in it. */
+static int counts(const char *p, const char *end, const char *kind,
+		  const char *tag)
 {
-	if (!strcmp(kind, "json"))
-		return c == '{';
-	if (!strcmp(kind, "text"))
-		return c >= '0' && c <= '9';
-	return 1;
+	if (!strcmp(kind, "json") && *p != '{')
+		return 0;
+	if (!strcmp(kind, "text") && (*p < '0' || *p > '9'))
+		return 0;
+	return memmem(p, end - p, tag, strlen(tag)) != NULL;
 }
 
-static int wait_records(const char *file, const char *kind,
+/*
+ * The CLOCK_MONOTONIC time of @fd's last write: its mtime (the kernel's
+ * coarse CLOCK_REALTIME, a jiffy's granularity) moved onto the monotonic
+ * clock.  This is when the reader wrote, not when this process got round
+ * to reading it: scanning hundreds of megabytes of JSON in a TCG guest
+ * takes seconds, and must not count as the reader's.
+ */
+static unsigned long long written_ns(int fd)
+{
+	struct timespec real, mono;
+	struct stat st;
+	long long off;
+
+	if (fstat(fd, &st) < 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	off = (long long)(real.tv_sec - mono.tv_sec) * 1000000000LL +
+	      (real.tv_nsec - mono.tv_nsec);
+	return st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec - off;
+}
+
+static int wait_records(const char *file, const char *kind, const char *pid,
 			unsigned long want, unsigned long timeout)
 {
-	unsigned long long start = now_ns(), seen = 0;
+	unsigned long long start = now_ns();
 	unsigned long have = 0;
 	struct timespec pause = { 0, 20 * 1000 * 1000 };
-	char buf[65536];
-	int line_start = 1, fd;
-	ssize_t n, i;
+	static char buf[1 << 20];
+	size_t len = 0;
+	char tag[64], *p, *nl;
+	int fd;
+	ssize_t n;
 
 	if (strcmp(kind, "json") && strcmp(kind, "text") &&
 	    strcmp(kind, "lines")) {
 		fprintf(stderr, "lbr_snap_cost: KIND is json, text or lines\n");
 		return 2;
 	}
+	if (!strcmp(kind, "json"))
+		snprintf(tag, sizeof(tag), "\"pid\":%s,", pid);
+	else if (!strcmp(kind, "text"))
+		snprintf(tag, sizeof(tag), "cost[%s]", pid);
+	else
+		snprintf(tag, sizeof(tag), "cost-%s ", pid);
 	fd = open(file, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "lbr_snap_cost: %s: %s\n", file, strerror(errno));
 		return 2;
 	}
 	while (have < want) {
-		n = read(fd, buf, sizeof(buf));
+		n = read(fd, buf + len, sizeof(buf) - len);
 		if (n < 0) {
 			fprintf(stderr, "lbr_snap_cost: read %s: %s\n", file,
 				strerror(errno));
 			return 2;
 		}
-		for (i = 0; i < n; i++) {
-			if (line_start && buf[i] != '\n' && counts(buf[i], kind))
-				have++;
-			line_start = buf[i] == '\n';
-		}
 		if (n > 0) {
-			seen = now_ns();
+			/* Whole lines; a line longer than the buffer is none. */
+			len += n;
+			for (p = buf; (nl = memchr(p, '\n', buf + len - p));
+			     p = nl + 1)
+				have += nl > p && counts(p, nl, kind, tag);
+			len = buf + len - p;
+			memmove(buf, p, len);
+			if (len == sizeof(buf))
+				len = 0;
 			continue;
 		}
 		if (now_ns() - start > timeout * 1000000000ULL) {
-			printf("WAIT records=%lu ns=%llu timeout\n", have, seen);
+			printf("WAIT records=%lu ns=%llu timeout\n", have,
+			       written_ns(fd));
 			return 1;
 		}
 		nanosleep(&pause, NULL);
 	}
-	printf("WAIT records=%lu ns=%llu\n", have, seen);
+	printf("WAIT records=%lu ns=%llu\n", have, written_ns(fd));
 	return 0;
 }
 
@@ -161,16 +204,16 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "storm")) {
 		t0 = now_ns();
 		calls(argv[2], num(argv[3]));
-		printf("STORM ns=%llu\n", now_ns() - t0);
+		printf("STORM pid=%d ns=%llu\n", (int)getpid(), now_ns() - t0);
 		return 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "now")) {
 		printf("%llu\n", now_ns());
 		return 0;
 	}
-	if (argc == 6 && !strcmp(argv[1], "wait"))
-		return wait_records(argv[2], argv[3], num(argv[4]),
-				    num(argv[5]));
-	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines COUNT TIMEOUT_S\n");
+	if (argc == 7 && !strcmp(argv[1], "wait"))
+		return wait_records(argv[2], argv[3], argv[4], num(argv[5]),
+				    num(argv[6]));
+	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines PID COUNT TIMEOUT_S\n");
 	return 2;
 }
