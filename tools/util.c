@@ -27,10 +27,13 @@ void pr_err(const char *fmt, ...)
  * (or a 4 KiB block) per write() is a syscall per branch, too slow to
  * keep up with a burst.  Whoever prints records flushes before reading
  * more, so that a record is not held back while the reader waits.
+ * 1 MiB, some 90 JSON records: in the lab guest, a storm's 300 MB of
+ * JSON went to a file faster in writes of 1 MiB than of 64 KiB (and
+ * text, 60 MB, in about 0.6 to 0.95 times the time).
  */
 void stdout_buffered(void)
 {
-	static char buf[64 * 1024];
+	static char buf[1024 * 1024];
 
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }
