@@ -24,8 +24,10 @@
 # captured and filtered are without call stacks (stack_depth=0), as the
 # event has none; captured-stack is with the default stack_depth= (16),
 # its ftrace_event the event with a stacktrace trigger.
-# rps are records per second of guest time, from the storm's start to
-# the reader's last record; lost counts what neither reader took.
+# rps are the storm's records per second of guest time, from the
+# storm's start to the reader's last write (the output file's mtime);
+# lost counts the storm's records the reader did not print (dropped
+# ones included).
 #
 # The goals (issue #17), each checked, "goal ... FAIL" and exit 1 if not:
 #   captured, kretprobe: added <= 1.0 x ftrace_event; fexit: <= 0.8 x
