@@ -355,6 +355,54 @@ cost_case "a reader that lost records fails" 1 "reader --json: .* lost 3 .* FAIL
 reader_log "$T/cost/lbr-legacy-reader.log" 100 1100000000
 cost_case "a reader slower than trace_pipe fails" 1 "reader text: .* FAIL"
 
+# The reader line's waiter (tests/bench/lbr_snap_cost.c wait): it counts
+# the storm's records only, by its pid, and times the reader's last
+# write by the file's mtime, not by when it read it.
+gcc -std=gnu11 -O2 -Wall -Werror -D_GNU_SOURCE -o "$T/cost-bin" \
+	"$HERE/bench/lbr_snap_cost.c"
+# wait_case NAME WANT-STATUS WANT-RECORDS FILE KIND PID COUNT
+wait_case() {
+	local out st
+	out=$("$T/cost-bin" wait "$4" "$5" "$6" "$7" 1)
+	st=$?
+	[ "$st" = "$2" ] || why "exit $st, want $2: $out"
+	[[ "$out" == "WAIT records=$3 "* ]] || why "want $3 records: $out"
+	result "waiter: $1"
+}
+{
+	echo '{"ts":1,"cpu":0,"pid":77,"tid":77,"comm":"lbr_snap_cost"}'
+	echo '{"ts":2,"cpu":0,"pid":770,"tid":770,"comm":"lbr_snap_cost"}'
+	echo '{"ts":3,"cpu":1,"pid":77,"tid":77,"comm":"lbr_snap_cost"}'
+	echo ' "pid":77, not a record'
+	echo '{"ts":4,"cpu":1,"pid":5,"tid":5,"comm":"lbr-snap"}'
+} >"$T/w.json"
+wait_case "JSON: the storm's records only" 0 2 "$T/w.json" json 77 2
+wait_case "JSON: one more than there is times out, exit 1" 1 2 \
+	"$T/w.json" json 77 3
+{
+	echo '12.000000 cpu0 lbr_snap_cost[77] do_sys_openat2() = -ENOENT'
+	echo '  kernel_function_1+0x2 -> kernel_function_3 lbr_snap_cost[77]'
+	echo '12.000001 cpu1 lbr_snap_cost[770] do_sys_openat2() = -ENOENT'
+	echo '12.000002 cpu1 lbr_snap_cost[77] do_sys_openat2() = -ENOENT'
+} >"$T/w.txt"
+wait_case "text: headers of the storm's records only" 0 2 "$T/w.txt" text 77 2
+wait_case "text: a third times out" 1 2 "$T/w.txt" text 77 3
+{
+	echo '   lbr_snap_cost-77      [000] d..3.  12.1: lbrcost: ret=-2'
+	echo '   lbr_snap_cost-770     [000] d..3.  12.2: lbrcost: ret=-2'
+	echo '   lbr_snap_cost-77      [001] d..3.  12.3: lbrcost: ret=-2'
+} >"$T/w.lines"
+wait_case "trace_pipe: the storm's lines only" 0 2 "$T/w.lines" lines 77 2
+wait_case "trace_pipe: a third times out" 1 2 "$T/w.lines" lines 77 3
+# Written 30 s ago: the time is then, not now.
+touch -d '30 seconds ago' "$T/w.json"
+w=$("$T/cost-bin" wait "$T/w.json" json 77 2 1)
+now=$("$T/cost-bin" now)
+ago=$(( (now - ${w##*ns=}) / 1000000000 ))
+[ "$ago" -ge 29 ] && [ "$ago" -le 31 ] ||
+	why "the last write was 30 s ago, the waiter says $ago s ($w)"
+result "waiter: the time is the file's last write, not the waiter's read"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail skip:0"
 [ "$fail" = 0 ]
