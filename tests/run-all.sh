@@ -407,17 +407,13 @@ else
 	suite guest-6.12 guest_6_12
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
-	# Two lanes of about the same length (a run from nothing on
-	# 2 cores: debug-stress 540 s, arch-pmu 300, nested 202; stress
-	# 344, pmu3 256, legacy-pmu 302): the later lane ends make check.
 	suite_bg "guest-debug-stress guest_debug_stress" \
-		"guest-lbr-arch-pmu guest_lbr_arch_pmu" \
-		"guest-nested guest_nested"
-	suite_bg "guest-stress guest_stress" \
+		"guest-lbr-arch-pmu guest_lbr_arch_pmu"
+	suite_bg "guest-stress guest_stress" "guest-nested guest_nested" \
 		"guest-lbr-pmu3 guest_lbr_pmu3" \
 		"guest-lbr-legacy-pmu guest_lbr_legacy_pmu"
-	suite_join guest-debug-stress guest-lbr-arch-pmu guest-nested \
-		guest-stress guest-lbr-pmu3 guest-lbr-legacy-pmu
+	suite_join guest-debug-stress guest-lbr-arch-pmu guest-stress \
+		guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 fi
 
 if [ "$ran" = 0 ]; then
