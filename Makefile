@@ -5,7 +5,7 @@
 #              installed headers)
 #   make check                     full test suite in QEMU guests
 #   make check-fresh               make demo and make check in a new Debian 12
-#   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3] [SMP=2]
+#   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu] [SMP=2]
 #                                  boot the test guest and run a script
 #   make demo [CPU=lbr-legacy]     show captures in the guest
 
@@ -69,7 +69,8 @@ vm-run:
 	@test -n "$(SCRIPT)" || { echo "usage: make vm-run SCRIPT=path/to/script.sh [CPU=stock] [SMP=2]"; exit 2; }
 	@tests/vm/run-vm.sh --smp $(or $(SMP),2) --cpu $(or $(CPU),stock) --script $(SCRIPT)
 
-# CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3: the guest's CPU; the lbr-* ones are the LBR
+# CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu:
+# the guest's CPU; the lbr-* ones are the LBR
 # lab's (tests/lbr-lab), built on first use.  make demo defaults to
 # lbr-legacy so that real branches show on any machine.
 demo:

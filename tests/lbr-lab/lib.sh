@@ -11,6 +11,7 @@
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_CPU_LEGACY=Skylake-Client-LBR
 LAB_CPU_ARCH=SapphireRapids-LBR
+LAB_CPU_AMD=EPYC-Genoa-LBR
 
 lab_die() { echo "lbr-lab: $*" >&2; exit 2; }
 
@@ -71,6 +72,39 @@ lab_klog_check() {
 		tail -n 10 "$log" | tr -d '\r' | sed 's/^/#   /'
 	fi
 	return 1
+}
+
+# The start of a proof that boots the guest: the guest kernel (else a
+# failed test, and exit), the lab QEMU, a scratch directory $work removed
+# at exit, and lbrtest built there ($work/lbrtest).
+lab_guest_setup() {
+	if ! lab_kernel; then
+		tap_fail "the guest kernel and its msr.ko (tests/vm/guest-kernel.sh)"
+		tap_done; exit 1
+	fi
+	lab_qemu
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+	lab_lbrtest "$work/lbrtest"
+}
+
+# A guest's "ok - name" / "not ok - name" lines as TAP tests named
+# "NAME: name", its "#" lines, and those starting with a PREFIX, as
+# diagnostics.
+#   lab_guest_tap CONSOLE-LOG NAME [PREFIX...]
+lab_guest_tap() {
+	local line p
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		case "$line" in
+		"ok - "*) tap_ok "$2: ${line#ok - }" ;;
+		"not ok - "*) tap_fail "$2: ${line#not ok - }" ;;
+		"#"*) echo "$line" ;;
+		*) for p in "${@:3}"; do
+			[[ "$line" == "$p"* ]] && echo "# $line"
+		   done ;;
+		esac
+	done < "$1"
 }
 
 # Static guest binary, built on the host

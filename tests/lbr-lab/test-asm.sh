@@ -2,22 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Proof (a): hand-written user-space branch sequences with known
-# addresses, recorded by the lab's legacy and arch LBR in a guest and
-# compared exactly (from, to, and LBR_INFO by the lab's rule: cycle count,
-# mispredict, and for arch LBR CYC_CNT_VALID and branch type), plus the
+# addresses, recorded by the lab's legacy, arch and AMD LbrExtV2 LBR in a
+# guest and compared exactly (from, to, and LBR_INFO by the lab's rule:
+# cycle count, mispredict, and for arch LBR CYC_CNT_VALID and branch
+# type; on AMD mispredict, FROM's bit 63, and TO's valid bit), plus the
 # CPL and branch-kind filters; each guest's kernel log must pass the
 # kernel-log gate.  Guest side: guest/asm-tests.sh + guest/lbrtest.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-if ! lab_kernel; then
-	tap_fail "the guest kernel and its msr.ko (tests/vm/guest-kernel.sh)"
-	tap_done; exit 1
-fi
-lab_qemu
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-lab_lbrtest "$work/lbrtest"
+lab_guest_setup
 "$LAB/boot/mkinitramfs.sh" "$work/initrd.gz" "$LAB_KVER" \
 	"$LAB/guest/asm-tests.sh" "$work/lbrtest" || lab_die "initramfs"
 
@@ -25,7 +19,7 @@ lab_lbrtest "$work/lbrtest"
 seq=$(nm "$work/lbrtest" | awk '/ lbr_seq$/ {print $1}')
 seq_end=$(nm "$work/lbrtest" | awk '/ lbr_chain$/ {print $1}')
 
-for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
+for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH" "$LAB_CPU_AMD"; do
 	log=$work/$cpu.log
 	start=$(date +%s)
 	"$LAB/boot/run-guest.sh" "$LAB_QEMU" "$cpu" "$LAB_KERNEL" \
@@ -37,15 +31,7 @@ for cpu in "$LAB_CPU_LEGACY" "$LAB_CPU_ARCH"; do
 		tail -n 30 "$log" | sed 's/^/#   /'
 		continue
 	fi
-	# Guest lines "ok - name" / "not ok - name" and "#" diagnostics
-	while IFS= read -r line; do
-		line=${line%$'\r'}
-		case "$line" in
-		"ok - "*) tap_ok "$cpu: ${line#ok - }" ;;
-		"not ok - "*) tap_fail "$cpu: ${line#not ok - }" ;;
-		"#"*) echo "$line" ;;
-		esac
-	done < "$log"
+	lab_guest_tap "$log" "$cpu"
 	grep -q '^LBRLAB-EXIT 0' "$log"
 	tap_check $? "$cpu: guest lbrtest exit status 0"
 	lab_klog_check "$log" "$cpu"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""LBR state across a migration (both lab CPU models).
+"""LBR state across a migration (the three lab CPU models).
 
 The guest (guest/migrate-test.sh -> lbrtest migrate) enables LBR for
 user-space branches, takes three branches, prints LBRLAB-MIGRATE-READY
@@ -14,7 +14,9 @@ guest's kernel log (all of it: the destination goes on with the source's
 kernel) must pass the kernel-log gate.  Then both models again with the
 lab PMU (pmu=on): GP counter 3 also counts user instructions across the
 migration, from 2^44, and must go on from the source's value (migration
-subsection cpu/pmu_lab) rather than restart from 0.
+subsection cpu/pmu_lab) rather than restart from 0.  The AMD model
+(EPYC-Genoa-LBR) the same way without (cpu/amd_lbr_lab) and with its PMU
+(pmu=on, PERF_CTR3, subsection cpu/amd_pmu_lab).
 
 Usage: test-migrate.py   (env: LBR_LAB_QEMU, LBR_LAB_KVER, LBR_SNAP_CACHE)
 """
@@ -98,8 +100,10 @@ def main():
         env = setup(tap, work, "migrate-test.sh")
         if env is None:
             return tap.done()
-        # the lab models, then with the lab PMU (cpu/pmu_lab)
-        for cpu in [c for c, _ in CPUS] + [c + ",pmu=on" for c, _ in CPUS]:
+        # the lab models, then with the lab PMU (cpu/pmu_lab); the AMD
+        # model without (cpu/amd_lbr_lab) and with its PMU (cpu/amd_pmu_lab)
+        for cpu in ([c for c, _ in CPUS] + [c + ",pmu=on" for c, _ in CPUS] +
+                    ["EPYC-Genoa-LBR", "EPYC-Genoa-LBR,pmu=on"]):
             t0 = time.time()
             migrate_run(tap, *env, cpu, work)
             print(f"# {cpu}: {time.time() - t0:.0f}s")

@@ -15,14 +15,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-if ! lab_kernel; then
-	tap_fail "the guest kernel and its msr.ko (tests/vm/guest-kernel.sh)"
-	tap_done; exit 1
-fi
-lab_qemu
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-lab_lbrtest "$work/lbrtest"
+lab_guest_setup
 "$LAB/boot/mkinitramfs.sh" "$work/initrd.gz" "$LAB_KVER" \
 	"$LAB/guest/perf-init.sh" "$work/lbrtest" || lab_die "initramfs"
 

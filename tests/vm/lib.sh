@@ -56,11 +56,18 @@ lbr_kernel_source_files() {
 }
 
 # -cpu and the QEMU binary for
-# CPU=stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3.
+# CPU=stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu.
 # The *-pmu names are the same lab models with the lab PMU (pmu=on):
 # the guest's perf has its Intel PMU driver and the LBR
 # (tests/lbr-lab/README.md, "Lab PMU"); lbr-legacy-pmu3 has perfmon
 # version 3, whose PMI clears DEBUGCTL.LBR (the legacy freeze).
+# lbr-amd is the lab's AMD model as a Zen 4 is: LbrExtV2 (patch 0007)
+# and the PerfMonV2 PMU (patch 0008, pmu=on), so that the guest's perf
+# has its AMD PMU driver with the LBR; lbr-amd-nopmu is it without the
+# PMU.  lbr-arch-xsaves is lbr-arch-pmu with XSAVES and Arch LBR's XSAVE
+# state component (patches 0009/0010, lbr-lab-xsaves=on): the guest
+# kernel switches FPU state with XSAVES, perf reads LBR with it, and so
+# does lbr_snap (lbr_read=auto).
 lbr_qemu_for_cpu() {
 	case "$1" in
 	stock)
@@ -76,7 +83,7 @@ lbr_qemu_for_cpu() {
 		QEMU_CPU=Skylake-Client
 		QEMU_ARGS=
 		;;
-	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3)
+	lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu)
 		# The LBR lab's QEMU (tests/lbr-lab/README.md), firmware from
 		# Debian's packages.
 		QEMU=${LBR_LAB_QEMU:-$("$LBR_TOP/tests/lbr-lab/build.sh" | tail -n1)} ||
@@ -88,12 +95,16 @@ lbr_qemu_for_cpu() {
 		lbr-arch) QEMU_CPU=SapphireRapids-LBR ;;
 		lbr-legacy-pmu) QEMU_CPU=Skylake-Client-LBR,pmu=on ;;
 		lbr-arch-pmu) QEMU_CPU=SapphireRapids-LBR,pmu=on ;;
+		lbr-arch-xsaves)
+			QEMU_CPU=SapphireRapids-LBR,pmu=on,lbr-lab-xsaves=on ;;
 		lbr-legacy-pmu3)
 			QEMU_CPU=Skylake-Client-LBR,pmu=on,lbr-lab-pmu-version=3 ;;
+		lbr-amd) QEMU_CPU=EPYC-Genoa-LBR,pmu=on ;;
+		lbr-amd-nopmu) QEMU_CPU=EPYC-Genoa-LBR ;;
 		esac
 		;;
 	*)
-		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu, lbr-arch-pmu or lbr-legacy-pmu3"
+		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu, lbr-arch-pmu, lbr-arch-xsaves, lbr-legacy-pmu3, lbr-amd or lbr-amd-nopmu"
 		;;
 	esac
 }

@@ -6,7 +6,7 @@
 # or sleeping-in-atomic report, or when the guest never finishes.
 #
 # Usage: tests/vm/run-vm.sh --script FILE [--smp N]
-#                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-legacy-pmu3]
+#                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
 #                           [--accel tcg[,thread=single]] [--icount SHIFT]
 # --icount SHIFT: QEMU's -icount shift=SHIFT (single-threaded TCG), so a
@@ -45,6 +45,10 @@ case $icount in
 *[!0-9]*) die "--icount $icount: a shift, 0 to 10" ;;
 *) QEMU_ARGS="$QEMU_ARGS -icount shift=$icount" ;;
 esac
+
+# A guest with a host thread per vCPU is told so (LBR_MTTCG=1 in its
+# environment): a test that multi-threaded TCG cannot run skips there.
+[[ "$smp" != 1 && "$accel" != *thread=single* ]] && append="LBR_MTTCG=1 $append"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

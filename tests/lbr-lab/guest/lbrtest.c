@@ -16,9 +16,11 @@
  *   lbrtest migrate        LBR on across a migration the host performs
  *                          while we block in read(0)
  *   lbrtest bench [N]      rough cost of recording (not a test)
- *   lbrtest pmu            lab PMU (pmu=on): perf_event_open counting,
- *                          sampling and branch stacks over a known loop,
- *                          and FREEZE_LBRS_ON_PMI at the MSR level
+ *   lbrtest pmu            lab PMU (pmu=on; Intel or AMD PerfMonV2):
+ *                          perf_event_open counting, RDPMC, sampling and
+ *                          branch stacks over a known loop,
+ *                          FREEZE_LBRS_ON_PMI at the MSR level, and on
+ *                          AMD the PMU registers themselves
  *   lbrtest pmu-bench [N]  cost of counting: a loop with no counter and
  *                          with one (not a test)
  *   lbrtest info           print CPUID / MSR facts
@@ -59,6 +61,18 @@
 #define MSR_ARCH_LBR_INFO	0x1200
 
 #define NR			32
+/*
+ * AMD LbrExtV2 (lbr-lab=amd): FROM_i = 0xc0010300 + 2i, TO_i the MSR
+ * after it, entry 0 the newest; FROM bit 63 mispredict, TO bit 63 valid
+ * (arch/x86/events/amd/lbr.c, struct branch_entry).
+ */
+#define MSR_AMD_LBR_SELECT	0xc000010e
+#define MSR_AMD_DBG_EXTN_CFG	0xc000010f
+#define AMD_LBRV2EN		(1ULL << 6)
+#define MSR_AMD_LBR_FROM	0xc0010300
+#define AMD_NR			16
+#define AMD_FROM_MISPRED	(1ULL << 63)
+#define AMD_TO_VALID		(1ULL << 63)
 #define KERNEL_BASE		0xffff800000000000ULL
 
 /* LBR_INFO fields (LBR format 5 and arch LBR) */
@@ -108,6 +122,25 @@ struct br {
 
 static int msr_fd = -1;
 static bool arch;		/* arch LBR, else legacy */
+static bool amd;		/* AMD LbrExtV2, else one of the above */
+static int amd_layout_bad;	/* AMD entries read without Linux's layout */
+
+/* Entries in the stack */
+static int depth(void)
+{
+	return amd ? AMD_NR : NR;
+}
+
+static const char *flavour(void)
+{
+	return amd ? "amd" : arch ? "arch" : "legacy";
+}
+
+/* A FROM or TO with its flag bits gone: sign-extended from bit 47 */
+static uint64_t amd_ip(uint64_t v)
+{
+	return (uint64_t)((int64_t)(v << 16) >> 16);
+}
 static int n_ok, n_fail;
 
 /*
@@ -122,6 +155,9 @@ static uint64_t lab_info(uint64_t from, uint64_t to, int kind)
 
 	if (!info)
 		info = 1;
+	/* AMD has no LBR_INFO: only mispredict, FROM's bit 63, is read */
+	if (amd)
+		info = 0;
 	if (kind == RET || kind == IND_JMP || kind == IND_CALL)
 		info |= INFO_MISPRED;
 	if (arch)
@@ -140,6 +176,8 @@ static bool lab_info_any_kind(uint64_t from, uint64_t to, uint64_t info)
 	if (arch)
 		return info == lab_info(from, to,
 					(info >> INFO_BR_TYPE_SHIFT) & 0xf);
+	if (amd)
+		return !(info & ~INFO_MISPRED);
 	return (info & ~INFO_MISPRED) ==
 	       (lab_info(from, to, JCC) & ~INFO_MISPRED);
 }
@@ -174,7 +212,7 @@ static void result(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s - %s: ", ok ? "ok" : "not ok", arch ? "arch" : "legacy");
+	printf("%s - %s: ", ok ? "ok" : "not ok", flavour());
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -200,6 +238,15 @@ static void lbr_clear(void)
 	if (arch) {
 		wrmsr(MSR_ARCH_LBR_CTL, 0);
 		wrmsr(MSR_ARCH_LBR_DEPTH, NR);	/* resets all entries */
+		return;
+	}
+	if (amd) {
+		/* As amd_pmu_lbr_reset() does */
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
+		for (i = 0; i < AMD_NR; i++) {
+			wrmsr(MSR_AMD_LBR_FROM + 2 * i, 0);
+			wrmsr(MSR_AMD_LBR_FROM + 2 * i + 1, 0);
+		}
 		return;
 	}
 	wrmsr(MSR_DEBUGCTL, 0);
@@ -239,11 +286,16 @@ static uint32_t lbr_program(const struct cfg *c, uint64_t *on, uint64_t *off)
 		*on = v;
 		return MSR_ARCH_LBR_CTL;
 	}
-	/* LBR_SELECT bits suppress */
+	/* LBR_SELECT bits suppress, AMD's as legacy's */
 	v = (c->kernel ? 0 : 1) | (c->user ? 0 : 2);
 	for (k = 0; k <= FAR; k++)
 		if ((ALL_KINDS & K(k)) && !(c->kinds & K(k)))
 			v |= legacy_bit[k];
+	if (amd) {
+		wrmsr(MSR_AMD_LBR_SELECT, v);
+		*on = AMD_LBRV2EN;	/* DBG_EXTN_CFG.LBRV2EN */
+		return MSR_AMD_DBG_EXTN_CFG;
+	}
 	wrmsr(MSR_LBR_SELECT, v);
 	*on = 1;			/* DEBUGCTL.LBR */
 	return MSR_DEBUGCTL;
@@ -260,10 +312,31 @@ static int lbr_read_as(struct br *out, int info_skew, bool info_zero)
 	struct br tmp[NR];
 	int i, n = 0;
 
-	for (i = 0; i < NR; i++) {
+	for (i = 0; i < depth(); i++) {
 		uint64_t from, to, info;
 
-		if (arch) {
+		if (amd) {
+			/* An entry whose TO is not valid is empty */
+			from = rdmsr(MSR_AMD_LBR_FROM + 2 * i);
+			to = rdmsr(MSR_AMD_LBR_FROM + 2 * i + 1);
+			if (!(to & AMD_TO_VALID))
+				break;
+			/*
+			 * As amd_pmu_lbr_read() takes them: FROM 62:48 and TO
+			 * 60:48 the sign extension of bit 47, TO's reserved
+			 * (61, which Linux drops) and spec (62) bits 0.
+			 */
+			if ((from & ~AMD_FROM_MISPRED) !=
+			    (amd_ip(from) & ~AMD_FROM_MISPRED) ||
+			    (to & ~AMD_TO_VALID) !=
+			    (amd_ip(to) & ((1ULL << 61) - 1)))
+				amd_layout_bad++;
+			info = rdmsr(MSR_AMD_LBR_FROM + 2 * ((i + info_skew) &
+							    (AMD_NR - 1))) &
+			       AMD_FROM_MISPRED ? INFO_MISPRED : 0;
+			from = amd_ip(from);
+			to = amd_ip(to);
+		} else if (arch) {
 			from = rdmsr(MSR_ARCH_LBR_FROM + i);
 			to = rdmsr(MSR_ARCH_LBR_TO + i);
 			info = rdmsr(MSR_ARCH_LBR_INFO +
@@ -407,10 +480,33 @@ static void check_exact(const char *name, lbr_fn *fn, const struct cfg *c,
 	}
 }
 
+/*
+ * AMD: CPUID 0x80000022 EAX bit 1 LbrExtV2, EBX[9:4] the stack size
+ * (union cpuid_0x80000022_ebx in arch/x86/include/asm/perf_event.h).
+ */
+static void test_cpuid_amd(void)
+{
+	unsigned int a, b, c, d, max;
+
+	__cpuid(0x80000000, max, b, c, d);
+	a = b = 0;
+	if (max >= 0x80000022)
+		__cpuid(0x80000022, a, b, c, d);
+	result(max >= 0x80000022 && a == 2 && ((b >> 4) & 0x3f) == AMD_NR,
+	       "CPUID max extended leaf %#x, 0x80000022 eax=%#x (LbrExtV2 "
+	       "only) ebx=%#x (16 entries)", max, a, b);
+}
+
 static void test_cpuid_msrs(void)
 {
 	unsigned int a, b, c, d;
-	uint64_t caps = rdmsr(MSR_PERF_CAPABILITIES);
+	uint64_t caps;
+
+	if (amd) {
+		test_cpuid_amd();
+		return;
+	}
+	caps = rdmsr(MSR_PERF_CAPABILITIES);
 
 	__cpuid(1, a, b, c, d);
 	bool pdcm = c & (1u << 15);
@@ -436,7 +532,25 @@ static void test_msr_storage(void)
 	bool ok = true;
 
 	lbr_clear();
-	if (arch) {
+	if (amd) {
+		wrmsr(MSR_AMD_LBR_FROM + 10, 0x1111);
+		wrmsr(MSR_AMD_LBR_FROM + 11, 0x2222);
+		wrmsr(MSR_AMD_LBR_SELECT, 0x1ff);
+		ok = rdmsr(MSR_AMD_LBR_FROM + 10) == 0x1111 &&
+		     rdmsr(MSR_AMD_LBR_FROM + 11) == 0x2222 &&
+		     rdmsr(MSR_AMD_LBR_SELECT) == 0x1ff;
+		result(ok, "FROM_5/TO_5/LBR_SELECT writes are stored");
+		wrmsr(MSR_AMD_LBR_SELECT, 0);
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, 0xff);
+		ok = rdmsr(MSR_AMD_DBG_EXTN_CFG) == AMD_LBRV2EN;
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
+		result(ok && !rdmsr(MSR_AMD_DBG_EXTN_CFG),
+		       "DBG_EXTN_CFG keeps LBRV2EN (bit 6) only");
+		wrmsr(MSR_DEBUGCTL, 1 | (1 << 11));
+		ok = rdmsr(MSR_DEBUGCTL) == (1 << 11);
+		wrmsr(MSR_DEBUGCTL, 0);
+		result(ok, "DEBUGCTL keeps FREEZE_LBRS_ON_PMI, not LBR");
+	} else if (arch) {
 		wrmsr(MSR_ARCH_LBR_FROM + 5, 0x1111);
 		wrmsr(MSR_ARCH_LBR_TO + 5, 0x2222);
 		wrmsr(MSR_ARCH_LBR_INFO + 5, 0x3333);
@@ -498,7 +612,7 @@ static void test_asm(void)
 
 		lbr_clear();
 		msr = lbr_program(&off, &on, &zero);
-		on = arch ? on & ~1ULL : 0;
+		on = arch ? on & ~1ULL : 0;	/* AMD: LBRV2EN clear */
 		lbr_seq(msr_fd, &on, &zero, msr);
 		ng = lbr_read(got);
 		result(ng == 0, "LBR disabled: nothing recorded (%d entries)",
@@ -507,7 +621,9 @@ static void test_asm(void)
 
 	/* Every near branch kind, CPL0 and far branches suppressed */
 	n = expected_seq(want, ALL_NEAR);
-	check_exact(arch ? "user branches, all near kinds, exact from/to/info "
+	check_exact(amd ? "user branches, all near kinds, exact from/to "
+			  "and mispredict (FROM bit 63), TO valid"
+		    : arch ? "user branches, all near kinds, exact from/to/info "
 			   "(cycle count, MISPRED, no TSX, CYC_CNT_VALID, "
 			   "BR_TYPE)"
 			 : "user branches, all near kinds, exact from/to/info "
@@ -529,12 +645,15 @@ static void test_asm(void)
 		ok = same(got, ng, want, n) && !same(skew, ns, want, n) &&
 		     !same(zero, nz, want, n);
 		fill_info(want, n);
-		for (i = 0; i + 1 < n; i++)
+		/* AMD's one bit of INFO: only the first two checks apply */
+		for (i = 0; !amd && i + 1 < n; i++)
 			if (want[i].info == want[i + 1].info &&
 			    (want[i].from != want[i + 1].from ||
 			     want[i].to != want[i + 1].to))
 				ok = false;
-		result(ok, "the compare bites: INFO of the neighbour entry, "
+		result(ok, amd ? "the compare bites: mispredict of the "
+		       "neighbour entry, or read as 0, does not match"
+		       : "the compare bites: INFO of the neighbour entry, "
 		       "or INFO read as 0, does not match; neighbours' INFO "
 		       "differ");
 		if (!ok) {
@@ -569,15 +688,16 @@ static void test_asm(void)
 		    "(kernel -> lbr_seq_L0) is recorded first",
 		    lbr_seq, &c, want, n);
 
-	/* More branches than entries: the newest 32 survive, in order */
+	/* More branches than entries: the newest 32 (16) survive, in order */
 	c = user_all;
 	for (i = 0; i < 40; i++)
 		want[i] = (struct br){ U(lbr_chain_start) + 4 * i,
 				       U(lbr_chain_start) + 4 * i + 4, 0,
 				       REL_JMP };
-	check_exact("40 taken jumps: the newest 32 in order", lbr_chain, &c,
-		    want + 8, NR);
-	if (!arch) {
+	check_exact(amd ? "40 taken jumps: the newest 16 in order"
+			: "40 taken jumps: the newest 32 in order", lbr_chain,
+		    &c, want + 40 - depth(), depth());
+	if (!arch && !amd) {
 		uint64_t tos = rdmsr(MSR_LBR_TOS);
 
 		result(tos == (40 & (NR - 1)),
@@ -603,6 +723,12 @@ static void test_asm(void)
 	ng = run(lbr_seq, &c, got);
 	result(ng == 0, "CPL0 and CPL>0 suppressed: nothing recorded "
 	       "(%d entries)", ng);
+
+	/* Every entry read above, user and kernel addresses alike */
+	if (amd)
+		result(!amd_layout_bad, "every entry had Linux's layout: FROM "
+		       "62:48 and TO 60:48 sign extension, TO reserved and "
+		       "spec 0 (%d did not)", amd_layout_bad);
 }
 
 /* Syscalls the cross-check window contains */
@@ -662,15 +788,36 @@ static int xcheck(int nmodes, char **modes)
 	return 0;
 }
 
+/* The lab PMU's MSRs (pmu=on): migrate() and the PMU checks below */
+#define MSR_PERFEVTSEL0		0x186
+#define MSR_A_PMC0		0x4c1
+#define MSR_GLOBAL_STATUS	0x38e
+#define MSR_GLOBAL_CTRL		0x38f
+#define MSR_GLOBAL_OVF_CTRL	0x390
+#define GLOBAL_STATUS_LBR_FRZ	(1ULL << 58)
+#define DEBUGCTL_LBR		(1ULL << 0)
+#define DEBUGCTL_FRZ_LBR_ON_PMI	(1ULL << 11)
+/*
+ * AMD PerfMonV2 (EPYC-Genoa-LBR,pmu=on; patch 0008): PERF_CTLi =
+ * 0xc0010200 + 2i, PERF_CTRi = 0xc0010201 + 2i, the K7 MSRs aliasing
+ * counters 0-3, and PerfCntrGlobalStatus/Ctl/StatusClr/StatusSet
+ * (arch/x86/include/asm/msr-index.h).  LBRSF is bit 58, as Intel's LBR_FRZ.
+ */
+#define MSR_AMD_PERF_CTL	0xc0010200
+#define MSR_AMD_PERF_CTR	0xc0010201
+#define MSR_K7_EVNTSEL0		0xc0010000
+#define MSR_K7_PERFCTR0		0xc0010004
+#define MSR_AMD_GLOBAL_STATUS	0xc0000300
+#define MSR_AMD_GLOBAL_CTL	0xc0000301
+#define MSR_AMD_GLOBAL_CLR	0xc0000302
+#define MSR_AMD_GLOBAL_SET	0xc0000303
+#define AMD_NUM_PMC		6
+
 /*
  * Migration: LBR stays enabled while the host migrates the VM (the guest
  * blocks in read(0) inside lbr_mig).  The entries recorded before must
  * survive, and recording must go on after (HF_LBR restored).
  */
-#define MSR_PERFEVTSEL0_M	0x186
-#define MSR_A_PMC0_M		0x4c1
-#define MSR_GLOBAL_CTRL_M	0x38f
-
 static int migrate(void)
 {
 	const struct cfg c = { .user = true, .kinds = ALL_NEAR };
@@ -685,6 +832,9 @@ static int migrate(void)
 	struct br got[NR];
 	unsigned int a, b, cx, d;
 	uint64_t pmc = 0, gctl = 0, start = 1ULL << 44;
+	/* counter 3's MSRs: Intel's, or AMD's PERF_CTL3/CTR3 (patch 0008) */
+	uint32_t sel3 = MSR_PERFEVTSEL0 + 3, ctr3 = MSR_A_PMC0 + 3;
+	uint32_t glob = MSR_GLOBAL_CTRL;
 	bool pmu;
 	int ng;
 
@@ -693,27 +843,33 @@ static int migrate(void)
 	 * With the lab PMU (pmu=on), GP counter 3 (perf leaves it alone)
 	 * counts user instructions across the migration, from 2^44: the
 	 * destination must go on from the source's value
-	 * (cpu/pmu_lab), not from 0.
+	 * (cpu/pmu_lab; AMD PerfMonV2: cpu/amd_pmu_lab), not from 0.
 	 */
 	__cpuid(0, a, b, cx, d);
 	pmu = false;
-	if (a >= 0xa) {
+	if (amd) {
+		__cpuid(0x80000022, a, b, cx, d);
+		pmu = a & 1;		/* PerfMonV2 */
+		sel3 = MSR_AMD_PERF_CTL + 2 * 3;
+		ctr3 = MSR_AMD_PERF_CTR + 2 * 3;
+		glob = MSR_AMD_GLOBAL_CTL;
+	} else if (a >= 0xa) {
 		__cpuid_count(0xa, 0, a, b, cx, d);
 		pmu = (a & 0xff) >= 2;
 	}
 	if (pmu) {
-		gctl = rdmsr(MSR_GLOBAL_CTRL_M);
-		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
-		wrmsr(MSR_A_PMC0_M + 3, start);
-		wrmsr(MSR_GLOBAL_CTRL_M, gctl | 8);
-		/* INST_RETIRED.ANY_P, USR, EN */
-		wrmsr(MSR_PERFEVTSEL0_M + 3, 0xc0 | (1 << 16) | (1 << 22));
+		gctl = rdmsr(glob);
+		wrmsr(sel3, 0);
+		wrmsr(ctr3, start);
+		wrmsr(glob, gctl | 8);
+		/* instructions retired (0xC0, both vendors), USR, EN */
+		wrmsr(sel3, 0xc0 | (1 << 16) | (1 << 22));
 	}
 	ng = run(lbr_mig, &c, got);
 	if (pmu) {
-		pmc = rdmsr(MSR_A_PMC0_M + 3);
-		wrmsr(MSR_PERFEVTSEL0_M + 3, 0);
-		wrmsr(MSR_GLOBAL_CTRL_M, gctl);
+		pmc = rdmsr(ctr3);
+		wrmsr(sel3, 0);
+		wrmsr(glob, gctl);
 		result(pmc > start && pmc < start + 10000000,
 		       "pmu: counter 3 went on counting across the migration "
 		       "(%#" PRIx64 ", started at %#" PRIx64 ")", pmc, start);
@@ -771,14 +927,23 @@ static void bench(long n)
 
 /* ---- lab PMU (pmu=on) ------------------------------------------------ */
 
-#define MSR_PERFEVTSEL0		0x186
-#define MSR_A_PMC0		0x4c1
-#define MSR_GLOBAL_STATUS	0x38e
-#define MSR_GLOBAL_CTRL		0x38f
-#define MSR_GLOBAL_OVF_CTRL	0x390
-#define GLOBAL_STATUS_LBR_FRZ	(1ULL << 58)
-#define DEBUGCTL_LBR		(1ULL << 0)
-#define DEBUGCTL_FRZ_LBR_ON_PMI	(1ULL << 11)
+
+/* The counter-0 and global MSRs of the freeze check, per vendor */
+struct pmu_msrs {
+	uint32_t ctl0, ctr0, status, ctrl, clear;
+};
+
+static struct pmu_msrs pmu_msrs(void)
+{
+	if (amd)
+		return (struct pmu_msrs){ MSR_AMD_PERF_CTL, MSR_AMD_PERF_CTR,
+					  MSR_AMD_GLOBAL_STATUS,
+					  MSR_AMD_GLOBAL_CTL,
+					  MSR_AMD_GLOBAL_CLR };
+	return (struct pmu_msrs){ MSR_PERFEVTSEL0, MSR_A_PMC0,
+				  MSR_GLOBAL_STATUS, MSR_GLOBAL_CTRL,
+				  MSR_GLOBAL_OVF_CTRL };
+}
 
 /* lbrtest-asm.S: 2n + 3 instructions and n + 2 branches with the call */
 void pmu_loop(long n);
@@ -1022,15 +1187,25 @@ static void pmu_sampling(void)
 		       r.first_stack[k][1]);
 	result(count >= (int64_t)LOOP_INSNS(n) && r.n > 0 &&
 	       r.n >= count / (int64_t)period - 1 && r.with_stack == r.n &&
-	       r.entries >= r.n * 16 && r.backedges >= r.entries * 9 / 10,
+	       r.entries >= r.n * (depth() / 2) &&
+	       r.backedges >= r.entries * 9 / 10,
 	       "pmu: PERF_SAMPLE_BRANCH_STACK: %ld samples, each with a "
-	       "branch stack, %ld of %ld entries are pmu_loop's back-edge",
-	       r.n, r.backedges, r.entries);
+	       "branch stack (%ld entries, at least %d a sample on average: "
+	       "one may hold fewer, after perf reset the LBR), %ld of them "
+	       "are pmu_loop's back-edge", r.n, r.entries, depth() / 2,
+	       r.backedges);
 }
 
 /* The LBR's newest entry and (legacy) TOS, for the freeze check */
 static void lbr_newest(uint64_t *tos, uint64_t *from, uint64_t *to)
 {
+	if (amd) {
+		/* Entry 0 is the newest; the flag bits dropped */
+		*tos = 0;
+		*from = amd_ip(rdmsr(MSR_AMD_LBR_FROM));
+		*to = amd_ip(rdmsr(MSR_AMD_LBR_FROM + 1));
+		return;
+	}
 	if (arch) {
 		*tos = 0;
 		*from = rdmsr(MSR_ARCH_LBR_FROM);
@@ -1053,25 +1228,39 @@ static void lbr_newest(uint64_t *tos, uint64_t *from, uint64_t *to)
  * LBR untouched.  Version 4 (streamlined freeze) sets LBR_FRZ (58), and
  * clearing it through PERF_GLOBAL_OVF_CTRL lets the LBR record again;
  * version 3 (legacy freeze, lbr-lab-pmu-version=3) clears DEBUGCTL.LBR
- * instead, and setting it again does.
+ * instead, and setting it again does.  AMD (PerfMonV2 with
+ * LbrAndPmcFreeze) works as version 4 with its own MSRs: PERF_CTL0/CTR0,
+ * PerfCntrGlobalCtl, DebugCtl.FLBRI (bit 11, Linux's
+ * DEBUGCTLMSR_FREEZE_LBRS_ON_PMI) and LBRV2EN; the PMI sets LBRSF (58)
+ * in PerfCntrGlobalStatus, and PerfCntrGlobalStatusClr clears it.
  */
 static void pmu_freeze(void)
 {
 	uint64_t st, tos0, f0, t0, tos1, f1, t1, tos2, f2, t2, gctl, dbg;
+	const struct pmu_msrs m = pmu_msrs();
 	unsigned int a, b, c, d;
 	bool v4;
+	char ver[32];
 
 	__cpuid_count(0xa, 0, a, b, c, d);
-	v4 = (a & 0xff) >= 4;
+	v4 = amd || (a & 0xff) >= 4;
+	if (amd)
+		snprintf(ver, sizeof(ver), "AMD PerfMonV2");
+	else
+		snprintf(ver, sizeof(ver), "perfmon v%u", a & 0xff);
 
 	lbr_clear();
-	gctl = rdmsr(MSR_GLOBAL_CTRL);
-	wrmsr(MSR_GLOBAL_OVF_CTRL, rdmsr(MSR_GLOBAL_STATUS));
-	wrmsr(MSR_PERFEVTSEL0, 0);
-	wrmsr(MSR_A_PMC0, (1ULL << 48) - 3000);
-	/* INST_RETIRED.ANY_P, USR, INT, EN */
-	wrmsr(MSR_PERFEVTSEL0, 0xc0 | (1 << 16) | (1 << 20) | (1 << 22));
-	if (arch) {
+	gctl = rdmsr(m.ctrl);
+	wrmsr(m.clear, rdmsr(m.status));
+	wrmsr(m.ctl0, 0);
+	wrmsr(m.ctr0, (1ULL << 48) - 3000);
+	/* Instructions retired (0xC0), USR, INT, EN: the same on both */
+	wrmsr(m.ctl0, 0xc0 | (1 << 16) | (1 << 20) | (1 << 22));
+	if (amd) {
+		wrmsr(MSR_AMD_LBR_SELECT, 1);	/* suppress CPL0 */
+		wrmsr(MSR_DEBUGCTL, DEBUGCTL_FRZ_LBR_ON_PMI);
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, AMD_LBRV2EN);
+	} else if (arch) {
 		/* LBREn, USR, all branch types */
 		wrmsr(MSR_DEBUGCTL, DEBUGCTL_FRZ_LBR_ON_PMI);
 		wrmsr(MSR_ARCH_LBR_CTL, 1 | (1 << 2) | (0x7fULL << 16));
@@ -1079,23 +1268,25 @@ static void pmu_freeze(void)
 		wrmsr(MSR_LBR_SELECT, 1);	/* suppress CPL0 */
 		wrmsr(MSR_DEBUGCTL, DEBUGCTL_LBR | DEBUGCTL_FRZ_LBR_ON_PMI);
 	}
-	wrmsr(MSR_GLOBAL_CTRL, gctl | 1);
+	wrmsr(m.ctrl, gctl | 1);
 	pmu_loop(5000);		/* 10003 instructions: overflows inside */
-	st = rdmsr(MSR_GLOBAL_STATUS);
+	st = rdmsr(m.status);
 	dbg = rdmsr(MSR_DEBUGCTL);
 	lbr_newest(&tos0, &f0, &t0);
 	pmu_loop(1000);
 	lbr_newest(&tos1, &f1, &t1);
-	printf("# PMU-FREEZE (perfmon v%u) global status %#" PRIx64
+	printf("# PMU-FREEZE (%s) global status %#" PRIx64
 	       ", DEBUGCTL %#" PRIx64 ", counter 0 %#" PRIx64
 	       "; newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64
 	       ", after pmu_loop(1000) tos %" PRIu64 " %#" PRIx64 " -> %#"
-	       PRIx64 "\n", a & 0xff, st, dbg, rdmsr(MSR_A_PMC0), tos0, f0, t0,
+	       PRIx64 "\n", ver, st, dbg, rdmsr(m.ctr0), tos0, f0, t0,
 	       tos1, f1, t1);
 	if (v4)
 		result((st & GLOBAL_STATUS_LBR_FRZ) && (st & 1),
-		       "pmu: counter 0 overflowed with a PMI: PERF_GLOBAL_STATUS %#"
-		       PRIx64 " has LBR_FRZ (58) and bit 0", st);
+		       "pmu: counter 0 overflowed with a PMI: %s %#"
+		       PRIx64 " has %s (58) and bit 0",
+		       amd ? "PerfCntrGlobalStatus" : "PERF_GLOBAL_STATUS", st,
+		       amd ? "LBRSF" : "LBR_FRZ");
 	else
 		result(!(st & GLOBAL_STATUS_LBR_FRZ) && (st & 1) &&
 		       dbg == DEBUGCTL_FRZ_LBR_ON_PMI,
@@ -1106,40 +1297,166 @@ static void pmu_freeze(void)
 	       "pmu: the frozen LBR's newest entry is pmu_loop's back-edge "
 	       "(%#" PRIx64 " -> %#" PRIx64 ")", f0, t0);
 	result(tos1 == tos0 && f1 == f0 && t1 == t0 &&
-	       (!v4 || (rdmsr(MSR_GLOBAL_STATUS) & GLOBAL_STATUS_LBR_FRZ)),
+	       (!v4 || (rdmsr(m.status) & GLOBAL_STATUS_LBR_FRZ)),
 	       "pmu: while frozen the LBR records nothing");
 	if (v4) {
-		wrmsr(MSR_GLOBAL_OVF_CTRL, GLOBAL_STATUS_LBR_FRZ | 1);
+		wrmsr(m.clear, GLOBAL_STATUS_LBR_FRZ | 1);
 	} else {
-		wrmsr(MSR_GLOBAL_OVF_CTRL, 1);
+		wrmsr(m.clear, 1);
 		wrmsr(MSR_DEBUGCTL, DEBUGCTL_LBR | DEBUGCTL_FRZ_LBR_ON_PMI);
 	}
-	st = rdmsr(MSR_GLOBAL_STATUS);
+	st = rdmsr(m.status);
 	pmu_loop(1000);
 	lbr_newest(&tos2, &f2, &t2);
-	if (arch)
-		wrmsr(MSR_ARCH_LBR_CTL, 0);
-	else
+	if (amd) {
+		wrmsr(MSR_AMD_DBG_EXTN_CFG, 0);
 		wrmsr(MSR_DEBUGCTL, 0);
-	wrmsr(MSR_PERFEVTSEL0, 0);
-	wrmsr(MSR_GLOBAL_CTRL, gctl);
+		wrmsr(MSR_AMD_LBR_SELECT, 0);
+	} else if (arch) {
+		wrmsr(MSR_ARCH_LBR_CTL, 0);
+	} else {
+		wrmsr(MSR_DEBUGCTL, 0);
+	}
+	wrmsr(m.ctl0, 0);
+	wrmsr(m.ctrl, gctl);
 	printf("# PMU-FREEZE after unfreezing: status %#" PRIx64
 	       ", newest LBR tos %" PRIu64 " %#" PRIx64 " -> %#" PRIx64 "\n",
 	       st, tos2, f2, t2);
 	result(!(st & GLOBAL_STATUS_LBR_FRZ) &&
-	       (arch ? (f2 != f1 || t2 != t1) : tos2 != tos1),
+	       (arch || amd ? (f2 != f1 || t2 != t1) : tos2 != tos1),
 	       "pmu: after %s the LBR records again (newest %#" PRIx64
-	       " -> %#" PRIx64 ")", v4 ? "PERF_GLOBAL_OVF_CTRL clears LBR_FRZ" :
+	       " -> %#" PRIx64 ")",
+	       amd ? "PerfCntrGlobalStatusClr clears LBRSF" :
+	       v4 ? "PERF_GLOBAL_OVF_CTRL clears LBR_FRZ" :
 	       "DEBUGCTL.LBR is set again", f2, t2);
+}
+
+/*
+ * AMD (EPYC-Genoa-LBR,pmu=on): the registers as Linux 6.1's
+ * amd_core_pmu_init(), check_hw_exists() and amd_pmu_v2_handle_irq() find
+ * them, at the MSR level with no perf event active: CPUID
+ * 0x80000001 ECX[23] PerfCtrExtCore and 0x80000022 (PerfMonV2, LbrExtV2,
+ * LbrAndPmcFreeze; 6 counters, 16 LBR entries); each PERF_CTR keeps a
+ * 48-bit value and the K7 MSRs alias counters 0-3; reserved PERF_CTL and
+ * PerfCntrGlobalCtl bits and writes to PerfCntrGlobalStatus raise #GP;
+ * PerfCntrGlobalStatusSet/Clr set and clear CNT_OF and LBRSF and ignore
+ * reserved bits (Linux acknowledges with ~status).
+ */
+static void pmu_amd_regs(void)
+{
+	unsigned int a, b, c, d;
+	uint64_t st0, st1, st2;
+	int i, bad = 0;
+
+	__cpuid(0x80000001, a, b, c, d);
+	result(c & (1u << 23), "pmu: CPUID 0x80000001 ECX %#x has "
+	       "PerfCtrExtCore (bit 23)", c);
+	__cpuid(0x80000022, a, b, c, d);
+	result(a == 7 && b == (AMD_NUM_PMC | AMD_NR << 4),
+	       "pmu: CPUID 0x80000022 EAX %#x (want 7: PerfMonV2, LbrExtV2, "
+	       "LbrAndPmcFreeze), EBX %#x (want %#x: %d core counters, %d "
+	       "LBR entries)", a, b, AMD_NUM_PMC | AMD_NR << 4, AMD_NUM_PMC,
+	       AMD_NR);
+
+	for (i = 0; i < AMD_NUM_PMC; i++) {
+		uint64_t want = 0x8123456789a0ULL + i;
+
+		wrmsr(MSR_AMD_PERF_CTR + 2 * i, want);
+		if (rdmsr(MSR_AMD_PERF_CTR + 2 * i) != want)
+			bad++;
+		if (i < 4 && rdmsr(MSR_K7_PERFCTR0 + i) != want)
+			bad++;
+		if (i < 4) {
+			/* USR and OS, no EN: counts nothing */
+			wrmsr(MSR_K7_EVNTSEL0 + i, 0x4300c0 & ~(1 << 22));
+			if (rdmsr(MSR_AMD_PERF_CTL + 2 * i) !=
+			    (0x4300c0 & ~(1 << 22)))
+				bad++;
+			wrmsr(MSR_K7_EVNTSEL0 + i, 0);
+		}
+		wrmsr(MSR_AMD_PERF_CTR + 2 * i, 0);
+	}
+	result(!bad, "pmu: PERF_CTR0-5 (0xc0010201 + 2i) keep 48-bit values, "
+	       "the K7 PerfCtr0-3 and PerfEvtSel0-3 alias counters 0-3 (%d "
+	       "mismatches)", bad);
+	result(wrmsr_try(MSR_AMD_PERF_CTL, 1ULL << 19) == -EIO &&
+	       wrmsr_try(MSR_AMD_PERF_CTL + 10, 1ULL << 42) == -EIO &&
+	       wrmsr_try(MSR_AMD_GLOBAL_CTL, 1ULL << AMD_NUM_PMC) == -EIO &&
+	       wrmsr_try(MSR_AMD_GLOBAL_STATUS, 1) == -EIO,
+	       "pmu: reserved PERF_CTL bits (19, 42), PerfCntrGlobalCtl bit 6 "
+	       "and a write to the read-only PerfCntrGlobalStatus raise #GP");
+
+	st0 = rdmsr(MSR_AMD_GLOBAL_STATUS);
+	wrmsr(MSR_AMD_GLOBAL_SET, (1ULL << 5) | GLOBAL_STATUS_LBR_FRZ |
+				  (1ULL << 40));
+	st1 = rdmsr(MSR_AMD_GLOBAL_STATUS);
+	wrmsr(MSR_AMD_GLOBAL_CLR, ~0ULL);
+	st2 = rdmsr(MSR_AMD_GLOBAL_STATUS);
+	result(st0 == 0 && st1 == ((1ULL << 5) | GLOBAL_STATUS_LBR_FRZ) &&
+	       st2 == 0,
+	       "pmu: PerfCntrGlobalStatus %#" PRIx64 ", after StatusSet of "
+	       "CNT_OF 5, LBRSF and reserved bit 40 %#" PRIx64 ", after "
+	       "StatusClr of all ones %#" PRIx64, st0, st1, st2);
+}
+
+/*
+ * RDPMC as perf's user page offers it (cap_user_rdpmc, index): an
+ * instructions:u counter read from user space before and after
+ * pmu_loop(n) advances by the loop's 2n + 3 instructions plus the few
+ * between the two reads.
+ */
+static void pmu_rdpmc(void)
+{
+	const long n = 100000;
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *mp;
+	uint64_t c0 = 0, c1 = 0, diff;
+	uint32_t idx = 0, lo, hi;
+	bool cap = false;
+	long fd;
+
+	pmu_attr(&a, PERF_COUNT_HW_INSTRUCTIONS, true, false);
+	fd = perf_open(&a);
+	if (fd < 0) {
+		printf("# perf_event_open: %s\n", strerror(errno));
+	} else {
+		mp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (mp != MAP_FAILED) {
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+			cap = mp->cap_user_rdpmc;
+			idx = mp->index;
+			if (cap && idx) {
+				__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi)
+						 : "c"(idx - 1));
+				c0 = (uint64_t)hi << 32 | lo;
+				pmu_loop(n);
+				__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi)
+						 : "c"(idx - 1));
+				c1 = (uint64_t)hi << 32 | lo;
+			}
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+			munmap(mp, 4096);
+		}
+		close(fd);
+	}
+	diff = (c1 - c0) & ((1ULL << 48) - 1);
+	result(cap && idx && diff >= LOOP_INSNS(n) &&
+	       diff <= LOOP_INSNS(n) + 20,
+	       "pmu: RDPMC %#x (perf's user page, cap_user_rdpmc %d) around "
+	       "pmu_loop(%ld) advances by %" PRIu64 ", want %" PRIu64 "..+20",
+	       idx ? idx - 1 : 0, cap, n, diff, LOOP_INSNS(n));
 }
 
 static int pmu_tests(void)
 {
+	if (amd)
+		pmu_amd_regs();
 	pmu_counting();
+	pmu_rdpmc();
 	pmu_sampling();
 	pmu_freeze();
-	printf("# lbrtest pmu %s: ok %d, not ok %d\n",
-	       arch ? "arch" : "legacy", n_ok, n_fail);
+	printf("# lbrtest pmu %s: ok %d, not ok %d\n", flavour(), n_ok,
+	       n_fail);
 	return n_fail ? 1 : 0;
 }
 
@@ -1235,11 +1552,20 @@ int main(int argc, char **argv)
 	}
 	__cpuid_count(7, 0, a, b, c, d);
 	arch = d & (1u << 19);
+	/* An AMD CPU with LbrExtV2: CPUID 0x80000022 EAX bit 1 */
+	__cpuid(0, a, b, c, d);
+	if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) {
+		__cpuid(0x80000000, a, b, c, d);
+		if (a >= 0x80000022) {
+			__cpuid(0x80000022, a, b, c, d);
+			amd = a & 2;
+		}
+	}
 
 	if (!strcmp(argv[1], "asm")) {
 		test_asm();
-		printf("# lbrtest %s: ok %d, not ok %d\n",
-		       arch ? "arch" : "legacy", n_ok, n_fail);
+		printf("# lbrtest %s: ok %d, not ok %d\n", flavour(), n_ok,
+		       n_fail);
 		return n_fail ? 1 : 0;
 	}
 	if (!strcmp(argv[1], "xcheck") && argc > 2)
