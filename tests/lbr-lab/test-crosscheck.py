@@ -109,13 +109,22 @@ RE_ADDR = re.compile(r"^0x([0-9a-f]+):")
 RE_OBJD = re.compile(r"^OBJD-T: ([0-9a-f]+)")
 RE_INT = re.compile(r"^\s*\d+: v=([0-9a-f]+) e=[0-9a-f]+ i=(\d) cpl=(\d) "
                     r"IP=[0-9a-f]+:([0-9a-f]+)")
+# a TB logged by "exec" but left before its first instruction, because
+# an exit was requested (accel/tcg/cpu-exec.c: cpu_tb_exec())
+RE_STOP = re.compile(r"^Stopped execution of TB chain before 0x[0-9a-f]+ "
+                     r"\[([0-9a-f]+)\]")
 
 
-def parse_log(path, code):
+def parse_log(path, code, info):
     """Events ('T', pc, flags) / ('I', vector, ip, cpl) in log order.
 
     CODE (pc -> bytes) is filled from in_asm blocks; with one instruction
-    per TB each block is one instruction."""
+    per TB each block is one instruction.  A TB that QEMU left before its
+    instruction ran (an exit request: a kick, an interrupt raised while
+    masked) is logged as "Trace" then "Stopped execution ... before": it
+    did not execute, so it is no event (INFO "stopped"; "stray_stops"
+    counts stop lines that follow no such TB).  A branch counted from it
+    would be a taken branch to itself that never was."""
     events = []
     pending = None
     with open(path, errors="replace") as f:
@@ -125,6 +134,15 @@ def parse_log(path, code):
                 if m:
                     events.append(("T", int(m.group(2), 16),
                                    int(m.group(3), 16)))
+                continue
+            if line.startswith("Stopped "):
+                m = RE_STOP.match(line)
+                pc = int(m.group(1), 16) if m else None
+                if events and events[-1][0] == "T" and events[-1][1] == pc:
+                    events.pop()
+                    info["stopped"] += 1
+                else:
+                    info["stray_stops"] += 1
                 continue
             m = RE_ADDR.match(line)
             if m:
@@ -142,11 +160,12 @@ def parse_log(path, code):
     return events
 
 
-def trace_branches(events, code):
+def trace_branches(events, code, info):
     """Taken branches while LBR was on, and facts about the window."""
     out = []
-    info = {"lbr_tbs": 0, "unknown": 0, "ambiguous": 0, "interrupts": 0,
-            "first_after_wrmsr": None, "last_is_wrmsr": None, "insns": 0}
+    info.update({"lbr_tbs": 0, "unknown": 0, "ambiguous": 0,
+                 "interrupts": 0, "first_after_wrmsr": None,
+                 "last_is_wrmsr": None, "insns": 0})
     prev_on = False
     last_on_wrmsr = None
     for idx, ev in enumerate(events):
@@ -198,7 +217,7 @@ def trace_branches(events, code):
                 continue        # not taken
         out.append((pc, next_pc, kind, cpl))
     info["last_is_wrmsr"] = last_on_wrmsr
-    return out, info
+    return out
 
 
 # --- running the guest ----------------------------------------------------
@@ -236,9 +255,40 @@ def run_guest(qemu, kernel, initrd, cpu, work):
     return console, logs
 
 
+def check_parser(tap, work):
+    """The parser on a crafted log: a jmp QEMU stopped before, then ran.
+
+    A "jmp ." would be a real branch to itself; this one jumps 5 bytes
+    on, and its first Trace line is followed by QEMU's stop line."""
+    on = f"{HF_LBR:08x}"
+    log = os.path.join(work, "crafted.log")
+    with open(log, "w") as f:
+        f.write("0xffffffff81000000:\nOBJD-T: eb05\n\n"
+                "0xffffffff81000007:\nOBJD-T: 90\n\n")
+        for line in ("ffffffff81000000", "stop", "ffffffff81000000",
+                     "ffffffff81000007"):
+            if line == "stop":
+                f.write("Stopped execution of TB chain before "
+                        "0x7f0000001000 [ffffffff81000000] \n")
+            else:
+                f.write(f"Trace 0: 0x7f0000001000 [00000000/{line}/"
+                        f"{on}/00080000] \n")
+    info = {"stopped": 0, "stray_stops": 0}
+    code = {}
+    got = trace_branches(parse_log(log, code, info), code, info)
+    want = [(0xffffffff81000000, 0xffffffff81000007, REL_JMP, 0)]
+    tap.check(got == want and info["stopped"] == 1 and
+              info["insns"] == 2,
+              "parser: a TB that QEMU stopped before it ran is not "
+              "executed (a crafted log: one jmp, stopped once, then run)",
+              [f"branches {[(hex(b[0]), hex(b[1])) for b in got]}, want "
+               f"{[(hex(b[0]), hex(b[1])) for b in want]}; {info}"])
+
+
 def main():
     tap = Tap()
     with tempfile.TemporaryDirectory() as work:
+        check_parser(tap, work)
         env = setup(tap, work, "xcheck-tests.sh")
         if env is None:
             return tap.done()
@@ -276,8 +326,9 @@ def main():
 def check_window(tap, name, flavour, mode, log, code, got):
     size = os.path.getsize(log)
     t0 = time.time()
-    events = parse_log(log, code)
-    branches, info = trace_branches(events, code)
+    info = {"stopped": 0, "stray_stops": 0}
+    events = parse_log(log, code, info)
+    branches = trace_branches(events, code, info)
     want = [(f, t, k) for (f, t, k, cpl) in branches
             if cpl == 0 and k in MODE_KINDS[mode]]
     nfar = sum(1 for b in want[-NR:] if b[2] == FAR)
@@ -287,12 +338,22 @@ def check_window(tap, name, flavour, mode, log, code, got):
           f"pass the filter; parsed in "
           f"{time.time() - t0:.1f}s")
     tap.check(info["lbr_tbs"] > 0 and info["unknown"] == 0 and
-              info["first_after_wrmsr"] and info["last_is_wrmsr"],
+              info["first_after_wrmsr"] and info["last_is_wrmsr"] and
+              info["stray_stops"] == 0,
               f"{name}: trace window is delimited by the enabling and "
-              f"disabling WRMSR, every instruction's bytes known",
+              f"disabling WRMSR, every instruction's bytes known, every "
+              f"TB QEMU stopped before running it is the one just logged",
               [f"{info}"])
     exp = want[-NR:]
     diag = []
+    if got != [] and [g[:2] for g in got] != [e[:2] for e in exp]:
+        # where they part: the newest entries both have, the oldest
+        same = [g[:2] == e[:2] for g, e in zip(got[::-1], exp[::-1])]
+        newest = same.index(False) if False in same else len(same)
+        same = [g[:2] == e[:2] for g, e in zip(got, exp)]
+        oldest = same.index(False) if False in same else len(same)
+        diag.append(f"the newest {newest} and the oldest {oldest} agree; "
+                    f"{info['stopped']} TBs stopped before they ran")
     ok = len(got) == len(exp) and len(got) > 0
     for i in range(max(len(got), len(exp))):
         g = got[i] if i < len(got) else None
