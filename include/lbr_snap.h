@@ -98,6 +98,11 @@ struct lbr_snap_branch {
 						 * did not reach the target's
 						 * caller: @nr_stack is 0
 						 */
+#define LBR_SNAP_REC_XSAVES	(1u << 5)	/* the entries were read by
+						 * one XSAVES of Arch LBR's
+						 * state (lbr_read=), not by
+						 * RDMSRs
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -207,7 +212,8 @@ struct lbr_snap_info {
 	__u32 stack_depth;	/* frames a record's call stack holds at
 				 * most (stack_depth=), 0: none
 				 */
-	__u32 reserved[4];
+	__u32 lbr_read;		/* LBR_SNAP_READ_* (0 from modules before it) */
+	__u32 reserved[3];
 	/* Only when the caller's struct covers them (see below): */
 	__u32 nr_cpu_types;	/* kinds of CPU in cpu_types[] (0 from
 				 * modules before them)
@@ -218,6 +224,10 @@ struct lbr_snap_info {
 
 /* The size of struct lbr_snap_info before nr_cpu_types. */
 #define LBR_SNAP_INFO_SIZE_V1	208
+
+/* struct lbr_snap_info.lbr_read */
+#define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */
+#define LBR_SNAP_READ_XSAVES	1	/* one XSAVES of Arch LBR's state */
 
 #define LBR_SNAP_CAPTURE_ERRORS	0
 #define LBR_SNAP_CAPTURE_ALL	1

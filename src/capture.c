@@ -8,6 +8,7 @@
 #include <linux/timekeeping.h>
 
 #include "capture.h"
+#include "lbr_xsave.h"
 
 /*
  * Nesting of lbr_capture() on this CPU.  A target that lbr_snap's own
@@ -128,7 +129,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		goto out_unfreeze;
 	}
 	if (depth) {
-		raw->planes = lbr_hw_read_raw(raw->msr, depth, &raw->tos);
+		raw->planes = lbr_read_frozen(raw->msr, depth, &raw->tos);
 		ran_again = lbr_hw_ran_again();
 	}
 	if (frozen)

@@ -29,6 +29,7 @@
 #include <linux/uaccess.h>
 
 #include "lbr_snap.h"
+#include "lbr_xsave.h"
 
 static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V1);
@@ -126,6 +127,8 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 			      lbr_hw.depth * sizeof(struct lbr_snap_branch) +
 			      lbr_stack_depth() * sizeof(u64),
 		.stack_depth = lbr_stack_depth(),
+		.lbr_read = lbr_xsave_used() ? LBR_SNAP_READ_XSAVES :
+					       LBR_SNAP_READ_MSR,
 	};
 
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));

@@ -24,6 +24,13 @@
 #define LBR_CORE_TYPE_ATOM	0x20		/* CPUID.0x1a:EAX[31:24] */
 #define LBR_CORE_TYPE_CORE	0x40
 
+/* Arch LBR's MSRs (MSR_ARCH_LBR_* in asm/msr-index.h). */
+#define LBR_MSR_ARCH_CTL	0x14ce
+#define LBR_MSR_ARCH_DEPTH	0x14cf
+#define LBR_MSR_ARCH_FROM_0	0x1500
+#define LBR_MSR_ARCH_TO_0	0x1600
+#define LBR_MSR_ARCH_INFO_0	0x1200
+
 /* What one CPU reports about itself, read on that CPU. */
 struct lbr_cpu_id {
 	u32 cpuid7_edx;		/* CPUID.(7,0):EDX */

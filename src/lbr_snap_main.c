@@ -11,6 +11,7 @@
 #include <linux/string.h>
 
 #include "lbr_snap.h"
+#include "lbr_xsave.h"
 
 static char *targets;
 module_param(targets, charp, 0444);
@@ -56,6 +57,15 @@ static bool lbr_info;
 module_param(lbr_info, bool, 0444);
 MODULE_PARM_DESC(lbr_info,
 		 "Read LBR_INFO too: mispredictions, cycle counts and Arch LBR branch types, at one more RDMSR per entry (default 0)");
+
+/*
+ * Arch LBR by one XSAVES of its state component where the kernel enabled
+ * it (lbr_xsave.c), as perf reads it; the MSRs one by one otherwise.
+ */
+static char *lbr_read = "auto";
+module_param(lbr_read, charp, 0444);
+MODULE_PARM_DESC(lbr_read,
+		 "How a capture reads Arch LBR: auto (default: XSAVES where it works, else the MSRs), msr, xsaves (fail if it cannot)");
 
 /*
  * The call stack of every record, as retsnoop shows it: the unwinder runs
@@ -122,10 +132,13 @@ static int __init lbr_snap_init(void)
 	ret = lbr_hw_start(mode, lbr_filter);
 	if (ret)
 		goto err_rb;
+	ret = lbr_xsave_start(lbr_read);
+	if (ret)
+		goto err_hw;
 	ret = lbr_fexit_start();
 	if (ret) {
 		pr_err("lbr_snap_fexit has another client (%d)\n", ret);
-		goto err_hw;
+		goto err_xsave;
 	}
 	ret = lbr_targets_register(targets);
 	/*
@@ -142,16 +155,24 @@ static int __init lbr_snap_init(void)
 	if (ret)
 		goto err_targets;
 	lbr_hw_report();
-	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, %u KiB per CPU, stack_depth=%u\n",
+	pr_info("loaded: %u targets, capture=%s, backend %s, mode %s, read %s, %u KiB per CPU, stack_depth=%u\n",
 		lbr_targets_count(),
 		lbr_capture_every_return() ? "all" : "errors",
-		lbr_hw.name, lbr_hw_mode(), buffer_kb, lbr_stack_depth());
+		lbr_hw.name, lbr_hw_mode(),
+		lbr_xsave_used() ? "xsaves" : "msr", buffer_kb,
+		lbr_stack_depth());
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH)
+		pr_info("Arch LBR read by %s: %s\n",
+			lbr_xsave_used() ? "XSAVES" : "RDMSR",
+			lbr_xsave_reason());
 	return 0;
 
 err_targets:
 	lbr_targets_unregister();
 err_fexit:
 	lbr_fexit_stop();
+err_xsave:
+	lbr_xsave_stop();
 err_hw:
 	lbr_hw_stop();
 err_rb:
@@ -164,6 +185,7 @@ static void __exit lbr_snap_exit(void)
 	lbr_dev_unregister();
 	lbr_targets_unregister();
 	lbr_fexit_stop();
+	lbr_xsave_stop();
 	lbr_hw_stop();
 	lbr_buf_exit();
 	pr_info("unloaded\n");

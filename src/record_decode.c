@@ -44,7 +44,8 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 	if (WARN_ON_ONCE(len < sizeof(*raw) ||
 			 raw->depth > LBR_SNAP_MAX_ENTRIES ||
 			 raw->hdr.nr_stack > LBR_SNAP_MAX_STACK ||
-			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO)))
+			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO |
+					 LBR_RAW_XSAVES)))
 		return 0;
 	nmsr = lbr_raw_msrs(raw->planes, raw->depth);
 	if (WARN_ON_ONCE(len != sizeof(*raw) +
@@ -58,6 +59,8 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 						       &found);
 		if (!found)
 			out->flags |= LBR_SNAP_REC_NO_RETURN;
+		if (raw->planes & LBR_RAW_XSAVES)
+			out->flags |= LBR_SNAP_REC_XSAVES;
 	}
 	out->nr_entries = nr;
 	/* The stack after the entries, as the ABI has it. */

@@ -428,18 +428,38 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * Fork and exec the command.  Signals are blocked across the fork, so that
+ * none is lost in between: one that came before (after setup()'s check)
+ * means no command at all, -1 with errno EINTR; one sent after reaches
+ * the parent once child_pid is set (the handler passes it on) and the
+ * child only with the default action (not our handler, whose copy there
+ * has no command to pass it to).
+ */
 static pid_t spawn(char **argv)
 {
+	sigset_t all, old;
 	pid_t pid;
 
 	fflush(stdout);		/* nothing for the child to print again */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	if (got_signal) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		errno = EINTR;
+		return -1;
+	}
 	pid = fork();
-
-	if (pid)
+	if (pid) {
+		if (pid > 0)
+			child_pid = pid;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return pid;
+	}
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	execvp(argv[0], argv);
 	pr_err("%s: %s", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -469,12 +489,17 @@ static int run_command(struct tracer *tr)
 	tr->start_ns = now_ns();
 	pid = spawn(tr->t->argv);
 	if (pid < 0) {
-		pr_err("fork: %s", strerror(errno));
+		/* Signalled before the command ran: as in trace_run(). */
+		if (got_signal) {
+			ret = -(128 + got_signal);
+		} else {
+			pr_err("fork: %s", strerror(errno));
+			ret = -EXIT_ERROR;
+		}
 		stream_free(s);
 		procev_close(tr->procev_fd);
-		return -EXIT_ERROR;
+		return ret;
 	}
-	child_pid = pid;
 	add_pid(tr, pid);
 	for (;;) {
 		scan_proc(tr);

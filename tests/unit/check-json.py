@@ -50,7 +50,7 @@ INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
-    "stack_depth": INT,
+    "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
     "cpu_types": list,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}

@@ -65,6 +65,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");
 	strcpy(info->mode, "raw");
+	info->lbr_read = LBR_SNAP_READ_XSAVES;
 	strcpy(info->reason, "legacy LBR, format 5 (\"EIP+flags+cycles\")");
 	snprintf(info->version, sizeof(info->version), "%s",
 		 getenv("FAKE_LBR_VERSION") ? getenv("FAKE_LBR_VERSION") :
@@ -182,8 +183,11 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		fake_cpu_types(arg);
 		return 0;
 	case _IOR(LBR_SNAP_IOC_MAGIC, 1, char[LBR_SNAP_INFO_SIZE_V1]):
-		/* What a module before cpu_types answers. */
-		return fake_info(arg);
+		/* What a module before cpu_types (and lbr_read) answers. */
+		if (fake_info(arg))
+			return -1;
+		((struct lbr_snap_info *)arg)->lbr_read = 0;
+		return 0;
 	case LBR_SNAP_IOC_GET_STATS:
 		return fake_stats(arg);
 	case LBR_SNAP_IOC_FLUSH:

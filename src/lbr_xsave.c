@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading Arch LBR with one XSAVES of its state component instead of
+ * 3 x depth RDMSRs, as perf does where the kernel has enabled the
+ * component (intel_pmu_arch_lbr_read_xsave() in
+ * arch/x86/events/intel/lbr.c).
+ *
+ * The kernel puts the LBR component (XFEATURE_LBR, 15) in IA32_XSS when
+ * the CPU has Arch LBR (xfeatures_mask_independent() in
+ * arch/x86/kernel/fpu/xstate.h), so XSAVES at CPL 0 can save it; it is
+ * never part of a task's FPU state, and XSAVES only reads it.  The area
+ * is the compacted form with that one component: the 512-byte legacy
+ * region (not written: x87 and SSE are not asked for), the 64-byte
+ * header, then struct arch_lbr_state (arch/x86/include/asm/fpu/types.h)
+ * at offset 576, as perf's struct x86_perf_task_context_arch_lbr_xsave
+ * lays it out.  One per CPU, 64-byte aligned as XSAVES wants.
+ *
+ * The capture path (capture.c) calls lbr_read_frozen() with LBR frozen
+ * and interrupts off; a return inside a capture is recursion and not
+ * recorded, so nothing else uses this CPU's area meanwhile.  The entries
+ * are copied into the planes lbr_hw_read_raw() would have filled, so the
+ * record and its decoding are the same whichever read made it.
+ */
+#include <linux/atomic.h>
+#include <linux/cpu.h>
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <asm/asm.h>
+#include <asm/cpufeature.h>
+#include <asm/processor.h>
+
+#include "lbr_snap.h"
+#include "lbr_cpu.h"
+#include "lbr_xsave.h"
+
+#define LBR_XFEATURE		15	/* XFEATURE_LBR, asm/fpu/types.h */
+#define LBR_XFEATURE_MASK	BIT_ULL(LBR_XFEATURE)
+#define LBR_MSR_IA32_XSS	0xda0
+#define LBR_CPUID_XSAVES	BIT(3)	/* CPUID.(0xd,1):EAX */
+
+struct lbr_xsave_entry {
+	u64 from;
+	u64 to;
+	u64 info;
+};
+
+/* struct arch_lbr_state, then up to the deepest Arch LBR there is. */
+struct lbr_xsave_area {
+	u8 legacy[512];
+	u64 xstate_bv;
+	u64 xcomp_bv;
+	u64 header_reserved[6];
+	u64 lbr_ctl;
+	u64 lbr_depth;
+	u64 ler_from;
+	u64 ler_to;
+	u64 ler_info;
+	struct lbr_xsave_entry entries[LBR_SNAP_MAX_ENTRIES];
+} __aligned(64);
+
+static struct lbr_xsave_area __percpu *lbr_xsave_areas;
+static bool lbr_xsave_on;
+static char lbr_xsave_why[96];
+
+/*
+ * XSAVES of the LBR component alone, encoded as the kernel's XSAVES
+ * (arch/x86/kernel/fpu/xstate.h: xsaves64 (%rdi)) for assemblers that
+ * lack the mnemonic.  It cannot fault once lbr_xsave_start() has seen it
+ * work on every CPU; the fixup is there in case it does (a #GP skips to
+ * 2:, leaving -EIO), and the read falls back to the MSRs.
+ */
+static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
+{
+	int err = -EIO;
+
+	asm volatile("1:	.byte 0x48, 0x0f, 0xc7, 0x2f\n"
+		     "	xorl %[err], %[err]\n"
+		     "2:\n"
+		     _ASM_EXTABLE(1b, 2b)
+		     : [err] "+r" (err), "+m" (*a)
+		     : "D" (a), "a" ((u32)LBR_XFEATURE_MASK), "d" (0)
+		     : "memory");
+	return err;
+}
+
+/**
+ * lbr_read_frozen - copy the frozen LBR stack of this CPU
+ * @msr: as for lbr_hw_read_raw()
+ * @depth: this CPU's LBR depth
+ * @tos: as for lbr_hw_read_raw()
+ *
+ * With LBR frozen and interrupts off.  One XSAVES where lbr_xsave_start()
+ * chose it, else the MSRs one by one.  A component XSAVES did not write
+ * (XSTATE_BV bit 15 clear: the state in its initial configuration, or an
+ * IA32_XSS without the LBR bit on a CPU that came later) is read from
+ * the MSRs too: no record loses its branches for the path.  A record
+ * read by XSAVES says so (LBR_RAW_XSAVES, LBR_SNAP_REC_XSAVES once
+ * decoded): the read that was asked for is the one that was made.
+ * Return: what @msr holds, as lbr_hw_read_raw().
+ */
+notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
+{
+	unsigned int planes = lbr_hw.planes, i;
+	struct lbr_xsave_area *a;
+	u64 *to, *info;
+
+	if (!lbr_xsave_on || !depth)
+		return lbr_hw_read_raw(msr, depth, tos);
+	a = this_cpu_ptr(lbr_xsave_areas);
+	if (lbr_xsaves(a) || !(a->xstate_bv & LBR_XFEATURE_MASK))
+		return lbr_hw_read_raw(msr, depth, tos);
+	/* Arch LBR: FROM, TO, and INFO if wanted; entry 0 newest, no TOS. */
+	*tos = 0;
+	to = msr + depth;
+	info = to + depth;
+	for (i = 0; i < depth; i++) {
+		msr[i] = a->entries[i].from;
+		to[i] = a->entries[i].to;
+	}
+	if (planes & LBR_RAW_INFO)
+		for (i = 0; i < depth; i++)
+			info[i] = a->entries[i].info;
+	return planes | LBR_RAW_XSAVES;
+}
+NOKPROBE_SYMBOL(lbr_read_frozen);
+
+bool lbr_xsave_used(void)
+{
+	return lbr_xsave_on;
+}
+
+const char *lbr_xsave_reason(void)
+{
+	return lbr_xsave_why;
+}
+
+/*
+ * On each CPU that reads LBR (on_each_cpu(): interrupts off): IA32_XSS
+ * has the LBR bit, and one XSAVES saves the component with the values
+ * the MSRs hold (LBR_CTL, DEPTH): a functional check, not only CPUID's
+ * word.  perf may rewrite LBR_CTL in between (a PMI, an NMI): a few
+ * tries.
+ */
+static void lbr_xsave_check_cpu(void *arg)
+{
+	struct lbr_xsave_area *a = this_cpu_ptr(lbr_xsave_areas);
+	atomic_t *bad = arg;
+	u64 xss, ctl, depth;
+	int tries;
+
+	if (!__this_cpu_read(lbr_cpu_depth))
+		return;
+	if (lbr_rdmsr_safe(LBR_MSR_IA32_XSS, &xss) ||
+	    !(xss & LBR_XFEATURE_MASK)) {
+		atomic_set(bad, 1);
+		return;
+	}
+	for (tries = 0; tries < 3; tries++) {
+		memset(a, 0, sizeof(*a));
+		if (lbr_xsaves(a) || lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||
+		    lbr_rdmsr_safe(LBR_MSR_ARCH_DEPTH, &depth))
+			break;
+		if ((a->xstate_bv & LBR_XFEATURE_MASK) &&
+		    a->lbr_ctl == ctl && a->lbr_depth == depth)
+			return;
+	}
+	atomic_set(bad, 2);
+}
+
+static int lbr_xsave_no(bool want, const char *why)
+{
+	strscpy(lbr_xsave_why, why, sizeof(lbr_xsave_why));
+	if (!want)
+		return 0;
+	pr_err("lbr_read=xsaves unavailable: %s\n", why);
+	return -ENODEV;
+}
+
+/**
+ * lbr_xsave_start - choose how captures read LBR
+ * @how: "auto" (XSAVES where it works), "msr" or "xsaves" (or fail)
+ *
+ * After lbr_hw_start(): LBR runs, so a saved LBR_CTL can be compared.
+ * Return: 0, -EINVAL for an unknown @how, -ENODEV when "xsaves" cannot
+ * be had, -ENOMEM.
+ */
+int lbr_xsave_start(const char *how)
+{
+	bool want = sysfs_streq(how, "xsaves");
+	unsigned int eax, ebx, ecx, edx;
+	atomic_t bad = ATOMIC_INIT(0);
+
+	lbr_xsave_on = false;
+	if (!want && !sysfs_streq(how, "auto")) {
+		if (!sysfs_streq(how, "msr")) {
+			pr_err("lbr_read=%s: use auto, msr or xsaves\n", how);
+			return -EINVAL;
+		}
+		return lbr_xsave_no(false, "lbr_read=msr");
+	}
+	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH)
+		return lbr_xsave_no(want, "not Arch LBR");
+	if (!boot_cpu_has(X86_FEATURE_XSAVES))
+		return lbr_xsave_no(want, "the kernel does not use XSAVES");
+	cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx);
+	if (!(eax & LBR_CPUID_XSAVES))
+		return lbr_xsave_no(want, "CPUID.(0xd,1):EAX.XSAVES is clear");
+	/*
+	 * EAX: the component's size, which XSAVES writes whole: at least
+	 * the depth read, at most the buffer (perf wants it exact:
+	 * is_arch_lbr_xsave_available()).  ECX bit 0: a supervisor (XSS)
+	 * component.
+	 */
+	cpuid_count(0xd, LBR_XFEATURE, &eax, &ebx, &ecx, &edx);
+	if (!(ecx & 1) ||
+	    eax < offsetof(struct lbr_xsave_area, entries[lbr_hw.depth]) -
+		  offsetof(struct lbr_xsave_area, lbr_ctl) ||
+	    eax > sizeof(struct lbr_xsave_area) -
+		  offsetof(struct lbr_xsave_area, lbr_ctl))
+		return lbr_xsave_no(want, "CPUID.(0xd,15) has no LBR component of a size lbr_snap reads");
+
+	lbr_xsave_areas = alloc_percpu(struct lbr_xsave_area);
+	if (!lbr_xsave_areas)
+		return want ? -ENOMEM : lbr_xsave_no(false, "no memory for XSAVES buffers");
+	/*
+	 * The CPUs online now; one that comes later is read by XSAVES too,
+	 * and by the MSRs if its XSAVES saves nothing (lbr_read_frozen()).
+	 */
+	cpus_read_lock();
+	on_each_cpu(lbr_xsave_check_cpu, &bad, 1);
+	cpus_read_unlock();
+	if (atomic_read(&bad)) {
+		free_percpu(lbr_xsave_areas);
+		lbr_xsave_areas = NULL;
+		return lbr_xsave_no(want, atomic_read(&bad) == 1 ?
+				    "IA32_XSS lacks the LBR component" :
+				    "XSAVES did not save the LBR state the MSRs hold");
+	}
+	strscpy(lbr_xsave_why, "XSAVES of the LBR state component",
+		sizeof(lbr_xsave_why));
+	lbr_xsave_on = true;
+	return 0;
+}
+
+/* After every capture has ended (the hooks are gone). */
+void lbr_xsave_stop(void)
+{
+	lbr_xsave_on = false;
+	free_percpu(lbr_xsave_areas);
+	lbr_xsave_areas = NULL;
+}
