@@ -91,6 +91,53 @@ count_case "complete streams of every shape pass" 0 0
 [ "$TAP_PASS/$TAP_SKIP" = 7/1 ] || why "pass/skip $TAP_PASS/$TAP_SKIP, want 7/1"
 result "count: their totals are added up (7 passed, 1 skipped)"
 
+# make check's count() (tests/run-all.sh) keeps every failure for the recap
+# above the last line, the only part of a run CI shows; for a suite that
+# stopped short (a guest that hung or died) also the last lines it printed.
+eval "$(sed -n '/^failures() {/,/^}/p; /^count() {/,/^}/p' "$HERE/run-all.sh")"
+recap=() pass_=$pass fail_=$fail
+ran=0 skip=0 start=$(date +%s)
+{ echo "TAP version 13"; echo "1..80"; oks 40; echo "[  99.123] the guest's last words"; } >"$T/log"
+count crafted 0 "$T/log" >/dev/null
+pass=$pass_ fail=$fail_
+printf '%s\n' "${recap[@]}" | grep -qxF "crafted:   | [  99.123] the guest's last words" ||
+	why "no last line in the recap: $(printf '%s|' "${recap[@]}")"
+result "recap: a suite cut short brings its last lines"
+recap=() pass_=$pass fail_=$fail
+{ echo "TAP version 13"; echo "1..2"; echo "ok 1 a"; echo "not ok 2 b"; echo "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0"; } >"$T/log"
+count crafted 1 "$T/log" >/dev/null
+pass=$pass_ fail=$fail_
+[ "${#recap[@]}" = 1 ] && [ "${recap[0]}" = "crafted: not ok 2 b" ] ||
+	why "want only 'crafted: not ok 2 b', got: $(printf '%s|' "${recap[@]}")"
+result "recap: a finished suite's failure alone"
+# A failure's reasons: tests/unit's "# " lines after it (stop 31's CI
+# showed only "not ok 18", its reason out of sight; at most 6, and the
+# rest are no one's), a kselftest's lines since its RUN; a passing
+# test's lines, the next test's and the harness's summary are not its.
+recap=() pass_=$pass fail_=$fail
+{ echo "ok 17 - before"; echo "# not a reason"; echo "ok 18 - a"
+  echo "not ok 19 - b"; echo "# exit status 137, expected 0"; echo "# stderr differs"
+  echo "not ok 20 - d"; for i in 1 2 3 4 5 6 7 8; do echo "# d's $i"; done
+  echo "not ok 21 - e"; echo "# e's"
+  echo "ok 22 - c"; echo "# after"; echo "TAP version 13"; echo "1..2"
+  echo "#  RUN           f.y ..."; echo "# t.c:40:y:not this"
+  echo "#            OK  f.y"; echo "ok 1 f.y"
+  echo "#  RUN           f.x ..."; echo "[  3.25] lbr_snap: oops"
+  echo "# t.c:12:x:Expected 1 (1) == n (2)"; echo "#            FAIL  f.x"
+  echo "not ok 2 f.x"; echo "# FAILED: 1 / 2 tests passed."
+  echo "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0"; } | sed 's/$/\r/' >"$T/log"
+count crafted 1 "$T/log" >/dev/null
+pass=$pass_ fail=$fail_
+printf '%s\n' "crafted: not ok 19 - b" "crafted:   | # exit status 137, expected 0" \
+	"crafted:   | # stderr differs" "crafted: not ok 20 - d" \
+	"crafted:   | # d's 1" "crafted:   | # d's 2" "crafted:   | # d's 3" \
+	"crafted:   | # d's 4" "crafted:   | # d's 5" "crafted:   | # d's 6" \
+	"crafted: not ok 21 - e" "crafted:   | # e's" "crafted: not ok 2 f.x" \
+	"crafted:   | [  3.25] lbr_snap: oops" "crafted:   | # t.c:12:x:Expected 1 (1) == n (2)" >"$T/want"
+printf '%s\n' "${recap[@]}" | diff "$T/want" - >"$T/diff" ||
+	why "the recap differs: $(cat "$T/diff")"
+result "recap: each failure with its reasons, unit and kselftest"
+
 # -------------------------------------------------------------- tool-vm.sh
 
 # block KIND NAME: a JSON block with one valid line of that kind.
@@ -310,14 +357,28 @@ cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD]
 		[ -z "${4:-}" ] || echo "COST_BAD what=kretprobe-miss why=$4"
 	} >"$1"
 }
-reader_log() {	# reader_log FILE JSON_READ TEXT_NS
+# Two storms, each drained by an lbr-snap reader and cat trace_pipe.
+reader_log() {	# reader_log FILE JSON_READ TEXT_NS [TEXT_TRACE_PIPE_NS]
 	printf '%s\r\n' \
-		"READER reader=lbr-snap-json produced=100 read=$2 dropped=$((100 - $2)) ns=1000000000" \
-		"READER reader=lbr-snap-text produced=100 read=100 dropped=0 ns=$3" \
-		"READER reader=trace_pipe produced=100 read=100 dropped=0 ns=1000000000" >"$1"
+		"READER reader=lbr-snap-json produced=100 read=$2 dropped=$((100 - $2)) ns=1000000000 storm_ns=800000000 cpu_ms=25" \
+		"READER reader=trace_pipe produced=100 read=100 dropped=0 ns=1000000000 storm_ns=500000000" \
+		"READER reader=lbr-snap-text produced=100 read=100 dropped=0 ns=$3 storm_ns=400000000" \
+		"READER reader=trace_pipe-text produced=100 read=99 dropped=1 ns=${4:-1000000000} storm_ns=400000000 cpu_ms=3" >"$1"
+}
+# The read part: a capture's freeze and read each way, and backend=none.
+read_log() {	# read_log FILE [BAD]
+	printf '%s\r\n' \
+		"# lbr_snap targets=x@kretprobe stack_depth=0 backend=none: backend: none mode: none lbr_depth: 0 lbr_read: msr " \
+		"COST what=read-none-miss runs=1,2,3 median=10600.0" \
+		"# lbr_snap targets=x@kretprobe stack_depth=0 lbr_info=1 lbr_read=msr: backend: arch mode: perf lbr_depth: 32 lbr_read: msr " \
+		"COST what=read-msr-miss runs=1,2,3 median=10900.0" \
+		"# lbr_snap targets=x@kretprobe stack_depth=0 lbr_info=1 lbr_read=xsaves: backend: arch mode: perf lbr_depth: 32 lbr_read: xsaves " \
+		"COST what=read-xsaves-miss runs=1,2,3 median=10750.0" >"$1"
+	[ -z "${2:-}" ] || echo "COST_BAD what=read-xsaves-miss why=$2" >>"$1"
 }
 cost_case() {	# cost_case NAME WANT-STATUS [GREP]
-	COST_LOGS=$T/cost COST_CPUS=lbr-legacy "$HERE/bench/cost.sh" \
+	COST_LOGS=$T/cost COST_CPUS=lbr-legacy COST_READ_CPUS=lbr-legacy \
+		"$HERE/bench/cost.sh" \
 		>"$T/cost.out" 2>&1
 	rc=$?
 	[ "$rc" = "$2" ] || why "cost.sh exit $rc, want $2: $(cat "$T/cost.out")"
@@ -328,6 +389,16 @@ cost_case() {	# cost_case NAME WANT-STATUS [GREP]
 mkdir -p "$T/cost"
 cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
 reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+read_log "$T/cost/lbr-legacy-read.log"
+cost_case "the read line: each read's instructions over backend=none" 0 \
+	"read cpu=lbr-legacy depth=32 msr=300 xsaves=150 xsaves_to_msr=0.50 rdmsr=96"
+read_log "$T/cost/lbr-legacy-read.log" not_read_by_xsaves
+cost_case "a read not made the way asked fails" 1 \
+	"cost: COST_BAD what=read-xsaves-miss why=not_read_by_xsaves"
+read_log "$T/cost/lbr-legacy-read.log"
+sed -i '/read-xsaves-miss/d' "$T/cost/lbr-legacy-read.log"
+cost_case "a missing read figure fails" 1 "cost: no read figures for lbr-legacy"
+read_log "$T/cost/lbr-legacy-read.log"
 cost_case "every goal met" 0 \
 	"cost cpu=lbr-legacy hook=kretprobe case=captured added=1000 ftrace_event=1100 ratio=0.91 floor=400"
 cost_log "$T/cost/lbr-legacy-cost.log" 11200 9900
@@ -354,6 +425,20 @@ reader_log "$T/cost/lbr-legacy-reader.log" 97 900000000
 cost_case "a reader that lost records fails" 1 "reader --json: .* lost 3 .* FAIL"
 reader_log "$T/cost/lbr-legacy-reader.log" 100 1100000000
 cost_case "a reader slower than trace_pipe fails" 1 "reader text: .* FAIL"
+reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+cost_case "the reader line gives each storm's own rate" 0 \
+	"reader cpu=lbr-legacy lbr_snap_rps=100 trace_pipe_rps=100 ratio=1.00 lost=0 text_rps=111 text_ratio=1.12 text_lost=0 trace_pipe_lost=0 storm_rps=125 text_storm_rps=250 trace_pipe_storm_rps=200 text_trace_pipe_rps=99 text_trace_pipe_lost=1 cpu_us=250 text_cpu_us=- trace_pipe_cpu_us=- text_trace_pipe_cpu_us=30"
+reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000 800000000
+cost_case "text is held to the trace_pipe of its own storm" 1 \
+	"reader text: 111 records/s >= trace_pipe 124 in the same storm, .* FAIL"
+reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+sed -i 's/ storm_ns=400000000//' "$T/cost/lbr-legacy-reader.log"
+cost_case "a READER line without its storm's time fails" 1 \
+	"cost: no reader figures for lbr-legacy"
+reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+sed -i '/trace_pipe-text/d' "$T/cost/lbr-legacy-reader.log"
+cost_case "a text storm without its trace_pipe reader fails" 1 \
+	"cost: no reader figures for lbr-legacy"
 
 # The reader line's waiter (tests/bench/lbr_snap_cost.c wait): it counts
 # the storm's records only, by its pid, and times the reader's last
