@@ -18,19 +18,34 @@
 # A configuration whose records were dropped (the buffer is sized so
 # none are) or not all captured prints "COST_BAD what=... why=...".
 #
-# LBR_BENCH_PART=reader (-smp 2, in time): a storm of 30,000 failing
-# open()s, lbr_snap at its default buffer size, with one reader beside
-# it, lbr-snap --json and lbr-snap (text), both symbolized from
-# /proc/kallsyms, then cat trace_pipe of an ftrace kretprobe event
-# with a filter keeping the same errors, lbr_snap loaded on another
-# target so that LBR records as in the first two (the lab's recording
-# slows the guest).  Each reader starts a second before its storm.  One
-# line each:
-#   READER reader=<lbr-snap-json|lbr-snap-text|trace_pipe> produced=P
-#          read=R dropped=D ns=T
+# LBR_BENCH_PART=reader (-smp 2, in time): two storms of 30,000 failing
+# open()s, each captured by lbr_snap at its default buffer size and
+# traced by an ftrace kretprobe event on the same function (a filter
+# keeps the same errors), with two readers beside it: lbr-snap --json
+# (the first storm) or lbr-snap (text, the second), symbolized from
+# /proc/kallsyms, and cat trace_pipe.  Both readers drain the very same
+# storm: under TCG a storm's speed in time depends on what probes it
+# (the MSR accesses of a capture are helper calls), so rates of two
+# different storms did not compare.  The readers start two seconds
+# before their storm.  One line each:
+#   READER reader=<lbr-snap-json|trace_pipe|lbr-snap-text|trace_pipe-text>
+#          produced=P read=R dropped=D ns=T storm_ns=S cpu_ms=C
 # P the storm's failing open()s, R how many of them the reader printed,
 # D what the module (or ftrace) dropped, T from the storm's start to
-# the reader's last write (the output file's mtime), in guest ns.
+# the reader's last write (the output file's mtime), S the storm's own
+# time (its open()s, as it measured them), both in guest ns, C the CPU
+# time the reader used (for cat, the kernel's formatting of the events
+# in its read()s) from the storm's start to its last record.
+#
+# LBR_BENCH_PART=read (as cost, on a CPU where Arch LBR can be read by
+# XSAVES: lbr-arch-xsaves): the captured open() with lbr_snap on the
+# kretprobe hook, without call stacks and with LBR_INFO, so that both
+# reads take FROM, TO and INFO of every entry, read by MSRs
+# (lbr_read=msr: 3 x depth RDMSRs), by one XSAVES (lbr_read=xsaves), and
+# with backend=none (no freeze, no read):
+#   COST what=read-<msr|xsaves|none>-miss runs=A,B,C median=M
+#   # lbr_snap ...: backend: ... lbr_depth: D ... lbr_read: ...
+# and COST_BAD where the module did not read the way asked.
 N=${LBR_BENCH_CALLS:-20000}
 # The reader's storm: the issue's, 30,000 failing open()s.
 RN=${LBR_BENCH_READER_CALLS:-30000}
@@ -69,6 +84,16 @@ ftrace_off() {
 	echo >$T/trace
 }
 
+# captured_all WHAT: COST_BAD unless every miss of the runs was captured
+# and none dropped.
+captured_all() {
+	set -- "$1" $(target_counts)
+	want=$((N * RUNS + N / 2 + 1))
+	if [ "${5:-x}" != 0 ] || [ "${3:-0}" -lt "$want" ]; then
+		echo "COST_BAD what=$1 why=captured_${3:-?}_of_${want}_dropped_${5:-?}"
+	fi
+}
+
 cost() {
 	measure base-miss $MISS
 	measure base-hit $HIT
@@ -99,11 +124,7 @@ cost() {
 		modprobe lbr_snap buffer_kb=65536 $params || exit 1
 		echo "# lbr_snap $params: $(lbr-snap info | grep -E '^(backend|mode|stack_depth):' | tr '\n' ' ')"
 		measure $conf-miss $MISS
-		set -- $(target_counts)
-		want=$((N * RUNS + N / 2 + 1))
-		if [ "${4:-x}" != 0 ] || [ "${2:-0}" -lt "$want" ]; then
-			echo "COST_BAD what=$conf-miss why=captured_${2:-?}_of_${want}_dropped_${4:-?}"
-		fi
+		captured_all $conf-miss
 		case $conf in
 		*-stack) ;;
 		*) measure $conf-hit $HIT ;;
@@ -112,59 +133,95 @@ cost() {
 	done
 }
 
+read_cost() {
+	for conf in none msr xsaves; do
+		params="targets=$spec@kretprobe stack_depth=0"
+		case $conf in
+		none) params="$params backend=none" ;;
+		*) params="$params lbr_info=1 lbr_read=$conf" ;;
+		esac
+		if ! modprobe lbr_snap buffer_kb=65536 $params; then
+			echo "COST_BAD what=read-$conf-miss why=modprobe_failed"
+			continue
+		fi
+		info=$(lbr-snap info | grep -E '^(backend|mode|lbr_depth|lbr_read):' | tr '\n' ' ')
+		echo "# lbr_snap $params: $info"
+		case $conf-$info in
+		none-* | *"lbr_read: $conf "*) ;;
+		*) echo "COST_BAD what=read-$conf-miss why=not_read_by_$conf" ;;
+		esac
+		measure read-$conf-miss $MISS
+		captured_all read-$conf-miss
+		rmmod lbr_snap || exit 1
+	done
+}
+
+# cpu_ms PID: the CPU time (user and system, every thread) process PID
+# has used, in ms (USER_HZ is 100 on x86).
+cpu_ms() {
+	awk '{ print ($14 + $15) * 10 }' /proc/$1/stat
+}
+
 reader() {
 	for fmt in json text; do
+		# One storm, both consumers: lbr_snap capturing and the ftrace
+		# event on the same function, each read by its reader, side by
+		# side, so that both drain the very same storm.
 		modprobe lbr_snap "targets=$spec" || exit 1
+		ftrace_on 'ret == -2'
 		if [ $fmt = json ]; then
 			lbr-snap --json >/tmp/reader.out &
 		else
 			lbr-snap >/tmp/reader.out &
 		fi
 		rpid=$!
+		cat $T/trace_pipe >/tmp/trace.out &
+		tpid=$!
 		sleep 2
+		# Their CPU time from here: not lbr-snap's loading of kallsyms.
+		rcpu0=$(cpu_ms $rpid)
+		tcpu0=$(cpu_ms $tpid)
 		t0=$(lbr_snap_cost now)
-		pid=$(lbr_snap_cost storm $MISS "$RN" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
+		st=$(lbr_snap_cost storm $MISS "$RN")
+		pid=$(echo "$st" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
+		sns=$(echo "$st" | sed -n 's/^STORM pid=[0-9]* ns=\([0-9]*\).*/\1/p')
 		set -- $(target_counts)
-		w=$(lbr_snap_cost wait /tmp/reader.out $fmt "$pid" "$RN" 300)
+		# The storm is over: what either side dropped is known, and
+		# never comes (waiting for it was 300 s lost).
+		over=0
+		for f in $T/per_cpu/cpu*/stats; do
+			o=$(sed -n 's/^overrun: //p' "$f")
+			over=$((over + ${o:-0}))
+		done
+		w=$(lbr_snap_cost wait /tmp/reader.out $fmt "$pid" $((RN - ${4:-0})) 300)
+		wt=$(lbr_snap_cost wait /tmp/trace.out lines "$pid" $((RN - over)) 300)
+		rcpu=$(($(cpu_ms $rpid) - rcpu0))
+		tcpu=$(($(cpu_ms $tpid) - tcpu0))
 		kill -INT $rpid
 		wait $rpid
+		kill $tpid
+		wait $tpid 2>/dev/null
 		t1=${w##*ns=}
 		t1=${t1%% *}
 		got=${w#WAIT records=}
 		got=${got%% *}
-		echo "READER reader=lbr-snap-$fmt produced=$RN read=$got dropped=$4 ns=$((t1 - t0))"
+		echo "READER reader=lbr-snap-$fmt produced=$RN read=$got dropped=$4 ns=$((t1 - t0)) storm_ns=$sns cpu_ms=$rcpu"
+		t1=${wt##*ns=}
+		t1=${t1%% *}
+		got=${wt#WAIT records=}
+		got=${got%% *}
+		# The JSON storm's keeps the name it always had.
+		name=trace_pipe
+		[ $fmt = json ] || name=trace_pipe-$fmt
+		echo "READER reader=$name produced=$RN read=$got dropped=$over ns=$((t1 - t0)) storm_ns=$sns cpu_ms=$tcpu"
+		ftrace_off
 		rmmod lbr_snap || exit 1
 	done
-
-	# The same storm: LBR on as lbr_snap has it (the lab records every
-	# branch, which slows the guest), on a target the storm never calls.
-	modprobe lbr_snap_test_target || exit 1
-	modprobe lbr_snap targets=lbr_test_int || exit 1
-	ftrace_on 'ret == -2'
-	cat $T/trace_pipe >/tmp/reader.out &
-	rpid=$!
-	sleep 2
-	t0=$(lbr_snap_cost now)
-	pid=$(lbr_snap_cost storm $MISS "$RN" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
-	w=$(lbr_snap_cost wait /tmp/reader.out lines "$pid" "$RN" 300)
-	over=0
-	for f in $T/per_cpu/cpu*/stats; do
-		o=$(sed -n 's/^overrun: //p' "$f")
-		over=$((over + ${o:-0}))
-	done
-	kill $rpid
-	wait $rpid 2>/dev/null
-	t1=${w##*ns=}
-	t1=${t1%% *}
-	got=${w#WAIT records=}
-	got=${got%% *}
-	echo "READER reader=trace_pipe produced=$RN read=$got dropped=$over ns=$((t1 - t0))"
-	ftrace_off
-	rmmod lbr_snap lbr_snap_test_target
 }
 
 case ${LBR_BENCH_PART:-cost} in
 cost) cost ;;
 reader) reader ;;
-*) echo "LBR_BENCH_PART=$LBR_BENCH_PART: cost or reader" >&2; exit 1 ;;
+read) read_cost ;;
+*) echo "LBR_BENCH_PART=$LBR_BENCH_PART: cost, reader or read" >&2; exit 1 ;;
 esac

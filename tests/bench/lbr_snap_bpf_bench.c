@@ -173,17 +173,37 @@ static const char *sym(unsigned long long a, char *buf, size_t len)
 	return buf;
 }
 
-/* The first snapshot's return and what came after it, newest last. */
-static void show_path(const struct snap *s, int landing)
+/*
+ * The first snapshot's return (with none, its oldest entry) and what came
+ * after it, newest last.
+ */
+static void show_path(const struct snap *s, int landing, const char *what)
 {
 	char f[300], t[300];
 	int i;
 
+	/* The map's size, as probe_entries() bounds it. */
+	if (landing >= MAX_ENTRIES)
+		landing = MAX_ENTRIES - 1;
 	for (i = landing; i >= 0; i--)
 		printf("# BENCH-PATH func=%s hook=bpf %s %s -> %s\n", func,
-		       i == landing ? "return " : "wasted ",
+		       i == landing ? what : "wasted ",
 		       sym(s->e[i].from, f, sizeof(f)),
 		       sym(s->e[i].to, t, sizeof(t)));
+}
+
+/* The LBR entries perf reads (x86 PMU caps/branches), 0 if unknown. */
+static int lbr_depth(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/cpu/caps/branches", "r");
+	int n = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
 }
 
 static int cmp(const void *a, const void *b)
@@ -195,7 +215,7 @@ int main(int argc, char **argv)
 {
 	struct range fn[MAX_FUNCS], tramp;
 	int n, i, nfn = 0, prog, link, map, key = 0, *v, nv = 0, nr = 0;
-	int none_snap = 0, other = 0;
+	int none_snap = 0, other = 0, partial = 0, depth = lbr_depth();
 	struct snap s, zero = { 0 };
 	const char *how;
 	struct btf *btf;
@@ -303,11 +323,17 @@ int main(int argc, char **argv)
 		}
 		id = probe_entries(&s, fn, nfn, &tramp);
 		if (id < 0) {
-			nr++;
+			/* The first: what took the whole snapshot. */
+			if (!nr++ && !nv)
+				show_path(&s, s.bytes / (int)sizeof(s.e[0]) - 1,
+					  "(no return)");
+			/* Only a snapshot of the whole LBR was pushed out. */
+			partial += depth <= 0 ||
+				   s.bytes / (int)sizeof(s.e[0]) < depth;
 			continue;
 		}
 		if (!nv)
-			show_path(&s, id);
+			show_path(&s, id, "return ");
 		v[nv++] = id;
 	}
 	close(link);
@@ -316,8 +342,14 @@ int main(int argc, char **argv)
 		printf("# BENCH func=%s hook=bpf: %d calls without a snapshot, %d overwritten by another task's\n",
 		       func, none_snap, other);
 	if (!nv) {
-		printf("BENCH func=%s hook=bpf records=0 no_return=%d why=no-snapshot\n",
-		       func, nr);
+		/*
+		 * Snapshots, none with the return: the path took them whole
+		 * if each holds all of perf's LBR entries; "no-return"
+		 * otherwise, which the bench does not take for a reason.
+		 */
+		printf("BENCH func=%s hook=bpf records=0 no_return=%d why=%s\n",
+		       func, nr, !nr ? "no-snapshot" :
+		       partial ? "no-return" : "return-pushed-out");
 		return 0;
 	}
 	qsort(v, nv, sizeof(*v), cmp);
