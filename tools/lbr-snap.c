@@ -29,6 +29,7 @@
 #include "recording.h"
 #include "json.h"
 #include "ksym.h"
+#include "out.h"
 #include "record.h"
 #include "report.h"
 #include "srcline.h"
@@ -238,8 +239,11 @@ static const char usage[] =
 "LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
 "debug files are looked for (and /proc/modules, for -v's list).\n"
 "Records caused by lbr-snap itself are not shown when reading the device.\n"
-"SIGINT and SIGTERM end the stream cleanly.  trace passes SIGINT, SIGTERM\n"
-"and SIGHUP on to CMD and detaches when it exits.\n"
+"SIGINT and SIGTERM end the stream cleanly: what was read is still\n"
+"printed; a second SIGINT or SIGTERM stops that too and says how many\n"
+"records were not printed.  trace passes SIGINT, SIGTERM and SIGHUP on\n"
+"to CMD and detaches when it exits; one that comes before CMD runs\n"
+"means CMD never does.\n"
 "\n"
 "Exit status:\n"
 "  0  success, also when stopped by SIGINT or SIGTERM\n"
@@ -400,6 +404,19 @@ static const char *info_backend(const struct lbr_snap_info *info)
 	return backend_name(info->backend);
 }
 
+/* How the module's captures read LBR (struct lbr_snap_info.lbr_read). */
+static const char *read_name(unsigned int how)
+{
+	switch (how) {
+	case LBR_SNAP_READ_MSR:
+		return "msr";
+	case LBR_SNAP_READ_XSAVES:
+		return "xsaves";
+	default:
+		return "unknown";
+	}
+}
+
 static const char *core_type_name(unsigned int type)
 {
 	switch (type) {
@@ -424,6 +441,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("lbr_format: %u\n", info->lbr_format);
 	printf("lbr_depth: %u\n", info->lbr_depth);
 	printf("mode: %.*s\n", (int)sizeof(info->mode), info->mode);
+	printf("lbr_read: %s\n", read_name(info->lbr_read));
 	printf("nr_cpus: %u\n", info->nr_cpus);
 	printf("buffer_kb: %u\n", info->buffer_kb);
 	printf("nr_targets: %u\n", info->nr_targets);
@@ -451,6 +469,7 @@ static void print_info_json(const struct lbr_snap_info *info)
 	       info->lbr_format, info->lbr_depth);
 	fputs(",\"mode\":", stdout);
 	json_str(stdout, info->mode, sizeof(info->mode));
+	printf(",\"lbr_read\":\"%s\"", read_name(info->lbr_read));
 	printf(",\"nr_cpus\":%u", info->nr_cpus);
 	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"capture\":\"%s\"",
 	       info->buffer_kb, info->nr_targets, capture_name(info->capture));
@@ -1006,7 +1025,7 @@ static int print_version(const char *path)
 
 static int finish(int ret)
 {
-	if (fflush(stdout) || ferror(stdout)) {
+	if (fflush(stdout) || ferror(stdout) || out_failed()) {
 		pr_err("write error on stdout");
 		return EXIT_ERROR;
 	}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "out.h"
 #include "util.h"
 
 /* Print "lbr-snap: <message>\n" on stderr. */
@@ -14,7 +15,7 @@ void pr_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
+	out_sync();	/* after the records printed before it */
 	fputs("lbr-snap: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
