@@ -566,40 +566,14 @@ check "the input is read while a write() of the output blocks" drain_thread
 async_out()
 {
 	./gen-records bulk 3000 2000 >async.rec
-	python3 - "$LBR" -d async.rec --kallsyms bulk-kallsyms.txt <<'EOF2'
-import json, os, signal, subprocess, sys, time
+	UNIT_DIR=$HERE PYTHONDONTWRITEBYTECODE=1 python3 - "$LBR" -d async.rec --kallsyms bulk-kallsyms.txt <<'EOF2'
+import json, os, subprocess, sys
+
+sys.path.insert(0, os.environ["UNIT_DIR"])
+from slow_read import deadline, procs, slow_read
 
 lbr = sys.argv[1:]
-procs = []
-
-
-def hung(*_):
-    for q in procs:
-        q.kill()
-    sys.exit("no end in 120 s: the printer and the writer wait for each other?")
-
-
-signal.signal(signal.SIGALRM, hung)
-signal.alarm(120)
-def slow_read(cmd, stdin=None):
-    """Read CMD's output a little at a time; also its most threads."""
-    p = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE)
-    procs.append(p)
-    got, n, threads = [], 0, 0
-    while True:
-        b = p.stdout.read1(997)
-        if not b:
-            break
-        got.append(b)
-        n += 1
-        if n % 64 == 0:
-            time.sleep(0.001)
-            try:
-                threads = max(threads, len(os.listdir(f"/proc/{p.pid}/task")))
-            except OSError:
-                pass
-    return b"".join(got), p.wait(), threads
-
+deadline()
 
 for fmt in (["--json"], []):
     with open("async.out", "wb") as f:
@@ -648,8 +622,11 @@ check "stdout by a thread of its own: whole and in order, to a file and a slow p
 # The message is the last line; every line before it a whole record.
 out_msg_order()
 {
-	python3 - "$LBR" <<'EOF2'
-import json, signal, struct, subprocess, sys, time
+	UNIT_DIR=$HERE PYTHONDONTWRITEBYTECODE=1 python3 - "$LBR" <<'EOF2'
+import json, os, struct, subprocess, sys
+
+sys.path.insert(0, os.environ["UNIT_DIR"])
+from slow_read import deadline, slow_read
 
 lbr = sys.argv[1]
 d = open("async.rec", "rb").read()
@@ -661,27 +638,18 @@ open("cut.rec", "wb").write(d[:offs[2999] + 100])
 b = bytearray(d)
 struct.pack_into("<I", b, offs[2000], 3)
 open("bad.rec", "wb").write(b)
-signal.alarm(120)
+deadline()
 for name, want, msg in (("cut.rec", 2999, "truncated at the end"),
                         ("bad.rec", 2000, "size 3 is smaller")):
-    p = subprocess.Popen([lbr, "-d", name, "--kallsyms", "bulk-kallsyms.txt",
-                          "--json"], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT)
-    got, n = [], 0
-    while True:
-        c = p.stdout.read1(997)
-        if not c:
-            break
-        got.append(c)
-        n += 1
-        if n % 64 == 0:
-            time.sleep(0.001)
-    rc = p.wait()
-    lines = b"".join(got).decode().splitlines()
-    at = next((i for i, l in enumerate(lines) if l.startswith("lbr-snap:")),
-              None)
+    out, rc, _ = slow_read([lbr, "-d", name, "--kallsyms", "bulk-kallsyms.txt",
+                            "--json"], stderr=subprocess.STDOUT)
+    lines = out.decode().splitlines()
+    at = next((i for i, l in enumerate(lines) if "lbr-snap: " in l), None)
     if rc != 6 or at is None or msg not in lines[at]:
         sys.exit(f"{name}: exit {rc}, no message: {lines[-1][:200]!r}")
+    if not lines[at].startswith("lbr-snap: "):
+        sys.exit(f"{name}: the message cuts line {at + 1} of {len(lines)}, "
+                 f"a record printed before it")
     if at != len(lines) - 1 or at != want:
         sys.exit(f"{name}: the message is line {at + 1} of {len(lines)}; "
                  f"{want} records come before it")
