@@ -180,7 +180,8 @@ long lbr_fexit_inflight(const struct lbr_target *t);
 
 /*
  * A record as the capture path leaves it in a ring: the ABI's header, then
- * the LBR as lbr_hw_read_raw() copied it, then hdr.nr_stack frames of its
+ * the LBR as lbr_hw_read_raw() copied it (or lbr_read_frozen() from one
+ * XSAVES, laid out alike), then hdr.nr_stack frames of its
  * call stack.  read() hands out the decoded record instead
  * (lbr_record_decode(), record_decode.c), whose nr_entries, size,
  * probe_entries and LBR_SNAP_REC_NO_RETURN it sets.

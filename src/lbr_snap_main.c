@@ -113,6 +113,9 @@ static int __init lbr_snap_init(void)
 	ret = lbr_buffer_fits(buffer_kb);
 	if (ret)
 		return ret;
+	ret = lbr_xsave_parse(lbr_read);
+	if (ret)
+		return ret;
 
 	ret = lbr_stack_set_depth(stack_depth);
 	if (ret)
@@ -132,7 +135,7 @@ static int __init lbr_snap_init(void)
 	ret = lbr_hw_start(mode, lbr_filter);
 	if (ret)
 		goto err_rb;
-	ret = lbr_xsave_start(lbr_read);
+	ret = lbr_xsave_start();
 	if (ret)
 		goto err_hw;
 	ret = lbr_fexit_start();

@@ -22,9 +22,13 @@
  * record and its decoding are the same whichever read made it.
  */
 #include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/cpu.h>
+#include <linux/errno.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/printk.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/asm.h>
@@ -60,16 +64,38 @@ struct lbr_xsave_area {
 	struct lbr_xsave_entry entries[LBR_SNAP_MAX_ENTRIES];
 } __aligned(64);
 
+/* The layout of struct arch_lbr_state after the compacted header. */
+static_assert(offsetof(struct lbr_xsave_area, lbr_ctl) == 576);
+static_assert(offsetof(struct lbr_xsave_area, entries) == 576 + 40);
+static_assert(sizeof(struct lbr_xsave_entry) == 24);
+
+/* Bytes of the component up to and with @depth entries. */
+#define LBR_XSAVE_SIZE(depth) \
+	(offsetof(struct lbr_xsave_area, entries) - \
+	 offsetof(struct lbr_xsave_area, lbr_ctl) + \
+	 (depth) * sizeof(struct lbr_xsave_entry))
+
+enum lbr_read_how { LBR_READ_AUTO, LBR_READ_MSR, LBR_READ_XSAVES };
+
 static struct lbr_xsave_area __percpu *lbr_xsave_areas;
-static bool lbr_xsave_on;
+static enum lbr_read_how lbr_read_how;
+static bool lbr_xsave_on __read_mostly;
+static bool lbr_xsave_faulted;
 static char lbr_xsave_why[96];
+
+/* lbr_xsave_check_cpu()'s findings, or-ed over the CPUs. */
+#define LBR_XSAVE_NO_XSS	BIT(0)	/* IA32_XSS without the LBR bit */
+#define LBR_XSAVE_NOT_ENABLED	BIT(1)	/* XCOMP_BV without it */
+#define LBR_XSAVE_MISMATCH	BIT(2)	/* saved LBR_CTL/DEPTH differ */
+#define LBR_XSAVE_FAULT		BIT(3)	/* XSAVES or an MSR read faulted */
 
 /*
  * XSAVES of the LBR component alone, encoded as the kernel's XSAVES
  * (arch/x86/kernel/fpu/xstate.h: xsaves64 (%rdi)) for assemblers that
- * lack the mnemonic.  It cannot fault once lbr_xsave_start() has seen it
- * work on every CPU; the fixup is there in case it does (a #GP skips to
- * 2:, leaving -EIO), and the read falls back to the MSRs.
+ * lack the mnemonic.  lbr_xsave_start() has seen it work on the CPUs
+ * online then; should it fault anyway (a CPU that came later, a
+ * hypervisor), the fixup skips to 2: leaving -EIO, and the caller turns
+ * XSAVES off and says so.
  */
 static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
 {
@@ -102,16 +128,35 @@ static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
  */
 notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
 {
-	unsigned int planes = lbr_hw.planes, i;
+	unsigned int planes = lbr_hw.planes;
 	struct lbr_xsave_area *a;
+	unsigned int i;
 	u64 *to, *info;
 
-	if (!lbr_xsave_on || !depth)
+	if (!READ_ONCE(lbr_xsave_on) || !depth)
 		return lbr_hw_read_raw(msr, depth, tos);
 	a = this_cpu_ptr(lbr_xsave_areas);
-	if (lbr_xsaves(a) || !(a->xstate_bv & LBR_XFEATURE_MASK))
+	if (unlikely(lbr_xsaves(a))) {
+		/*
+		 * As the kernel's own XSAVES into a kernel buffer, this
+		 * should never fault (xsaves() in arch/x86/kernel/fpu/
+		 * xstate.c WARNs); not again: the MSRs from here on, and
+		 * lbr_snap info says so.
+		 */
+		WRITE_ONCE(lbr_xsave_faulted, true);
+		WRITE_ONCE(lbr_xsave_on, false);
+		pr_warn_once("XSAVES of the LBR state faulted on CPU %d: reading the MSRs from now on\n",
+			     smp_processor_id());
 		return lbr_hw_read_raw(msr, depth, tos);
-	/* Arch LBR: FROM, TO, and INFO if wanted; entry 0 newest, no TOS. */
+	}
+	if (!(a->xstate_bv & LBR_XFEATURE_MASK))
+		return lbr_hw_read_raw(msr, depth, tos);
+	/*
+	 * Arch LBR: FROM, TO, and INFO if wanted, planes of @depth as
+	 * lbr_hw_read_raw() lays them out (Arch LBR always has TO); entry 0
+	 * newest, no TOS.  @depth is this CPU's, which the component holds
+	 * (its DEPTH), as lbr_xsave_start() checked against CPUID.
+	 */
 	*tos = 0;
 	to = msr + depth;
 	info = to + depth;
@@ -128,20 +173,27 @@ NOKPROBE_SYMBOL(lbr_read_frozen);
 
 bool lbr_xsave_used(void)
 {
-	return lbr_xsave_on;
+	return READ_ONCE(lbr_xsave_on);
 }
 
 const char *lbr_xsave_reason(void)
 {
+	if (READ_ONCE(lbr_xsave_faulted))
+		return "XSAVES faulted in a capture: the MSRs since";
 	return lbr_xsave_why;
 }
 
 /*
- * On each CPU that reads LBR (on_each_cpu(): interrupts off): IA32_XSS
- * has the LBR bit, and one XSAVES saves the component with the values
- * the MSRs hold (LBR_CTL, DEPTH): a functional check, not only CPUID's
- * word.  perf may rewrite LBR_CTL in between (a PMI, an NMI): a few
- * tries.
+ * On each CPU that reads LBR (on_each_cpu(): interrupts off), a
+ * functional check, not only CPUID's word: IA32_XSS has the LBR bit, and
+ * one XSAVES asked for the component alone writes it into XCOMP_BV,
+ * which XSAVES sets to what it was asked for and XCR0 | IA32_XSS enables
+ * (SDM vol. 1, 13.11): the component is enabled.  Where XSTATE_BV has it
+ * too, the saved LBR_CTL and DEPTH are the MSRs'; perf may rewrite
+ * LBR_CTL in between (a PMI, an NMI): a few tries.  XSTATE_BV without it
+ * (the component in its initial configuration: LBR off on that CPU, as
+ * under mode=perf before perf schedules its event) leaves nothing to
+ * compare; lbr_read_frozen() reads the MSRs for such a save.
  */
 static void lbr_xsave_check_cpu(void *arg)
 {
@@ -152,61 +204,85 @@ static void lbr_xsave_check_cpu(void *arg)
 
 	if (!__this_cpu_read(lbr_cpu_depth))
 		return;
-	if (lbr_rdmsr_safe(LBR_MSR_IA32_XSS, &xss) ||
-	    !(xss & LBR_XFEATURE_MASK)) {
-		atomic_set(bad, 1);
+	if (lbr_rdmsr_safe(LBR_MSR_IA32_XSS, &xss)) {
+		atomic_or(LBR_XSAVE_FAULT, bad);
+		return;
+	}
+	if (!(xss & LBR_XFEATURE_MASK)) {
+		atomic_or(LBR_XSAVE_NO_XSS, bad);
 		return;
 	}
 	for (tries = 0; tries < 3; tries++) {
 		memset(a, 0, sizeof(*a));
 		if (lbr_xsaves(a) || lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||
-		    lbr_rdmsr_safe(LBR_MSR_ARCH_DEPTH, &depth))
-			break;
-		if ((a->xstate_bv & LBR_XFEATURE_MASK) &&
-		    a->lbr_ctl == ctl && a->lbr_depth == depth)
+		    lbr_rdmsr_safe(LBR_MSR_ARCH_DEPTH, &depth)) {
+			atomic_or(LBR_XSAVE_FAULT, bad);
+			return;
+		}
+		if (!(a->xcomp_bv & LBR_XFEATURE_MASK)) {
+			atomic_or(LBR_XSAVE_NOT_ENABLED, bad);
+			return;
+		}
+		if (!(a->xstate_bv & LBR_XFEATURE_MASK) ||
+		    (a->lbr_ctl == ctl && a->lbr_depth == depth))
 			return;
 	}
-	atomic_set(bad, 2);
+	atomic_or(LBR_XSAVE_MISMATCH, bad);
 }
 
-static int lbr_xsave_no(bool want, const char *why)
+static int lbr_xsave_no(const char *why)
 {
 	strscpy(lbr_xsave_why, why, sizeof(lbr_xsave_why));
-	if (!want)
+	if (lbr_read_how != LBR_READ_XSAVES)
 		return 0;
 	pr_err("lbr_read=xsaves unavailable: %s\n", why);
 	return -ENODEV;
 }
 
 /**
- * lbr_xsave_start - choose how captures read LBR
+ * lbr_xsave_parse - check lbr_read= before anything is started
  * @how: "auto" (XSAVES where it works), "msr" or "xsaves" (or fail)
  *
- * After lbr_hw_start(): LBR runs, so a saved LBR_CTL can be compared.
- * Return: 0, -EINVAL for an unknown @how, -ENODEV when "xsaves" cannot
- * be had, -ENOMEM.
+ * Return: 0, or -EINVAL for anything else.
  */
-int lbr_xsave_start(const char *how)
+int lbr_xsave_parse(const char *how)
 {
-	bool want = sysfs_streq(how, "xsaves");
+	if (sysfs_streq(how, "auto")) {
+		lbr_read_how = LBR_READ_AUTO;
+	} else if (sysfs_streq(how, "msr")) {
+		lbr_read_how = LBR_READ_MSR;
+	} else if (sysfs_streq(how, "xsaves")) {
+		lbr_read_how = LBR_READ_XSAVES;
+	} else {
+		pr_err("lbr_read=%s: use auto, msr or xsaves\n", how);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * lbr_xsave_start - choose how captures read LBR, as lbr_xsave_parse() set
+ *
+ * After lbr_hw_start(): LBR runs, so a saved LBR_CTL can be compared.
+ * Return: 0, -ENODEV when lbr_read=xsaves cannot be had, -ENOMEM.
+ */
+int lbr_xsave_start(void)
+{
 	unsigned int eax, ebx, ecx, edx;
 	atomic_t bad = ATOMIC_INIT(0);
+	int found;
 
 	lbr_xsave_on = false;
-	if (!want && !sysfs_streq(how, "auto")) {
-		if (!sysfs_streq(how, "msr")) {
-			pr_err("lbr_read=%s: use auto, msr or xsaves\n", how);
-			return -EINVAL;
-		}
-		return lbr_xsave_no(false, "lbr_read=msr");
-	}
+	lbr_xsave_faulted = false;
+	if (lbr_read_how == LBR_READ_MSR)
+		return lbr_xsave_no("lbr_read=msr");
 	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH)
-		return lbr_xsave_no(want, "not Arch LBR");
+		return lbr_xsave_no("not Arch LBR");
 	if (!boot_cpu_has(X86_FEATURE_XSAVES))
-		return lbr_xsave_no(want, "the kernel does not use XSAVES");
+		return lbr_xsave_no("the kernel does not use XSAVES");
 	cpuid_count(0xd, 1, &eax, &ebx, &ecx, &edx);
 	if (!(eax & LBR_CPUID_XSAVES))
-		return lbr_xsave_no(want, "CPUID.(0xd,1):EAX.XSAVES is clear");
+		return lbr_xsave_no("CPUID.(0xd,1):EAX.XSAVES is clear");
 	/*
 	 * EAX: the component's size, which XSAVES writes whole: at least
 	 * the depth read, at most the buffer (perf wants it exact:
@@ -214,16 +290,15 @@ int lbr_xsave_start(const char *how)
 	 * component.
 	 */
 	cpuid_count(0xd, LBR_XFEATURE, &eax, &ebx, &ecx, &edx);
-	if (!(ecx & 1) ||
-	    eax < offsetof(struct lbr_xsave_area, entries[lbr_hw.depth]) -
-		  offsetof(struct lbr_xsave_area, lbr_ctl) ||
-	    eax > sizeof(struct lbr_xsave_area) -
-		  offsetof(struct lbr_xsave_area, lbr_ctl))
-		return lbr_xsave_no(want, "CPUID.(0xd,15) has no LBR component of a size lbr_snap reads");
+	if (!(ecx & 1) || eax < LBR_XSAVE_SIZE(lbr_hw.depth) ||
+	    eax > LBR_XSAVE_SIZE(LBR_SNAP_MAX_ENTRIES))
+		return lbr_xsave_no("CPUID.(0xd,15) has no LBR component of a size lbr_snap reads");
 
 	lbr_xsave_areas = alloc_percpu(struct lbr_xsave_area);
-	if (!lbr_xsave_areas)
-		return want ? -ENOMEM : lbr_xsave_no(false, "no memory for XSAVES buffers");
+	if (!lbr_xsave_areas) {
+		lbr_xsave_no("no memory for XSAVES buffers");
+		return lbr_read_how == LBR_READ_XSAVES ? -ENOMEM : 0;
+	}
 	/*
 	 * The CPUs online now; one that comes later is read by XSAVES too,
 	 * and by the MSRs if its XSAVES saves nothing (lbr_read_frozen()).
@@ -231,11 +306,16 @@ int lbr_xsave_start(const char *how)
 	cpus_read_lock();
 	on_each_cpu(lbr_xsave_check_cpu, &bad, 1);
 	cpus_read_unlock();
-	if (atomic_read(&bad)) {
+	found = atomic_read(&bad);
+	if (found) {
 		free_percpu(lbr_xsave_areas);
 		lbr_xsave_areas = NULL;
-		return lbr_xsave_no(want, atomic_read(&bad) == 1 ?
+		return lbr_xsave_no(found & LBR_XSAVE_FAULT ?
+				    "XSAVES or an MSR read faulted" :
+				    found & LBR_XSAVE_NO_XSS ?
 				    "IA32_XSS lacks the LBR component" :
+				    found & LBR_XSAVE_NOT_ENABLED ?
+				    "XSAVES did not save the LBR component: not enabled" :
 				    "XSAVES did not save the LBR state the MSRs hold");
 	}
 	strscpy(lbr_xsave_why, "XSAVES of the LBR state component",

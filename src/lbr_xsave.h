@@ -8,7 +8,8 @@
 
 #include <linux/types.h>
 
-int lbr_xsave_start(const char *how);
+int lbr_xsave_parse(const char *how);
+int lbr_xsave_start(void);
 void lbr_xsave_stop(void);
 bool lbr_xsave_used(void);
 const char *lbr_xsave_reason(void);
