@@ -75,12 +75,12 @@ static_assert(sizeof(struct lbr_xsave_entry) == 24);
 	 offsetof(struct lbr_xsave_area, lbr_ctl) + \
 	 (depth) * sizeof(struct lbr_xsave_entry))
 
-enum lbr_read_how { LBR_READ_AUTO, LBR_READ_MSR, LBR_READ_XSAVES };
+enum lbr_read_choice { LBR_READ_AUTO, LBR_READ_MSR, LBR_READ_XSAVES };
 
-static struct lbr_xsave_area __percpu *lbr_xsave_areas;
-static enum lbr_read_how lbr_read_how;
+static struct lbr_xsave_area __percpu *lbr_xsave_areas __read_mostly;
+static enum lbr_read_choice lbr_read_choice __ro_after_init;
 static bool lbr_xsave_on __read_mostly;
-static bool lbr_xsave_faulted;
+static int lbr_xsave_fault_cpu = -1;	/* the first CPU whose XSAVES faulted */
 static char lbr_xsave_why[96];
 
 /* lbr_xsave_check_cpu()'s findings, or-ed over the CPUs. */
@@ -88,6 +88,7 @@ static char lbr_xsave_why[96];
 #define LBR_XSAVE_NOT_ENABLED	BIT(1)	/* XCOMP_BV without it */
 #define LBR_XSAVE_MISMATCH	BIT(2)	/* saved LBR_CTL/DEPTH differ */
 #define LBR_XSAVE_FAULT		BIT(3)	/* XSAVES or an MSR read faulted */
+#define LBR_XSAVE_NOT_SAVED	BIT(4)	/* LBR on, and XSAVES saved nothing */
 
 /*
  * XSAVES of the LBR component alone, encoded as the kernel's XSAVES
@@ -95,7 +96,7 @@ static char lbr_xsave_why[96];
  * lack the mnemonic.  lbr_xsave_start() has seen it work on the CPUs
  * online then; should it fault anyway (a CPU that came later, a
  * hypervisor), the fixup skips to 2: leaving -EIO, and the caller turns
- * XSAVES off and says so.
+ * XSAVES off (lbr_xsave_fault()).
  */
 static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
 {
@@ -110,6 +111,20 @@ static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
 		     : "memory");
 	return err;
 }
+
+/*
+ * An XSAVES faulted in a capture.  As the kernel's own XSAVES into a
+ * kernel buffer it should never (xsaves() in arch/x86/kernel/fpu/
+ * xstate.h WARNs); not again: the MSRs from here on, GET_INFO says so,
+ * and lbr_xsave_report() logs it from process context.  No printk here:
+ * a traced function may return holding a console's lock.
+ */
+static noinline notrace void lbr_xsave_fault(void)
+{
+	cmpxchg(&lbr_xsave_fault_cpu, -1, smp_processor_id());
+	WRITE_ONCE(lbr_xsave_on, false);
+}
+NOKPROBE_SYMBOL(lbr_xsave_fault);
 
 /**
  * lbr_read_frozen - copy the frozen LBR stack of this CPU
@@ -137,25 +152,21 @@ notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
 		return lbr_hw_read_raw(msr, depth, tos);
 	a = this_cpu_ptr(lbr_xsave_areas);
 	if (unlikely(lbr_xsaves(a))) {
-		/*
-		 * As the kernel's own XSAVES into a kernel buffer, this
-		 * should never fault (xsaves() in arch/x86/kernel/fpu/
-		 * xstate.c WARNs); not again: the MSRs from here on, and
-		 * lbr_snap info says so.
-		 */
-		WRITE_ONCE(lbr_xsave_faulted, true);
-		WRITE_ONCE(lbr_xsave_on, false);
-		pr_warn_once("XSAVES of the LBR state faulted on CPU %d: reading the MSRs from now on\n",
-			     smp_processor_id());
+		lbr_xsave_fault();
 		return lbr_hw_read_raw(msr, depth, tos);
 	}
-	if (!(a->xstate_bv & LBR_XFEATURE_MASK))
+	/*
+	 * Nothing saved (the component in its initial configuration), or
+	 * DEPTH lowered since the load (/dev/cpu/N/msr, a hypervisor):
+	 * XSAVES saves only DEPTH entries, and the rest of the buffer would
+	 * be an earlier capture's.
+	 */
+	if (!(a->xstate_bv & LBR_XFEATURE_MASK) || a->lbr_depth != depth)
 		return lbr_hw_read_raw(msr, depth, tos);
 	/*
 	 * Arch LBR: FROM, TO, and INFO if wanted, planes of @depth as
 	 * lbr_hw_read_raw() lays them out (Arch LBR always has TO); entry 0
-	 * newest, no TOS.  @depth is this CPU's, which the component holds
-	 * (its DEPTH), as lbr_xsave_start() checked against CPUID.
+	 * newest, no TOS.
 	 */
 	*tos = 0;
 	to = msr + depth;
@@ -171,15 +182,25 @@ notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
 }
 NOKPROBE_SYMBOL(lbr_read_frozen);
 
+/* Process context: log, once, an XSAVES that faulted in a capture. */
+static void lbr_xsave_report(void)
+{
+	int cpu = READ_ONCE(lbr_xsave_fault_cpu);
+
+	if (cpu >= 0)
+		pr_warn_once("XSAVES of the LBR state faulted on CPU %d in a capture: the MSRs are read since\n",
+			     cpu);
+}
+
+/* Whether captures read LBR by XSAVES now; process context (GET_INFO). */
 bool lbr_xsave_used(void)
 {
+	lbr_xsave_report();
 	return READ_ONCE(lbr_xsave_on);
 }
 
 const char *lbr_xsave_reason(void)
 {
-	if (READ_ONCE(lbr_xsave_faulted))
-		return "XSAVES faulted in a capture: the MSRs since";
 	return lbr_xsave_why;
 }
 
@@ -188,14 +209,18 @@ const char *lbr_xsave_reason(void)
  * functional check, not only CPUID's word: IA32_XSS has the LBR bit, and
  * one XSAVES asked for the component alone writes it into XCOMP_BV,
  * which XSAVES sets to what it was asked for and XCR0 | IA32_XSS enables
- * (SDM vol. 1, 13.11): the component is enabled.  Where XSTATE_BV has it
- * too, the saved LBR_CTL and DEPTH are the MSRs'; perf may rewrite
- * LBR_CTL in between (a PMI, an NMI): a few tries.  XSTATE_BV without it
- * (the component in its initial configuration: LBR off on that CPU, as
- * under mode=perf before perf schedules its event) leaves nothing to
- * compare; lbr_read_frozen() reads the MSRs for such a save.
+ * (SDM vol. 1, 13.11; RFBM[15] is IA32_XSS[15], XCR0 cannot hold a
+ * supervisor component: a check of what XSAVES itself did).  Where
+ * XSTATE_BV has it too, the saved LBR_CTL and DEPTH are the MSRs', and
+ * DEPTH the one captures read; perf may rewrite LBR_CTL in between (a
+ * PMI, an NMI): a few tries.  XSTATE_BV without it is the component in
+ * its initial configuration (SDM vol. 1, 13.6: every LBR MSR but DEPTH
+ * zero), so only with LBR_CTL 0 (LBR off on that CPU, as under
+ * mode=perf before perf schedules its event): nothing to compare, and
+ * lbr_read_frozen() reads the MSRs for such a save.  With LBR on it is
+ * an XSAVES that does not save the component.
  */
-static void lbr_xsave_check_cpu(void *arg)
+static void __init lbr_xsave_check_cpu(void *arg)
 {
 	struct lbr_xsave_area *a = this_cpu_ptr(lbr_xsave_areas);
 	atomic_t *bad = arg;
@@ -223,17 +248,23 @@ static void lbr_xsave_check_cpu(void *arg)
 			atomic_or(LBR_XSAVE_NOT_ENABLED, bad);
 			return;
 		}
-		if (!(a->xstate_bv & LBR_XFEATURE_MASK) ||
-		    (a->lbr_ctl == ctl && a->lbr_depth == depth))
+		if (!(a->xstate_bv & LBR_XFEATURE_MASK)) {
+			if (!ctl)
+				return;
+			continue;
+		}
+		if (a->lbr_ctl == ctl && a->lbr_depth == depth &&
+		    depth == __this_cpu_read(lbr_cpu_depth))
 			return;
 	}
-	atomic_or(LBR_XSAVE_MISMATCH, bad);
+	atomic_or(a->xstate_bv & LBR_XFEATURE_MASK ? LBR_XSAVE_MISMATCH :
+		  LBR_XSAVE_NOT_SAVED, bad);
 }
 
-static int lbr_xsave_no(const char *why)
+static int __init lbr_xsave_no(const char *why)
 {
 	strscpy(lbr_xsave_why, why, sizeof(lbr_xsave_why));
-	if (lbr_read_how != LBR_READ_XSAVES)
+	if (lbr_read_choice != LBR_READ_XSAVES)
 		return 0;
 	pr_err("lbr_read=xsaves unavailable: %s\n", why);
 	return -ENODEV;
@@ -245,14 +276,14 @@ static int lbr_xsave_no(const char *why)
  *
  * Return: 0, or -EINVAL for anything else.
  */
-int lbr_xsave_parse(const char *how)
+int __init lbr_xsave_parse(const char *how)
 {
 	if (sysfs_streq(how, "auto")) {
-		lbr_read_how = LBR_READ_AUTO;
+		lbr_read_choice = LBR_READ_AUTO;
 	} else if (sysfs_streq(how, "msr")) {
-		lbr_read_how = LBR_READ_MSR;
+		lbr_read_choice = LBR_READ_MSR;
 	} else if (sysfs_streq(how, "xsaves")) {
-		lbr_read_how = LBR_READ_XSAVES;
+		lbr_read_choice = LBR_READ_XSAVES;
 	} else {
 		pr_err("lbr_read=%s: use auto, msr or xsaves\n", how);
 		return -EINVAL;
@@ -266,15 +297,14 @@ int lbr_xsave_parse(const char *how)
  * After lbr_hw_start(): LBR runs, so a saved LBR_CTL can be compared.
  * Return: 0, -ENODEV when lbr_read=xsaves cannot be had, -ENOMEM.
  */
-int lbr_xsave_start(void)
+int __init lbr_xsave_start(void)
 {
 	unsigned int eax, ebx, ecx, edx;
 	atomic_t bad = ATOMIC_INIT(0);
 	int found;
 
 	lbr_xsave_on = false;
-	lbr_xsave_faulted = false;
-	if (lbr_read_how == LBR_READ_MSR)
+	if (lbr_read_choice == LBR_READ_MSR)
 		return lbr_xsave_no("lbr_read=msr");
 	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH)
 		return lbr_xsave_no("not Arch LBR");
@@ -297,7 +327,7 @@ int lbr_xsave_start(void)
 	lbr_xsave_areas = alloc_percpu(struct lbr_xsave_area);
 	if (!lbr_xsave_areas) {
 		lbr_xsave_no("no memory for XSAVES buffers");
-		return lbr_read_how == LBR_READ_XSAVES ? -ENOMEM : 0;
+		return lbr_read_choice == LBR_READ_XSAVES ? -ENOMEM : 0;
 	}
 	/*
 	 * The CPUs online now; one that comes later is read by XSAVES too,
@@ -316,18 +346,21 @@ int lbr_xsave_start(void)
 				    "IA32_XSS lacks the LBR component" :
 				    found & LBR_XSAVE_NOT_ENABLED ?
 				    "XSAVES did not save the LBR component: not enabled" :
+				    found & LBR_XSAVE_NOT_SAVED ?
+				    "XSAVES saved no LBR state while LBR was on" :
 				    "XSAVES did not save the LBR state the MSRs hold");
 	}
 	strscpy(lbr_xsave_why, "XSAVES of the LBR state component",
 		sizeof(lbr_xsave_why));
-	lbr_xsave_on = true;
+	WRITE_ONCE(lbr_xsave_on, true);
 	return 0;
 }
 
 /* After every capture has ended (the hooks are gone). */
 void lbr_xsave_stop(void)
 {
-	lbr_xsave_on = false;
+	lbr_xsave_report();
+	WRITE_ONCE(lbr_xsave_on, false);
 	free_percpu(lbr_xsave_areas);
 	lbr_xsave_areas = NULL;
 }
