@@ -131,6 +131,7 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 					       LBR_SNAP_READ_MSR,
 	};
 
+	lbr_xsave_report();	/* why lbr_read may say msr since the load */
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));
 	strscpy(info.mode, lbr_hw_mode(), sizeof(info.mode));
 	strscpy(info.reason, lbr_hw.reason, sizeof(info.reason));

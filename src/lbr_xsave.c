@@ -78,7 +78,7 @@ static_assert(sizeof(struct lbr_xsave_entry) == 24);
 enum lbr_read_choice { LBR_READ_AUTO, LBR_READ_MSR, LBR_READ_XSAVES };
 
 static struct lbr_xsave_area __percpu *lbr_xsave_areas __read_mostly;
-static enum lbr_read_choice lbr_read_choice __ro_after_init;
+static enum lbr_read_choice lbr_read_choice __initdata;
 static bool lbr_xsave_on __read_mostly;
 static int lbr_xsave_fault_cpu = -1;	/* the first CPU whose XSAVES faulted */
 static char lbr_xsave_why[96];
@@ -89,6 +89,7 @@ static char lbr_xsave_why[96];
 #define LBR_XSAVE_MISMATCH	BIT(2)	/* saved LBR_CTL/DEPTH differ */
 #define LBR_XSAVE_FAULT		BIT(3)	/* XSAVES or an MSR read faulted */
 #define LBR_XSAVE_NOT_SAVED	BIT(4)	/* LBR on, and XSAVES saved nothing */
+#define LBR_XSAVE_DEPTH		BIT(5)	/* DEPTH is not the one captures read */
 
 /*
  * XSAVES of the LBR component alone, encoded as the kernel's XSAVES
@@ -121,7 +122,7 @@ static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
  */
 static noinline notrace void lbr_xsave_fault(void)
 {
-	cmpxchg(&lbr_xsave_fault_cpu, -1, smp_processor_id());
+	cmpxchg(&lbr_xsave_fault_cpu, -1, raw_smp_processor_id());
 	WRITE_ONCE(lbr_xsave_on, false);
 }
 NOKPROBE_SYMBOL(lbr_xsave_fault);
@@ -182,8 +183,8 @@ notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
 }
 NOKPROBE_SYMBOL(lbr_read_frozen);
 
-/* Process context: log, once, an XSAVES that faulted in a capture. */
-static void lbr_xsave_report(void)
+/* Process context (GET_INFO, unload): log, once, an XSAVES that faulted. */
+void lbr_xsave_report(void)
 {
 	int cpu = READ_ONCE(lbr_xsave_fault_cpu);
 
@@ -192,10 +193,9 @@ static void lbr_xsave_report(void)
 			     cpu);
 }
 
-/* Whether captures read LBR by XSAVES now; process context (GET_INFO). */
+/* Whether captures read LBR by XSAVES now. */
 bool lbr_xsave_used(void)
 {
-	lbr_xsave_report();
 	return READ_ONCE(lbr_xsave_on);
 }
 
@@ -253,8 +253,11 @@ static void __init lbr_xsave_check_cpu(void *arg)
 				return;
 			continue;
 		}
-		if (a->lbr_ctl == ctl && a->lbr_depth == depth &&
-		    depth == __this_cpu_read(lbr_cpu_depth))
+		if (depth != __this_cpu_read(lbr_cpu_depth)) {
+			atomic_or(LBR_XSAVE_DEPTH, bad);
+			return;
+		}
+		if (a->lbr_ctl == ctl && a->lbr_depth == depth)
 			return;
 	}
 	atomic_or(a->xstate_bv & LBR_XFEATURE_MASK ? LBR_XSAVE_MISMATCH :
@@ -346,6 +349,8 @@ int __init lbr_xsave_start(void)
 				    "IA32_XSS lacks the LBR component" :
 				    found & LBR_XSAVE_NOT_ENABLED ?
 				    "XSAVES did not save the LBR component: not enabled" :
+				    found & LBR_XSAVE_DEPTH ?
+				    "IA32_LBR_DEPTH is not the depth lbr_snap reads" :
 				    found & LBR_XSAVE_NOT_SAVED ?
 				    "XSAVES saved no LBR state while LBR was on" :
 				    "XSAVES did not save the LBR state the MSRs hold");

@@ -12,6 +12,7 @@ int lbr_xsave_parse(const char *how);
 int lbr_xsave_start(void);
 void lbr_xsave_stop(void);
 bool lbr_xsave_used(void);
+void lbr_xsave_report(void);
 const char *lbr_xsave_reason(void);
 unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos);
 
