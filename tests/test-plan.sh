@@ -491,6 +491,30 @@ wait_case "text: a third times out" 1 2 "$T/w.txt" text 77 3
 } >"$T/w.lines"
 wait_case "trace_pipe: the storm's lines only" 0 2 "$T/w.lines" lines 77 2
 wait_case "trace_pipe: a third times out" 1 2 "$T/w.lines" lines 77 3
+# A comm no longer in trace's cache of them prints as "<...>".
+{
+	echo '   <...>-77      [001] d..3.  12.4: lbrcost: ret=-2'
+	echo '   <...>-770     [001] d..3.  12.5: lbrcost: ret=-2'
+	echo '   cat-177       [001] d..3.  12.6: lbrcost: ret=-2'
+} >>"$T/w.lines"
+wait_case "trace_pipe: a \"<...>-PID\" line of the storm counts" 0 3 \
+	"$T/w.lines" lines 77 3
+wait_case "trace_pipe: no fourth line, not another pid's" 1 3 \
+	"$T/w.lines" lines 77 4
+# It reads the file only once its size has held for 100 ms: while a
+# writer appends every 50 ms for 400 ms, the waiter, though the file held
+# its 2 records from the start, answers only after the writer is done.
+(for i in 1 2 3 4 5 6 7 8; do
+	sleep 0.05
+	echo '{"ts":9,"cpu":0,"pid":5,"tid":5,"comm":"lbr-snap"}'
+done >>"$T/w.json") &
+t0=$("$T/cost-bin" now)
+w=$("$T/cost-bin" wait "$T/w.json" json 77 2 10)
+ms=$(( ($("$T/cost-bin" now) - t0) / 1000000 ))
+wait
+[[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 400 ] ||
+	why "answered after $ms ms, while the file still grew: $w"
+result "waiter: reads the file once its size has held, not while it grows"
 # Written 30 s ago: the time is then, not now.
 touch -d '30 seconds ago' "$T/w.json"
 w=$("$T/cost-bin" wait "$T/w.json" json 77 2 1)

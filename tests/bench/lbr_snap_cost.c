@@ -23,9 +23,15 @@
  *	prints what it has and exits 1.  Only the storm's records count:
  *	lbr-snap leaves out the records of its own failed open()s (its
  *	symbol and debug-info lookups), and other processes' may come and
- *	go.
+ *	go.  trace_pipe prints "<...>-PID" for a task whose comm has left
+ *	its cache of them: those lines count too.
  *	FILE is opened once and read as it grows: no open() of its own
- *	while it waits (the storm's function is open()).
+ *	while it waits (the storm's function is open()).  It is read only
+ *	once its size has held for SETTLE_POLLS polls (or at TIMEOUT_S):
+ *	scanning the 300 MB of a --json storm takes seconds of a vCPU in
+ *	a TCG guest, which the reader, still writing its last records,
+ *	needs; a reader that writes again after that is read on as it
+ *	grows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +111,18 @@ static int opens(const char *path, unsigned long n, unsigned long runs)
 }
 
 /* Whether the whole line [@p, @end) is a record of KIND with @tag in it. */
+/* "<...>" right before @pid_tag ("-PID ") in the line @p..@end. */
+static int find_pid_tag(const char *p, const char *end, const char *pid_tag)
+{
+	size_t n = strlen(pid_tag);
+	const char *at;
+
+	for (at = p; (at = memmem(at, end - at, pid_tag, n)); at++)
+		if (at - p >= 5 && !memcmp(at - 5, "<...>", 5))
+			return 1;
+	return 0;
+}
+
 static int counts(const char *p, const char *end, const char *kind,
 		  const char *tag)
 {
@@ -112,7 +130,11 @@ static int counts(const char *p, const char *end, const char *kind,
 		return 0;
 	if (!strcmp(kind, "text") && (*p < '0' || *p > '9'))
 		return 0;
-	return memmem(p, end - p, tag, strlen(tag)) != NULL;
+	if (memmem(p, end - p, tag, strlen(tag)))
+		return 1;
+	/* "cost-PID ": the comm's end, or "<...>" for a comm not cached. */
+	return !strcmp(kind, "lines") && !strncmp(tag, "cost-", 5) &&
+	       find_pid_tag(p, end, tag + 4);
 }
 
 /*
@@ -135,6 +157,26 @@ static unsigned long long written_ns(int fd)
 	off = (long long)(real.tv_sec - mono.tv_sec) * 1000000000LL +
 	      (real.tv_nsec - mono.tv_nsec);
 	return st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec - off;
+}
+
+#define SETTLE_POLLS	5	/* of 20 ms */
+
+/* Until @fd's size has held for SETTLE_POLLS polls, or the timeout. */
+static void settle(int fd, unsigned long long start, unsigned long timeout)
+{
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	off_t last = -1;
+	int same = 0;
+	struct stat st;
+
+	while (same < SETTLE_POLLS &&
+	       now_ns() - start <= timeout * 1000000000ULL) {
+		if (fstat(fd, &st) < 0)
+			return;
+		same = st.st_size == last ? same + 1 : 0;
+		last = st.st_size;
+		nanosleep(&pause, NULL);
+	}
 }
 
 static int wait_records(const char *file, const char *kind, const char *pid,
@@ -165,6 +207,7 @@ static int wait_records(const char *file, const char *kind, const char *pid,
 		fprintf(stderr, "lbr_snap_cost: %s: %s\n", file, strerror(errno));
 		return 2;
 	}
+	settle(fd, start, timeout);
 	while (have < want) {
 		n = read(fd, buf + len, sizeof(buf) - len);
 		if (n < 0) {
