@@ -243,7 +243,7 @@ t "--nonblock drains what is there and exits 0" 0 "$EXP/stream.txt" fifo.err \
 
 # --nonblock ends at the first read that finds nothing, also while a
 # writer adds a record every 0.1 ms: the drain thread's pause after a
-# short read (1 ms, to batch a storm's wakeups) once made it read on for
+# short read (2 ms, to batch a storm's wakeups) once made it read on for
 # as long as records kept coming.
 fifo_nonblock_feed()
 {
