@@ -113,8 +113,8 @@ static bool list_memo_seen(struct list_memos *ms, const struct list_key *k)
  * to 16 KiB with AVX512), which memcpy()s larger blocks with rep movsb:
  * QEMU's TCG runs that one byte at a time.  In the lab guest, replaying
  * a storm of 30,000 records as JSON took 1.6 to 2.0 s of user time with
- * those copies, 0.6 to 1.0 s with rep movsb turned off by
- * GLIBC_TUNABLES; on real CPUs either copy is as fast.
+ * those copies, 0.9 to 1.2 s in pieces (0.6 to 1.0 s with rep movsb
+ * turned off by GLIBC_TUNABLES); on real CPUs either copy is as fast.
  */
 #define MEMO_PIECE	1920
 
