@@ -501,20 +501,42 @@ wait_case "trace_pipe: a \"<...>-PID\" line of the storm counts" 0 3 \
 	"$T/w.lines" lines 77 3
 wait_case "trace_pipe: no fourth line, not another pid's" 1 3 \
 	"$T/w.lines" lines 77 4
-# It reads the file only once its size has held for 100 ms: while a
-# writer appends every 50 ms for 400 ms, the waiter, though the file held
-# its 2 records from the start, answers only after the writer is done.
-(for i in 1 2 3 4 5 6 7 8; do
-	sleep 0.05
-	echo '{"ts":9,"cpu":0,"pid":5,"tid":5,"comm":"lbr-snap"}'
-done >>"$T/w.json") &
+# It reads the file only once its size has held for 100 ms: while one
+# process appends a line every 20 ms for 600 ms, the waiter, though the
+# file held its 2 records from the start, answers only after that.  And
+# a file that keeps growing is read after 2 s, not at the timeout.
+# grow_json MS: a line of another pid every 20 ms, for MS ms.
+grow_json() {
+	python3 -c '
+import sys, time
+with open(sys.argv[1], "a") as f:
+    for i in range(int(sys.argv[2]) // 20):
+        time.sleep(0.02)
+        f.write("{\"ts\":9,\"cpu\":0,\"pid\":5,\"tid\":5}\n")
+        f.flush()
+' "$T/w.json" "$1" &
+	# From its first line on: python's start is no pause of the file's.
+	local size
+	size=$(stat -c %s "$T/w.json")
+	while [ "$(stat -c %s "$T/w.json")" = "$size" ]; do
+		sleep 0.005
+	done
+}
+grow_json 600
 t0=$("$T/cost-bin" now)
 w=$("$T/cost-bin" wait "$T/w.json" json 77 2 10)
 ms=$(( ($("$T/cost-bin" now) - t0) / 1000000 ))
 wait
-[[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 400 ] ||
+[[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 500 ] ||
 	why "answered after $ms ms, while the file still grew: $w"
-result "waiter: reads the file once its size has held, not while it grows"
+grow_json 5000
+t0=$("$T/cost-bin" now)
+w=$("$T/cost-bin" wait "$T/w.json" json 77 2 10)
+ms=$(( ($("$T/cost-bin" now) - t0) / 1000000 ))
+wait
+[[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 1900 ] && [ "$ms" -lt 4500 ] ||
+	why "a file growing for 5 s: answered after $ms ms, not after 2 s: $w"
+result "waiter: reads the file once its size has held (at most 2 s), not while it grows"
 # Written 30 s ago: the time is then, not now.
 touch -d '30 seconds ago' "$T/w.json"
 w=$("$T/cost-bin" wait "$T/w.json" json 77 2 1)

@@ -72,7 +72,7 @@
  * module wakes a sleeping reader at every record, and a thread woken for
  * each preempts the one printing on the same CPU.  In make bench's storm
  * (lab guest, one run each) the JSON reader printed 3,755 and 4,038
- * records a second with the pause, 3,235 and 3,264 without.  Also while
+ * records a second with a 1 ms pause, 3,235 and 3,264 without.  Also while
  * the queue is empty, the reader keeping up: then each record cost two
  * wakeups (this thread's, the printer's) and a write(), where a pause
  * takes the records of a pause in one (lbr-legacy, the reader beside cat

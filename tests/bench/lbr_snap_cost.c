@@ -27,7 +27,7 @@
  *	its cache of them: those lines count too.
  *	FILE is opened once and read as it grows: no open() of its own
  *	while it waits (the storm's function is open()).  It is read only
- *	once its size has held for SETTLE_POLLS polls (or at TIMEOUT_S):
+ *	once its size has held for 100 ms (or after 2 s, or TIMEOUT_S):
  *	scanning the 300 MB of a --json storm takes seconds of a vCPU in
  *	a TCG guest, which the reader, still writing its last records,
  *	needs; a reader that writes again after that is read on as it
@@ -110,8 +110,7 @@ static int opens(const char *path, unsigned long n, unsigned long runs)
 	return 0;
 }
 
-/* Whether the whole line [@p, @end) is a record of KIND with @tag in it. */
-/* "<...>" right before @pid_tag ("-PID ") in the line @p..@end. */
+/* "<...>" right before @pid_tag ("-PID ") in the line [@p, @end). */
 static int find_pid_tag(const char *p, const char *end, const char *pid_tag)
 {
 	size_t n = strlen(pid_tag);
@@ -123,8 +122,13 @@ static int find_pid_tag(const char *p, const char *end, const char *pid_tag)
 	return 0;
 }
 
+/*
+ * Whether the whole line [@p, @end) is a record of KIND with @tag in it;
+ * for lines, @tag is "cost-PID " (the comm's end) and @pid_tag "-PID ",
+ * which also counts after "<...>", trace's name for a comm not cached.
+ */
 static int counts(const char *p, const char *end, const char *kind,
-		  const char *tag)
+		  const char *tag, const char *pid_tag)
 {
 	if (!strcmp(kind, "json") && *p != '{')
 		return 0;
@@ -132,9 +136,7 @@ static int counts(const char *p, const char *end, const char *kind,
 		return 0;
 	if (memmem(p, end - p, tag, strlen(tag)))
 		return 1;
-	/* "cost-PID ": the comm's end, or "<...>" for a comm not cached. */
-	return !strcmp(kind, "lines") && !strncmp(tag, "cost-", 5) &&
-	       find_pid_tag(p, end, tag + 4);
+	return !strcmp(kind, "lines") && find_pid_tag(p, end, pid_tag);
 }
 
 /*
@@ -159,22 +161,32 @@ static unsigned long long written_ns(int fd)
 	return st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec - off;
 }
 
-#define SETTLE_POLLS	5	/* of 20 ms */
+#define POLL_NS		(20 * 1000 * 1000)
+#define SETTLE_POLLS	5			/* 100 ms of one size */
+#define SETTLE_MAX_NS	(2000ULL * 1000 * 1000)	/* then read it anyway */
 
-/* Until @fd's size has held for SETTLE_POLLS polls, or the timeout. */
-static void settle(int fd, unsigned long long start, unsigned long timeout)
+/*
+ * Until @fd's size has held for SETTLE_POLLS polls, at most SETTLE_MAX_NS
+ * or the timeout: a file that other writes keep growing is read after
+ * two seconds, as it grows.
+ */
+static void settle(int fd, unsigned long long start, unsigned long timeout_s)
 {
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct timespec pause = { 0, POLL_NS };
+	unsigned long long limit = timeout_s * 1000000000ULL;
 	off_t last = -1;
 	int same = 0;
 	struct stat st;
 
-	while (same < SETTLE_POLLS &&
-	       now_ns() - start <= timeout * 1000000000ULL) {
+	if (limit > SETTLE_MAX_NS)
+		limit = SETTLE_MAX_NS;
+	while (now_ns() - start <= limit) {
 		if (fstat(fd, &st) < 0)
 			return;
 		same = st.st_size == last ? same + 1 : 0;
 		last = st.st_size;
+		if (same >= SETTLE_POLLS)
+			return;
 		nanosleep(&pause, NULL);
 	}
 }
@@ -184,10 +196,10 @@ static int wait_records(const char *file, const char *kind, const char *pid,
 {
 	unsigned long long start = now_ns();
 	unsigned long have = 0;
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct timespec pause = { 0, POLL_NS };
 	static char buf[1 << 20];
 	size_t len = 0;
-	char tag[64], *p, *nl;
+	char tag[64], pid_tag[64], *p, *nl;
 	int fd;
 	ssize_t n;
 
@@ -202,6 +214,7 @@ static int wait_records(const char *file, const char *kind, const char *pid,
 		snprintf(tag, sizeof(tag), "cost[%s]", pid);
 	else
 		snprintf(tag, sizeof(tag), "cost-%s ", pid);
+	snprintf(pid_tag, sizeof(pid_tag), "-%s ", pid);
 	fd = open(file, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "lbr_snap_cost: %s: %s\n", file, strerror(errno));
@@ -220,7 +233,8 @@ static int wait_records(const char *file, const char *kind, const char *pid,
 			len += n;
 			for (p = buf; (nl = memchr(p, '\n', buf + len - p));
 			     p = nl + 1)
-				have += nl > p && counts(p, nl, kind, tag);
+				have += nl > p &&
+					counts(p, nl, kind, tag, pid_tag);
 			len = buf + len - p;
 			memmove(buf, p, len);
 			if (len == sizeof(buf))
