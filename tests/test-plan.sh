@@ -515,10 +515,12 @@ with open(sys.argv[1], "a") as f:
         f.write("{\"ts\":9,\"cpu\":0,\"pid\":5,\"tid\":5}\n")
         f.flush()
 ' "$T/w.json" "$1" &
+	grow_pid=$!
 	# From its first line on: python's start is no pause of the file's.
-	local size
+	local size i
 	size=$(stat -c %s "$T/w.json")
-	while [ "$(stat -c %s "$T/w.json")" = "$size" ]; do
+	for ((i = 0; i < 1000; i++)); do
+		[ "$(stat -c %s "$T/w.json")" = "$size" ] || break
 		sleep 0.005
 	done
 }
@@ -526,14 +528,14 @@ grow_json 600
 t0=$("$T/cost-bin" now)
 w=$("$T/cost-bin" wait "$T/w.json" json 77 2 10)
 ms=$(( ($("$T/cost-bin" now) - t0) / 1000000 ))
-wait
+wait "$grow_pid"
 [[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 500 ] ||
 	why "answered after $ms ms, while the file still grew: $w"
 grow_json 5000
 t0=$("$T/cost-bin" now)
 w=$("$T/cost-bin" wait "$T/w.json" json 77 2 10)
 ms=$(( ($("$T/cost-bin" now) - t0) / 1000000 ))
-wait
+wait "$grow_pid"
 [[ "$w" == "WAIT records=2 "* ]] && [ "$ms" -ge 1900 ] && [ "$ms" -lt 4500 ] ||
 	why "a file growing for 5 s: answered after $ms ms, not after 2 s: $w"
 result "waiter: reads the file once its size has held (at most 2 s), not while it grows"
