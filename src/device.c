@@ -127,11 +127,12 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 			      lbr_hw.depth * sizeof(struct lbr_snap_branch) +
 			      lbr_stack_depth() * sizeof(u64),
 		.stack_depth = lbr_stack_depth(),
-		.lbr_read = lbr_xsave_used() ? LBR_SNAP_READ_XSAVES :
-					       LBR_SNAP_READ_MSR,
 	};
 
-	lbr_xsave_report();	/* why lbr_read may say msr since the load */
+	/* Logged first: why lbr_read may say msr since the load. */
+	lbr_xsave_report();
+	info.lbr_read = lbr_xsave_used() ? LBR_SNAP_READ_XSAVES :
+					   LBR_SNAP_READ_MSR;
 	strscpy(info.backend_name, lbr_hw.name, sizeof(info.backend_name));
 	strscpy(info.mode, lbr_hw_mode(), sizeof(info.mode));
 	strscpy(info.reason, lbr_hw.reason, sizeof(info.reason));

@@ -116,11 +116,11 @@ static __always_inline int lbr_xsaves(struct lbr_xsave_area *a)
 /*
  * An XSAVES faulted in a capture.  As the kernel's own XSAVES into a
  * kernel buffer it should never (xsaves() in arch/x86/kernel/fpu/
- * xstate.h WARNs); not again: the MSRs from here on, GET_INFO says so,
- * and lbr_xsave_report() logs it from process context.  No printk here:
- * a traced function may return holding a console's lock.
+ * xstate.h WARNs); not again: the MSRs from here on, GET_INFO's lbr_read
+ * says msr, and lbr_xsave_report() logs why from process context.  No
+ * printk here: a traced function may return holding a console's lock.
  */
-static noinline notrace void lbr_xsave_fault(void)
+static noinline __cold notrace void lbr_xsave_fault(void)
 {
 	cmpxchg(&lbr_xsave_fault_cpu, -1, raw_smp_processor_id());
 	WRITE_ONCE(lbr_xsave_on, false);
@@ -158,7 +158,7 @@ notrace unsigned int lbr_read_frozen(u64 *msr, unsigned int depth, u32 *tos)
 	}
 	/*
 	 * Nothing saved (the component in its initial configuration), or
-	 * DEPTH lowered since the load (/dev/cpu/N/msr, a hypervisor):
+	 * DEPTH changed since the load (/dev/cpu/N/msr, a hypervisor):
 	 * XSAVES saves only DEPTH entries, and the rest of the buffer would
 	 * be an earlier capture's.
 	 */
@@ -189,7 +189,7 @@ void lbr_xsave_report(void)
 	int cpu = READ_ONCE(lbr_xsave_fault_cpu);
 
 	if (cpu >= 0)
-		pr_warn_once("XSAVES of the LBR state faulted on CPU %d in a capture: the MSRs are read since\n",
+		pr_warn_once("XSAVES of the LBR state faulted on CPU %d in a capture: reading the MSRs from now on\n",
 			     cpu);
 }
 
@@ -201,6 +201,8 @@ bool lbr_xsave_used(void)
 
 const char *lbr_xsave_reason(void)
 {
+	if (READ_ONCE(lbr_xsave_fault_cpu) >= 0)
+		return "XSAVES faulted in a capture";
 	return lbr_xsave_why;
 }
 
@@ -306,7 +308,6 @@ int __init lbr_xsave_start(void)
 	atomic_t bad = ATOMIC_INIT(0);
 	int found;
 
-	lbr_xsave_on = false;
 	if (lbr_read_choice == LBR_READ_MSR)
 		return lbr_xsave_no("lbr_read=msr");
 	if (lbr_hw.backend != LBR_SNAP_BACKEND_ARCH)
