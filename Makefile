@@ -54,8 +54,17 @@ install-tools: tools
 	install -D -m 0644 dist/bash-completion/lbr-snap \
 		$(DESTDIR)$(BASHCOMPDIR)/lbr-snap
 
+# The module's own kbuild products, in the top directory and src/ only:
+# the names kbuild's clean finds (the kernel's top-level Makefile, target
+# clean), without its find over the whole M tree, which takes the modules
+# of the guest kernels cached in .cache/ (tests/vm/kernel.sh) and of
+# build/ with it.  Needs no kernel headers.  tests/make-clean.sh checks it.
 clean:
-	$(MAKE) -C $(KDIR) M=$(PWD_) clean
+	find $(PWD_) $(PWD_)/src -maxdepth 1 -type f \( -name '*.[aios]' \
+		-o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name '.*.d' -o -name '*.o.d' -o -name '*.dwo' \
+		-o -name '*.su' -o -name '*.symtypes' -o -name '.*.tmp' \
+		-o -name modules.order -o -name Module.symvers \) -delete
 	$(MAKE) -C tools clean
 
 check:

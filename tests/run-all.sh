@@ -81,7 +81,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
-ALL_SUITES="deps log-gate plan-gate build style freeze-first helpers tool-unit decode-unit
+ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers tool-unit decode-unit
 	guest-smp2 guest-smp4 dkms-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
@@ -234,6 +234,13 @@ suite plan-gate "$LBR_TOP/tests/test-plan.sh"
 suite build build
 bin=$LBR_BUILD/$kver
 export LBR_PREBUILT=1	# the guests below use this build
+make_clean() {
+	local kdir
+	kdir=$(lbr_host_kdir "$kver") ||
+		{ echo "not ok - no headers of $kver for the host's gcc"; return 1; }
+	"$LBR_TOP/tests/make-clean.sh" "$kdir"
+}
+suite make-clean make_clean
 suite style style
 suite freeze-first "$LBR_TOP/tests/freeze-first/run.sh" "$bin/lbr_snap.ko" \
 	"$bin/lbr_snap_fexit.ko"

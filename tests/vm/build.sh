@@ -8,18 +8,14 @@ set -euo pipefail
 
 kver=${1:-$(lbr_guest_kver)}
 kroot=$(lbr_kernel_root "$kver")
-# The installed kernel and the debug kernel (built here, with the host's
-# compiler) are built for directly; others in their release's chroot.
-kdir=${kroot%/}/lib/modules/$kver/build
-case $kroot in
-/|"$LBR_CACHE"/debug-kernel/*) host=1 ;;
-*)	# A release's kernel from tests/vm/kernel.sh: headers built for the
-	# host's gcc are used directly, others in the release's chroot.
-	read -r _ k inchroot _ <"$(dirname "$kroot")/ready" ||
-		die "no $(dirname "$kroot")/ready for $kver"
-	if [ "$inchroot" = 0 ]; then host=1 kdir=$k; else host=; fi
-	;;
-esac
+# Built for directly where the host's gcc can (the installed kernel, the
+# debug kernel, a release's headers built for it), else in the release's
+# chroot.
+if kdir=$(lbr_host_kdir "$kver"); then
+	host=1
+else
+	host= kdir=${kroot%/}/lib/modules/$kver/build
+fi
 [ -z "$host" ] || [ -f "$kdir/Makefile" ] || die "no headers for $kver in $kdir"
 out=$LBR_BUILD/$kver
 ks=$(lbr_kernel_source_files)

@@ -38,6 +38,23 @@ lbr_kernel_root() {
 	die "no kernel $1 in $LBR_CACHE nor in /boot (see tests/vm/kernel.sh, debug-kernel.sh)"
 }
 
+# KVER's kernel build tree when the host's gcc builds against it: the
+# installed kernel's, the debug kernel's (built here), a release's whose
+# headers tests/vm/kernel.sh found built for the host's gcc (its "ready"
+# file).  Fails for a release whose headers need its own chroot
+# (tests/matrix/matrix.sh builds there).
+lbr_host_kdir() {
+	local kroot k inchroot
+	kroot=$(lbr_kernel_root "$1") || return 1
+	case $kroot in
+	/|"$LBR_CACHE"/debug-kernel/*)
+		echo "${kroot%/}/lib/modules/$1/build" ;;
+	*)	read -r _ k inchroot _ <"$(dirname "$kroot")/ready" ||
+			die "no $(dirname "$kroot")/ready for $1"
+		[ "$inchroot" = 0 ] && echo "$k" ;;
+	esac
+}
+
 # kselftest_harness.h and checkpatch.pl come from Debian's linux-source.
 lbr_kernel_source_files() {
 	local dir=$LBR_CACHE/linux-source tar
