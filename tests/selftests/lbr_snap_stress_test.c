@@ -13,6 +13,7 @@
  */
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
+#include "lbr_test_filter.h"
 
 FIXTURE(storm) {
 	struct rec *recs;
@@ -279,4 +280,4 @@ TEST_F_TIMEOUT(storm, fexit_attach_detach_cycles, 1500)
 	       done, (now_ns() - t0) / 1000000000, ints, full);
 }
 
-TEST_HARNESS_MAIN
+LBR_TESTS_MAIN

@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
+#include "lbr_test_filter.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON	38	/* since 5.8 */
@@ -4911,64 +4912,4 @@ TEST_F_TIMEOUT(lost, failed_detach_keeps_the_trampoline, 120)
 	close(k2);
 }
 
-/* Is @name one of the blank-separated words of @want, or contains one? */
-static bool test_wanted(const char *want, const char *name)
-{
-	char word[128];
-	int n;
-
-	while (sscanf(want, " %127s%n", word, &n) == 1) {
-		if (strstr(name, word))
-			return true;
-		want += n;
-	}
-	return false;
-}
-
-/*
- * LBR_TESTS="word ...": run only the tests whose name contains one of the
- * words (both variants of a fixture's test), for a suite that needs only
- * those on a CPU of its own; the plan counts only them.  Naming no test
- * is a failure, not an empty pass.  The 6.1 harness
- * has no -t option, so the lists are cut here before it runs.
- */
-static unsigned int filter_tests(const char *want)
-{
-	struct __fixture_metadata *f;
-	unsigned int kept = 0;
-
-	for (f = __fixture_list; f; f = f->next) {
-		struct __test_metadata *t, *next, *head = NULL, *tail = NULL;
-
-		for (t = f->tests; t; t = next) {
-			next = t->next;
-			if (!test_wanted(want, t->name))
-				continue;
-			t->next = NULL;
-			if (head) {
-				tail->next = t;
-				t->prev = tail;
-				head->prev = t;
-			} else {
-				head = t;
-				t->prev = t;
-			}
-			tail = t;
-			kept++;
-		}
-		f->tests = head;
-	}
-	return kept;
-}
-
-int main(int argc, char **argv)
-{
-	const char *want = getenv("LBR_TESTS");
-
-	if (want && *want && !filter_tests(want)) {
-		printf("TAP version 13\n1..1\nnot ok 1 LBR_TESTS=\"%s\" names no test\n",
-		       want);
-		return 1;
-	}
-	return test_harness_run(argc, argv);
-}
+LBR_TESTS_MAIN
