@@ -330,6 +330,20 @@ struct lbr_snap_filter {
 };
 
 /*
+ * LBR_SNAP_IOC_SET_WAKEUP (arg: bytes): poll() and epoll on this open
+ * file (its dup()s too) report it readable, and wake, only once some
+ * CPU's ring buffer holds @arg bytes, where 0 (the default) is any
+ * record: fewer wakeups for a reader that takes many records at a time,
+ * as ftrace's buffer_percent and perf's wakeup_watermark give.  The
+ * bytes are the ring's: each record as captured, which read() may give
+ * longer, and 8 bytes of slot header.  Such a reader needs another way
+ * to the last records of a burst: a poll timeout, or the mark taken off.
+ * At most half of buffer_kb (EINVAL); needs a descriptor opened for
+ * reading (EBADF).  read() is not changed; /proc/PID/fdinfo shows the
+ * mark (lbr_snap_wakeup_bytes).  Modules before it: ENOTTY.
+ */
+
+/*
  * Growing structs: the size is part of each command number, and the module
  * takes any size from the _V1 one on (up to the 16 KiB a command number
  * holds): what the caller's struct lacks counts as 0; what it has past
@@ -345,5 +359,6 @@ struct lbr_snap_filter {
 #define LBR_SNAP_IOC_DEL_TARGET	_IOW(LBR_SNAP_IOC_MAGIC, 5, struct lbr_snap_target_ctl)
 #define LBR_SNAP_IOC_SET_CAPTURE _IO(LBR_SNAP_IOC_MAGIC, 6)	/* arg: LBR_SNAP_CAPTURE_* */
 #define LBR_SNAP_IOC_SET_FILTER	_IOW(LBR_SNAP_IOC_MAGIC, 7, struct lbr_snap_filter)
+#define LBR_SNAP_IOC_SET_WAKEUP	_IO(LBR_SNAP_IOC_MAGIC, 8)	/* arg: bytes */
 
 #endif /* _UAPI_LBR_SNAP_H */

@@ -14,6 +14,8 @@
  *   everyone sees: CAP_SYS_ADMIN at the call, on a descriptor opened for
  *   writing.
  * - GET_INFO (the backend, the buffer size) is anyone's who may open it.
+ * - SET_WAKEUP changes only its own descriptor's poll(): a descriptor
+ *   opened for reading.
  *
  * An open /dev/lbr_snap holds a reference on the module (fops.owner), so a
  * reader blocked in read() or poll() makes rmmod fail with EBUSY rather
@@ -24,6 +26,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -42,11 +45,37 @@ static_assert(offsetof(struct lbr_snap_stats, flags) ==
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
 	      LBR_SNAP_TARGET_CTL_SIZE_V1);
 
+/* An open descriptor's own state (file->private_data). */
+struct lbr_dev_file {
+	unsigned long wake_bytes;	/* LBR_SNAP_IOC_SET_WAKEUP's, or 0 */
+};
+
 static int lbr_dev_open(struct inode *inode, struct file *file)
 {
+	struct lbr_dev_file *f;
+
 	if ((file->f_mode & FMODE_READ) && !perfmon_capable())
 		return -EPERM;
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	/* misc_open() left the miscdevice there: lbr_snap does not use it. */
+	file->private_data = f;
 	return nonseekable_open(inode, file);
+}
+
+static int lbr_dev_release(struct inode *inode, struct file *file)
+{
+	kfree(file->private_data);
+	return 0;
+}
+
+/* /proc/PID/fdinfo/FD: the wakeup mark, as eventfd shows its count. */
+static void lbr_dev_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct lbr_dev_file *f = file->private_data;
+
+	seq_printf(m, "lbr_snap_wakeup_bytes:\t%lu\n", READ_ONCE(f->wake_bytes));
 }
 
 /* What changes the records or targets of everyone. */
@@ -60,9 +89,11 @@ static int lbr_may_control(struct file *file)
 /* Not even whether records come, to a descriptor that may not read them. */
 static __poll_t lbr_dev_poll(struct file *file, poll_table *wait)
 {
+	struct lbr_dev_file *f = file->private_data;
+
 	if (!(file->f_mode & FMODE_READ))
 		return EPOLLERR;
-	return lbr_buf_poll(file, wait);
+	return lbr_buf_poll(file, wait, READ_ONCE(f->wake_bytes));
 }
 
 static ssize_t lbr_dev_read(struct file *file, char __user *buf,
@@ -226,6 +257,25 @@ static long lbr_ioc_set_filter(void __user *arg, size_t usize)
 	return lbr_task_filter_set(&f);
 }
 
+/*
+ * poll() on @file (the open file description: its dup()s too) reports
+ * records once a CPU's ring holds @arg bytes, 0 at every record; at most
+ * half a ring, so that the mark is reached before the ring is full.
+ * read() is not changed.
+ */
+static long lbr_ioc_set_wakeup(struct file *file, unsigned long arg)
+{
+	struct lbr_dev_file *f = file->private_data;
+
+	if (!(file->f_mode & FMODE_READ))
+		return -EBADF;
+	if (arg > lbr_buf_kb() * 1024UL / 2)
+		return -EINVAL;
+	WRITE_ONCE(f->wake_bytes, arg);
+	lbr_buf_mark_set(arg);
+	return 0;
+}
+
 static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -261,6 +311,8 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 	case LBR_SNAP_IOC_SET_CAPTURE:
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_ioc_set_capture(arg);
+	case LBR_SNAP_IOC_SET_WAKEUP:
+		return lbr_ioc_set_wakeup(file, arg);
 	default:
 		return -ENOTTY;
 	}
@@ -269,6 +321,8 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 static const struct file_operations lbr_dev_fops = {
 	.owner = THIS_MODULE,
 	.open = lbr_dev_open,
+	.release = lbr_dev_release,
+	.show_fdinfo = lbr_dev_show_fdinfo,
 	.read = lbr_dev_read,
 	.poll = lbr_dev_poll,
 	.unlocked_ioctl = lbr_dev_ioctl,

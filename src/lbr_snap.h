@@ -216,7 +216,9 @@ void lbr_buf_commit(const struct lbr_buf_resv *res);
 struct file;
 struct poll_table_struct;
 ssize_t lbr_buf_read(char __user *buf, size_t count, bool nonblock);
-__poll_t lbr_buf_poll(struct file *file, struct poll_table_struct *wait);
+__poll_t lbr_buf_poll(struct file *file, struct poll_table_struct *wait,
+		      unsigned long mark);
+void lbr_buf_mark_set(unsigned long mark);
 int lbr_buf_flush(void);
 void lbr_buf_counts(u64 *read, u64 *flushed);
 unsigned int lbr_buf_kb(void);

@@ -27,7 +27,10 @@
  *
  * Readers sleep on lbr_read_wq, woken the way the kernel's ring buffer
  * wakes its own: a commit queues an irq_work and never touches the
- * wait-queue lock itself.
+ * wait-queue lock itself.  Pollers wait on lbr_mark_wq, each for a mark:
+ * the bytes a CPU's ring must hold, 1 (any record) unless its descriptor
+ * asked for fewer wakeups (LBR_SNAP_IOC_SET_WAKEUP, as ftrace's
+ * buffer_percent and perf's wakeup_watermark batch theirs).
  */
 #include <linux/irq_work.h>
 #include <linux/kprobes.h>
@@ -76,14 +79,39 @@ static unsigned long lbr_ring_size __read_mostly;
 static DECLARE_WAIT_QUEUE_HEAD(lbr_read_wq);
 static struct irq_work lbr_wake_work;
 
+/*
+ * lbr_wake_mark is the smallest mark published since the last wakeup of
+ * lbr_mark_wq, ULONG_MAX if none: each poller publishes its own before it
+ * looks at the rings, and the wakeup resets it and wakes them all, under
+ * the queue's lock and with no poll key, so that each poller, epoll's
+ * included, polls again and publishes its mark anew.  On a cache line of
+ * its own: every commit reads it, and readers write the locks above.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(lbr_mark_wq);
+static unsigned long lbr_wake_mark ____cacheline_aligned_in_smp = ULONG_MAX;
+
 /* Serialises readers: a record is peeked, copied, then consumed. */
 static DEFINE_MUTEX(lbr_read_lock);
 static u64 lbr_records_read;
 static u64 lbr_records_flushed;
 
+static bool lbr_buf_holds(unsigned long bytes);
+
+/*
+ * Blocking readers at every record; pollers only once their smallest mark
+ * is reached, not each time the work runs for a reader.
+ */
 static void lbr_wake_readers(struct irq_work *work)
 {
+	unsigned long flags;
+
 	wake_up_interruptible_all(&lbr_read_wq);
+	spin_lock_irqsave(&lbr_mark_wq.lock, flags);
+	if (lbr_buf_holds(lbr_wake_mark)) {
+		WRITE_ONCE(lbr_wake_mark, ULONG_MAX);
+		wake_up_all_locked(&lbr_mark_wq);
+	}
+	spin_unlock_irqrestore(&lbr_mark_wq.lock, flags);
 }
 
 /**
@@ -154,8 +182,16 @@ notrace void lbr_buf_commit(const struct lbr_buf_resv *res)
 	r->committed++;
 	/* The record, then the index that shows it (lbr_ring_peek()). */
 	smp_store_release(&r->head, res->head);
-	/* wq_has_sleeper() orders the commit before the check (its smp_mb). */
-	if (wq_has_sleeper(&lbr_read_wq))
+	/*
+	 * The commit before the checks, as wq_has_sleeper() orders it: a
+	 * reader or poller that found too little (lbr_buf_read(),
+	 * lbr_buf_poll(), their barriers) is seen waiting, a poller with
+	 * its mark.
+	 */
+	smp_mb();
+	/* waitqueue_active(): ordered by the smp_mb() above. */
+	if (waitqueue_active(&lbr_read_wq) ||
+	    res->head - READ_ONCE(r->tail) >= READ_ONCE(lbr_wake_mark))
 		irq_work_queue(&lbr_wake_work);
 }
 NOKPROBE_SYMBOL(lbr_buf_commit);
@@ -211,17 +247,18 @@ static struct lbr_snap_record *lbr_ring_peek(struct lbr_ring *r,
 	return s ? (struct lbr_snap_record *)(s + 1) : NULL;
 }
 
-static bool lbr_buf_empty(void)
+/* Does some CPU's ring hold @bytes or more (records, wrap markers)? */
+static bool lbr_buf_holds(unsigned long bytes)
 {
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
 
-		if (READ_ONCE(r->head) != READ_ONCE(r->tail))
-			return false;
+		if (READ_ONCE(r->head) - READ_ONCE(r->tail) >= bytes)
+			return true;
 	}
-	return true;
+	return false;
 }
 
 /* The ring whose oldest record is the oldest of all, or NULL if none. */
@@ -306,23 +343,57 @@ ssize_t lbr_buf_read(char __user *buf, size_t count, bool nonblock)
 			return ret;
 		if (nonblock)
 			return -EAGAIN;
-		ret = wait_event_interruptible(lbr_read_wq, !lbr_buf_empty());
+		ret = wait_event_interruptible(lbr_read_wq, lbr_buf_holds(1));
 		if (ret)
 			return ret;
 	}
 }
 
 /**
- * lbr_buf_poll - EPOLLIN when a record is there
+ * lbr_buf_poll - EPOLLIN when a record is there, or @mark bytes
  * @file: the reader's file
  * @wait: its poll table
+ * @mark: 0 (any record), or the bytes of records and slot headers a CPU's
+ *	ring must hold (at most half of it)
+ *
+ * Every poller waits on lbr_mark_wq, whatever its mark, so that a mark
+ * changed while epoll holds the file still has it woken.
  */
-__poll_t lbr_buf_poll(struct file *file, poll_table *wait)
+__poll_t lbr_buf_poll(struct file *file, poll_table *wait,
+		      unsigned long mark)
 {
-	poll_wait(file, &lbr_read_wq, wait);
-	/* Pairs with the barrier in wq_has_sleeper() on the writer side. */
+	mark = max(mark, 1UL);
+	poll_wait(file, &lbr_mark_wq, wait);
+	spin_lock_irq(&lbr_mark_wq.lock);
+	if (mark < lbr_wake_mark)
+		WRITE_ONCE(lbr_wake_mark, mark);
+	spin_unlock_irq(&lbr_mark_wq.lock);
+	/* Pairs with the barrier in lbr_buf_commit(). */
 	smp_mb();
-	return lbr_buf_empty() ? 0 : EPOLLIN | EPOLLRDNORM;
+	return lbr_buf_holds(mark) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/**
+ * lbr_buf_mark_set - a descriptor's mark changed to @mark
+ * @mark: 0 (any record), or bytes as lbr_buf_poll() takes them
+ *
+ * Its pollers, and epoll holding it, published the old one: a lower mark
+ * is published now, and wakes them if the rings already hold it.  (A
+ * higher one takes effect at their next poll.)
+ */
+void lbr_buf_mark_set(unsigned long mark)
+{
+	mark = max(mark, 1UL);
+	spin_lock_irq(&lbr_mark_wq.lock);
+	if (mark < lbr_wake_mark)
+		WRITE_ONCE(lbr_wake_mark, mark);
+	/* Pairs with the barrier in lbr_buf_commit(), as above. */
+	smp_mb();
+	if (lbr_buf_holds(mark)) {
+		WRITE_ONCE(lbr_wake_mark, ULONG_MAX);
+		wake_up_all_locked(&lbr_mark_wq);
+	}
+	spin_unlock_irq(&lbr_mark_wq.lock);
 }
 
 /*

@@ -1173,6 +1173,157 @@ TEST_F(cap, poll_and_epoll)
 	close(ep);
 }
 
+/* After @delay_ms, @calls errors of lbr_test_int, from this thread's CPU. */
+struct late_burst {
+	int delay_ms;
+	int calls;
+	int ret;
+};
+
+static void *late_burst(void *p)
+{
+	struct late_burst *b = p;
+
+	usleep(b->delay_ms * 1000);
+	b->ret = trigger("int", -7, b->calls);
+	return NULL;
+}
+
+/*
+ * LBR_SNAP_IOC_SET_WAKEUP: a descriptor with a mark is readable, and its
+ * poller or epoll woken, only once a CPU's ring holds that many bytes;
+ * records below it do not make it readable, while another descriptor
+ * sees them at once.  A mark taken off while epoll holds the descriptor,
+ * and a lower mark behind a higher one's exclusive wait, still wake.
+ * Half a ring at most, only for reading.
+ * (A record takes less room in the ring than read() gives: the ring holds
+ * it as captured, so the test counts the records that reach the mark.)
+ */
+TEST_F(cap, poll_wakes_at_the_mark)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct pollfd pfd = { .events = POLLIN }, other = { .events = POLLIN };
+	struct late_burst b = { 0 };
+	const unsigned long mark = 4096;
+	unsigned long long t0;
+	int ep, fd, k;
+	cpu_set_t one;
+	pthread_t th;
+
+	/* Every record in one CPU's ring: a mark is a ring's. */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	cap_load(_metadata, self, variant, "targets=lbr_test_int buffer_kb=64",
+		 O_NONBLOCK);
+	pfd.fd = self->fd;
+
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, 32 * 1024UL + 1));
+	EXPECT_EQ(EINVAL, errno);
+	fd = open(LBR_SNAP_DEVICE, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(fd, LBR_SNAP_IOC_SET_WAKEUP, 1024UL));
+	EXPECT_EQ(EBADF, errno);
+	close(fd);
+
+	/*
+	 * epoll holds it at the mark, then the mark is taken off (first,
+	 * before any poll() published a lower one).
+	 */
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, mark));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, 0UL));
+	b.delay_ms = 300;
+	b.calls = 1;
+	t0 = now_ns();
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_burst, &b));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 20000));
+	EXPECT_GT(15000000000ULL, now_ns() - t0);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.ret);
+	EXPECT_EQ(1, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	close(ep);
+
+	/* k records reach the mark, one at a time; k - 1 do not. */
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, mark));
+	for (k = 1; k <= 200; k++) {
+		ASSERT_EQ(0, trigger("int", -7, 1));
+		if (poll(&pfd, 1, 0))
+			break;
+	}
+	ASSERT_LT(1, k);
+	ASSERT_GE(200, k);
+	ASSERT_EQ(k, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	TH_LOG("%d records reach %lu bytes", k, mark);
+
+	/* k - 1 records while it polls: not woken, not readable. */
+	b.delay_ms = 100;
+	b.calls = k - 1;
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_burst, &b));
+	EXPECT_EQ(0, poll(&pfd, 1, 700));
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.ret);
+	other.fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, other.fd);
+	EXPECT_EQ(1, poll(&other, 1, 0));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 0));
+
+	/* The k-th wakes it, and epoll has it too. */
+	b.delay_ms = 300;
+	b.calls = 1;
+	t0 = now_ns();
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_burst, &b));
+	EXPECT_EQ(1, poll(&pfd, 1, 20000));
+	/* Woken: not readable at the timeout, when poll() looks again. */
+	t0 = now_ns() - t0;
+	EXPECT_LE(250000000ULL, t0);
+	EXPECT_GT(15000000000ULL, t0);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.ret);
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 5000));
+
+	/* At 0, any record. */
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, 0UL));
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_EQ(k, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	close(ep);
+
+	/*
+	 * Two marks, each descriptor in one epoll with EPOLLEXCLUSIVE, the
+	 * higher one's wait first: the lower one's is woken all the same.
+	 */
+	ASSERT_EQ(0, ioctl(other.fd, LBR_SNAP_IOC_SET_WAKEUP, 2 * mark));
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_WAKEUP, mark));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+	ev.data.fd = other.fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, other.fd, &ev));
+	ev.data.fd = self->fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	b.calls = k;
+	t0 = now_ns();
+	ASSERT_EQ(0, pthread_create(&th, NULL, late_burst, &b));
+	ev.data.fd = -1;
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 20000));
+	EXPECT_EQ(self->fd, ev.data.fd);
+	EXPECT_GT(15000000000ULL, now_ns() - t0);
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, b.ret);
+	close(ep);
+	close(other.fd);
+}
+
 /* ---- many CPUs, many readers ---- */
 
 struct producer {
