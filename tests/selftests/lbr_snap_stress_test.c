@@ -11,6 +11,8 @@
  * limits of the test lab").  Single-threaded TCG still switches vCPUs
  * while they run, so the races between load, unload and the storm remain.
  */
+#include <limits.h>
+
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
 #include "lbr_test_filter.h"
@@ -278,6 +280,139 @@ TEST_F_TIMEOUT(storm, fexit_attach_detach_cycles, 1500)
 	EXPECT_LT(0, ints) TH_LOG("no record of the cycled fexit target");
 	TH_LOG("%d cycles in %llu s, %d records of the fexit target, %d drains stopped full",
 	       done, (now_ns() - t0) / 1000000000, ints, full);
+}
+
+/*
+ * Lines of @fd that hold @pat, counted until @want of them, the end, or
+ * @secs without input; @bytes adds up what was read.
+ */
+static int count_lines(int fd, const char *pat, int want, int secs,
+		       size_t *bytes)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	static char line[4096], buf[65536];
+	size_t len = 0;
+	ssize_t r, i;
+	int n = 0;
+
+	while (n < want && poll(&pfd, 1, secs * 1000) == 1) {
+		r = read(fd, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		*bytes += r;
+		for (i = 0; i < r; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof(line) - 1)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = '\0';
+			n += !!strstr(line, pat);
+			len = 0;
+		}
+	}
+	return n;
+}
+
+#define TOOL_HEADER	"lbr_test_int() = -E2BIG"
+
+/* The largest wakeup mark of @pid's descriptors of the device, -1: none. */
+static long wakeup_bytes(pid_t pid)
+{
+	char path[320], line[128];
+	struct dirent *d;
+	long v, max = -1;
+	DIR *dir;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid,
+			 d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "lbr_snap_wakeup_bytes: %ld", &v) == 1 &&
+			    v > max)
+				max = v;
+		fclose(f);
+	}
+	closedir(dir);
+	return max;
+}
+
+/*
+ * lbr-snap behind a consumer that stops reading (its stdout a pipe nobody
+ * reads during a burst of some 4 MiB of text): the burst waits in the
+ * tool's queue, none dropped, while its drain thread sleeps on the
+ * device's wakeup mark; once the consumer reads again, every record is
+ * printed, the last ones too, which came below the mark and are still in
+ * the ring: the printer wakes the drain thread when it takes the last
+ * chunk.
+ */
+TEST_F_TIMEOUT(storm, tool_behind_a_stalled_reader_prints_every_record, 600)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	size_t bytes = 0;
+	int p[2], i, n, batches, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		dup2(p[1], STDOUT_FILENO);
+		close(p[0]);
+		close(p[1]);
+		execlp("lbr-snap", "lbr-snap", (char *)NULL);
+		_exit(127);
+	}
+	self->pid[0] = pid;
+	close(p[1]);
+
+	/* The tool streams: a first record, then ten to size the burst. */
+	ASSERT_EQ(0, trigger("int", -7, 1));
+	ASSERT_EQ(1, count_lines(p[0], TOOL_HEADER, 1, 60, &bytes));
+	bytes = 0;
+	ASSERT_EQ(0, trigger("int", -7, 10));
+	ASSERT_EQ(10, count_lines(p[0], TOOL_HEADER, 10, 60, &bytes));
+	/* 4 MiB: past the pipe and the tool's two 1 MiB output buffers. */
+	batches = (4 << 20) / (bytes / 10) / 50 + 1;
+	TH_LOG("%zu bytes a record: %d records", bytes / 10, batches * 50);
+
+	/* Nobody reads meanwhile: the tool sets its mark. */
+	for (i = 0; i < batches; i++) {
+		ASSERT_EQ(0, trigger("int", -7, 50));
+		usleep(2000);
+	}
+	EXPECT_LT(0, wakeup_bytes(pid));
+	/* Every one, within 30 s of the last line before it. */
+	n = count_lines(p[0], TOOL_HEADER, batches * 50, 30, &bytes);
+	EXPECT_EQ(batches * 50, n);
+	/* Caught up: the mark is off again. */
+	for (i = 0; i < 100 && wakeup_bytes(pid); i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(0, wakeup_bytes(pid));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(0, st[0].dropped);
+	EXPECT_EQ(1 + 10 + batches * 50, st[0].captured);
+
+	kill(pid, SIGINT);
+	/* What it still prints, read; then its exit. */
+	count_lines(p[0], "", INT_MAX, 30, &bytes);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	self->pid[0] = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("lbr-snap: status %#x", status);
+	close(p[0]);
 }
 
 LBR_TESTS_MAIN
