@@ -109,19 +109,15 @@ static bool list_memo_seen(struct list_memos *ms, const struct list_key *k)
 
 /*
  * Write a kept list's text (some 10 KB for 32 JSON branches) to @f in
- * pieces below glibc's x86_rep_movsb_threshold (2 KiB without AVX, up
- * to 16 KiB with AVX512), which memcpy()s larger blocks with rep movsb:
- * QEMU's TCG runs that one byte at a time.  In the lab guest, replaying
- * a storm of 30,000 records as JSON took 1.6 to 2.0 s of user time with
- * those copies, 0.9 to 1.2 s in pieces (0.6 to 1.0 s with rep movsb
- * turned off by GLIBC_TUNABLES); on real CPUs either copy is as fast.
+ * COPY_PIECE pieces, which fwrite() copies without rep movsb.  In the lab
+ * guest, replaying a storm of 30,000 records as JSON took 1.6 to 2.0 s of
+ * user time with whole copies, 0.9 to 1.2 s in pieces (0.6 to 1.0 s with
+ * rep movsb turned off by GLIBC_TUNABLES).
  */
-#define MEMO_PIECE	1920
-
 static void memo_write(FILE *f, const char *text, size_t len)
 {
 	while (len) {
-		size_t n = len < MEMO_PIECE ? len : MEMO_PIECE;
+		size_t n = len < COPY_PIECE ? len : COPY_PIECE;
 
 		fwrite(text, 1, n, f);
 		text += n;

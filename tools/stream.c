@@ -368,7 +368,8 @@ static size_t take_chunk(struct stream *s, struct chunk *c)
 	size_t n = c->len;
 
 	reserve(s, s->len + n);
-	memcpy(s->buf + s->len, c->data, n);
+	/* A chunk is up to 64 KiB: copied in pieces (util.h). */
+	copy_pieces(s->buf + s->len, c->data, n);
 	free(c);
 	return n;
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lbr-snap: messages, allocation and UTF-8 helpers.
+ * lbr-snap: messages, allocation, copies and UTF-8 helpers.
  */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "out.h"
 #include "util.h"
@@ -51,6 +52,21 @@ void *xrealloc(void *ptr, size_t size)
 	if (!ptr)
 		oom();
 	return ptr;
+}
+
+void copy_pieces(void *dst, const void *src, size_t n)
+{
+	char *d = dst;
+	const char *sp = src;
+
+	while (n) {
+		size_t k = n < COPY_PIECE ? n : COPY_PIECE;
+
+		memcpy(d, sp, k);
+		d += k;
+		sp += k;
+		n -= k;
+	}
 }
 
 static bool is_cont(unsigned char c)

@@ -31,6 +31,16 @@ __printf(1, 2) void pr_err(const char *fmt, ...);
 /* Say so and exit: memory ran out. */
 __noreturn void oom(void);
 void *xrealloc(void *ptr, size_t size);
+
+/*
+ * Blocks copied in bulk (a chunk of records, a kept branch list) go in
+ * pieces below glibc's x86_rep_movsb_threshold (2 KiB without AVX, up to
+ * 16 KiB with AVX512), above which memcpy() uses rep movsb: QEMU's TCG
+ * runs that one byte at a time (print.c, memo_write(), has figures).  On
+ * real CPUs either copy is as fast.
+ */
+#define COPY_PIECE	1920
+void copy_pieces(void *dst, const void *src, size_t n);
 void stdout_buffered(void);
 size_t utf8_seq_len(const unsigned char *s, size_t n);
 
