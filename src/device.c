@@ -56,7 +56,7 @@ static int lbr_dev_open(struct inode *inode, struct file *file)
 
 	if ((file->f_mode & FMODE_READ) && !perfmon_capable())
 		return -EPERM;
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return -ENOMEM;
 	/* misc_open() left the miscdevice there: lbr_snap does not use it. */

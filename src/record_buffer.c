@@ -80,15 +80,19 @@ static DECLARE_WAIT_QUEUE_HEAD(lbr_read_wq);
 static struct irq_work lbr_wake_work;
 
 /*
- * lbr_wake_mark is the smallest mark published since the last wakeup of
- * lbr_mark_wq, ULONG_MAX if none: each poller publishes its own before it
- * looks at the rings, and the wakeup resets it and wakes them all, under
- * the queue's lock and with no poll key, so that each poller, epoll's
- * included, polls again and publishes its mark anew.  On a cache line of
- * its own: every commit reads it, and readers write the locks above.
+ * lbr_wake_mark.bytes is the smallest mark published since the last
+ * wakeup of lbr_mark_wq, ULONG_MAX if none: each poller publishes its own
+ * before it looks at the rings, and the wakeup resets it and wakes them
+ * all, under the queue's lock and with no poll key, so that each poller,
+ * epoll's included, polls again and publishes its mark anew.  So a poller
+ * with a lower mark (1 without one) has the others woken with it, to poll
+ * and sleep again.  On a cache line of its own (the type's alignment pads
+ * it): every commit reads it, and readers write the queues' locks.
  */
 static DECLARE_WAIT_QUEUE_HEAD(lbr_mark_wq);
-static unsigned long lbr_wake_mark ____cacheline_aligned_in_smp = ULONG_MAX;
+static struct lbr_wake_mark {
+	unsigned long bytes;
+} ____cacheline_aligned_in_smp lbr_wake_mark = { ULONG_MAX };
 
 /* Serialises readers: a record is peeked, copied, then consumed. */
 static DEFINE_MUTEX(lbr_read_lock);
@@ -106,9 +110,17 @@ static void lbr_wake_readers(struct irq_work *work)
 	unsigned long flags;
 
 	wake_up_interruptible_all(&lbr_read_wq);
+	if (READ_ONCE(lbr_wake_mark.bytes) == ULONG_MAX)
+		return;
 	spin_lock_irqsave(&lbr_mark_wq.lock, flags);
-	if (lbr_buf_holds(lbr_wake_mark)) {
-		WRITE_ONCE(lbr_wake_mark, ULONG_MAX);
+	/*
+	 * No poller waits (a poll() that did not sleep published it):
+	 * nothing to wake.  poll_wait() queues before its mark is published.
+	 */
+	if (!waitqueue_active(&lbr_mark_wq)) {
+		WRITE_ONCE(lbr_wake_mark.bytes, ULONG_MAX);
+	} else if (lbr_buf_holds(lbr_wake_mark.bytes)) {
+		WRITE_ONCE(lbr_wake_mark.bytes, ULONG_MAX);
 		wake_up_all_locked(&lbr_mark_wq);
 	}
 	spin_unlock_irqrestore(&lbr_mark_wq.lock, flags);
@@ -191,7 +203,7 @@ notrace void lbr_buf_commit(const struct lbr_buf_resv *res)
 	smp_mb();
 	/* waitqueue_active(): ordered by the smp_mb() above. */
 	if (waitqueue_active(&lbr_read_wq) ||
-	    res->head - READ_ONCE(r->tail) >= READ_ONCE(lbr_wake_mark))
+	    res->head - READ_ONCE(r->tail) >= READ_ONCE(lbr_wake_mark.bytes))
 		irq_work_queue(&lbr_wake_work);
 }
 NOKPROBE_SYMBOL(lbr_buf_commit);
@@ -254,8 +266,10 @@ static bool lbr_buf_holds(unsigned long bytes)
 
 	for_each_possible_cpu(cpu) {
 		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
+		/* The tail first: a reader may move it up to the head. */
+		unsigned long tail = smp_load_acquire(&r->tail);
 
-		if (READ_ONCE(r->head) - READ_ONCE(r->tail) >= bytes)
+		if (READ_ONCE(r->head) - tail >= bytes)
 			return true;
 	}
 	return false;
@@ -364,10 +378,13 @@ __poll_t lbr_buf_poll(struct file *file, poll_table *wait,
 {
 	mark = max(mark, 1UL);
 	poll_wait(file, &lbr_mark_wq, wait);
-	spin_lock_irq(&lbr_mark_wq.lock);
-	if (mark < lbr_wake_mark)
-		WRITE_ONCE(lbr_wake_mark, mark);
-	spin_unlock_irq(&lbr_mark_wq.lock);
+	/* Lower only, under the lock: a wakeup's reset comes after it. */
+	if (mark < READ_ONCE(lbr_wake_mark.bytes)) {
+		spin_lock_irq(&lbr_mark_wq.lock);
+		if (mark < lbr_wake_mark.bytes)
+			WRITE_ONCE(lbr_wake_mark.bytes, mark);
+		spin_unlock_irq(&lbr_mark_wq.lock);
+	}
 	/* Pairs with the barrier in lbr_buf_commit(). */
 	smp_mb();
 	return lbr_buf_holds(mark) ? EPOLLIN | EPOLLRDNORM : 0;
@@ -385,12 +402,12 @@ void lbr_buf_mark_set(unsigned long mark)
 {
 	mark = max(mark, 1UL);
 	spin_lock_irq(&lbr_mark_wq.lock);
-	if (mark < lbr_wake_mark)
-		WRITE_ONCE(lbr_wake_mark, mark);
+	if (mark < lbr_wake_mark.bytes)
+		WRITE_ONCE(lbr_wake_mark.bytes, mark);
 	/* Pairs with the barrier in lbr_buf_commit(), as above. */
 	smp_mb();
 	if (lbr_buf_holds(mark)) {
-		WRITE_ONCE(lbr_wake_mark, ULONG_MAX);
+		WRITE_ONCE(lbr_wake_mark.bytes, ULONG_MAX);
 		wake_up_all_locked(&lbr_mark_wq);
 	}
 	spin_unlock_irq(&lbr_mark_wq.lock);

@@ -454,9 +454,10 @@ static void *drain_run(void *arg)
 			pthread_cond_wait(&s->room, &s->lock);
 		end = s->quit || stopped();
 		/* Marked in the printer's sight before the device is. */
-		if (s->mark && !s->marked && s->q_head && s->q_head != s->q_tail)
+		if (!end && s->mark && !s->marked && s->q_head &&
+		    s->q_head != s->q_tail)
 			mark_on = s->marked = true;
-		else if (s->marked && !s->q_head)
+		else if (!end && s->marked && !s->q_head)
 			mark_off = true;
 		pthread_mutex_unlock(&s->lock);
 		if (end)
@@ -538,7 +539,9 @@ static void drain_start(struct stream *s)
 		return;
 	}
 	s->eagain_ends = s->drain_fl & O_NONBLOCK;
-	s->mark = s->eagain_ends ? 0 : drain_mark_size(s->drain_fd);
+	/* The live device only (o->self is set there): no foreign ioctls. */
+	s->mark = s->eagain_ends || !s->o->self ? 0 :
+		  drain_mark_size(s->drain_fd);
 	s->poll_ms = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->queued, NULL);
