@@ -334,8 +334,8 @@ struct lbr_snap_filter {
  * file (its dup()s too) report it readable, and wake, only once some
  * CPU's ring buffer holds @arg bytes, where 0 (the default) is any
  * record (a poller with a lower mark, or none, has them woken with it,
- * to poll again): fewer wakeups for a reader that takes many records at a time,
- * as ftrace's buffer_percent and perf's wakeup_watermark give.  The
+ * to poll again): fewer wakeups for a reader that takes many records at
+ * a time, as ftrace's buffer_percent and perf's wakeup_watermark give.  The
  * bytes are the ring's: each record as captured, which read() may give
  * longer, and 8 bytes of slot header.  Such a reader needs another way
  * to the last records of a burst: a poll timeout, or the mark taken off.

@@ -135,7 +135,6 @@ struct stream {
 	bool marked;			/* the mark is set: wake the thread
 					 * when the queue runs dry
 					 */
-	int poll_ms;			/* the thread's poll() timeout */
 	unsigned long long unprinted;	/* records read, not printed (stopped) */
 };
 
@@ -385,21 +384,16 @@ static size_t unqueue(struct stream *s)
 /*
  * Set the device's wakeup mark (@on: s->marked already set, under the
  * lock, so that the printer wakes this thread when it takes the last
- * chunk) or take it off.  If the device refuses: never again, and a mark
- * it keeps bounds each wait at a pause.
+ * chunk) or take it off.  If the device refuses a mark: never again.
+ * Taking one off cannot fail where setting it did not (EBADF is the
+ * only error of a mark the module takes).
  */
 static void drain_mark(struct stream *s, bool on)
 {
-	bool ok = !ioctl(s->drain_fd, LBR_SNAP_IOC_SET_WAKEUP,
-			 on ? s->mark : 0UL);
-
-	if (ok && on)
-		return;
-	if (!ok) {
+	if (ioctl(s->drain_fd, LBR_SNAP_IOC_SET_WAKEUP, on ? s->mark : 0UL))
 		s->mark = 0;
-		if (!on)
-			s->poll_ms = DRAIN_PAUSE_NS / 1000000;
-	}
+	else if (on)
+		return;
 	pthread_mutex_lock(&s->lock);
 	s->marked = false;
 	pthread_mutex_unlock(&s->lock);
@@ -466,7 +460,7 @@ static void *drain_run(void *arg)
 			drain_mark(s, mark_on);
 		/* --nonblock: no wait at all, EAGAIN ends the stream. */
 		if (!s->eagain_ends) {
-			if (poll(pfd, 2, s->poll_ms) < 0) {
+			if (poll(pfd, 2, -1) < 0) {
 				if (errno == EINTR)
 					continue;
 				err = errno;
@@ -542,7 +536,6 @@ static void drain_start(struct stream *s)
 	/* The live device only (o->self is set there): no foreign ioctls. */
 	s->mark = s->eagain_ends || !s->o->self ? 0 :
 		  drain_mark_size(s->drain_fd);
-	s->poll_ms = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->queued, NULL);
 	pthread_cond_init(&s->room, NULL);
