@@ -183,8 +183,17 @@ reader() {
 		tcpu0=$(cpu_ms $tpid)
 		t0=$(lbr_snap_cost now)
 		st=$(lbr_snap_cost storm $MISS "$RN")
-		pid=$(echo "$st" | sed -n 's/^STORM pid=\([0-9]*\).*/\1/p')
-		sns=$(echo "$st" | sed -n 's/^STORM pid=[0-9]* ns=\([0-9]*\).*/\1/p')
+		# Both outputs settle before anything else runs: the counts
+		# below take processes of their own (lbr-snap, sed), which
+		# took a vCPU from a reader still writing its last records
+		# (in one boot, eight storms each alternated: the --json
+		# reader's last write 0 to 47 ms after cat's with this wait,
+		# 0 to 80 without).  The times are the files' mtimes,
+		# whenever they are read.
+		lbr_snap_cost settle /tmp/reader.out /tmp/trace.out
+		pid=${st#STORM pid=}
+		pid=${pid%% *}
+		sns=${st##* ns=}
 		set -- $(target_counts)
 		# The storm is over: what either side dropped is known, and
 		# never comes (waiting for it was 300 s lost).

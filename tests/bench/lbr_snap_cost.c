@@ -32,6 +32,11 @@
  *	a TCG guest, which the reader, still writing its last records,
  *	needs; a reader that writes again after that is read on as it
  *	grows.
+ *   lbr_snap_cost settle FILE...
+ *	waits until each FILE's size has held for 100 ms (at most 2 s
+ *	each), as wait does before it reads: what runs after the storm
+ *	(counting what was dropped, in processes of their own) then does
+ *	not take a vCPU from a reader still writing its last records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -268,9 +273,24 @@ int main(int argc, char **argv)
 		printf("%llu\n", now_ns());
 		return 0;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "settle")) {
+		int i, fd;
+
+		for (i = 2; i < argc; i++) {
+			fd = open(argv[i], O_RDONLY);
+			if (fd < 0) {
+				fprintf(stderr, "lbr_snap_cost: %s: %s\n",
+					argv[i], strerror(errno));
+				return 2;
+			}
+			settle(fd, now_ns(), 300);
+			close(fd);
+		}
+		return 0;
+	}
 	if (argc == 7 && !strcmp(argv[1], "wait"))
 		return wait_records(argv[2], argv[3], argv[4], num(argv[5]),
 				    num(argv[6]));
-	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines PID COUNT TIMEOUT_S\n");
+	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines PID COUNT TIMEOUT_S | settle FILE...\n");
 	return 2;
 }
