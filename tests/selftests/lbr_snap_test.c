@@ -4616,8 +4616,9 @@ static int depth_insn(const unsigned char *p, size_t left)
  * lbr_fexit_enter() and lbr_fexit_call_rest(): a byte 0xe8 is one of its
  * calls when its rel32 lands on either, straight (a call left without its
  * thunk) or on a thunk whose accounting falls into it.  Any other 0xe8 is
- * a byte of an immediate or a displacement: the %rip-relative ones to the
- * module's data change with where the module's text and data were put.
+ * a byte of another instruction (a ModRM byte, an immediate, a
+ * displacement: the %rip-relative ones to the module's data change with
+ * where the module's text and data were put).
  * The accounting instruction is stepped over whole.  CALL_THUNKS_DEBUG's
  * counting (not in Debian's kernels) would add instructions it does not
  * know.
@@ -4684,7 +4685,9 @@ TEST_F(fexit, call_depth_accounted_once)
 			break;
 		i += 5;
 	}
-	EXPECT_EQ(2, calls) TH_LOG("the call of the traced function not found");
+	EXPECT_EQ(2, calls)
+		TH_LOG("%d of the trampoline's 2 calls found (of lbr_fexit_enter(), then of the traced function)",
+		       calls);
 	EXPECT_EQ(1, own);
 	/* Every call the module makes got its thunk. */
 	EXPECT_EQ(0, kmsg_count("Invalid padding area for lbr_"));
