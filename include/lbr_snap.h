@@ -339,9 +339,11 @@ struct lbr_snap_filter {
  * bytes are the ring's: each record as captured, which read() may give
  * longer, and 8 bytes of slot header.  Such a reader needs another way
  * to the last records of a burst: a poll timeout, or the mark taken off.
- * At most half of buffer_kb (EINVAL); needs a descriptor opened for
- * reading (EBADF).  read() is not changed; /proc/PID/fdinfo shows the
- * mark (lbr_snap_wakeup_bytes).  Modules before it: ENOTTY.
+ * At most half of buffer_kb, and no more than a buffer holds when it
+ * must refuse the largest record, which is less only with buffer_kb=8
+ * (EINVAL); needs a descriptor opened for reading (EBADF).  read() is
+ * not changed; /proc/PID/fdinfo shows the mark (lbr_snap_wakeup_bytes).
+ * Modules before it: ENOTTY.
  */
 
 /*

@@ -260,8 +260,9 @@ static long lbr_ioc_set_filter(void __user *arg, size_t usize)
 /*
  * poll() on @file (the open file description: its dup()s too) reports
  * records once a CPU's ring holds @arg bytes, 0 at every record; at most
- * half a ring, so that the mark is reached before the ring is full.
- * read() is not changed.
+ * half a ring, and below what a ring holds when it refuses a record
+ * (lbr_buf_mark_max()), so that the mark is always reached.  read() is
+ * not changed.
  */
 static long lbr_ioc_set_wakeup(struct file *file, unsigned long arg)
 {
@@ -269,7 +270,7 @@ static long lbr_ioc_set_wakeup(struct file *file, unsigned long arg)
 
 	if (!(file->f_mode & FMODE_READ))
 		return -EBADF;
-	if (arg > lbr_buf_kb() * 1024UL / 2)
+	if (arg > lbr_buf_mark_max())
 		return -EINVAL;
 	WRITE_ONCE(f->wake_bytes, arg);
 	lbr_buf_mark_set(arg);

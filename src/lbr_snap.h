@@ -222,6 +222,7 @@ void lbr_buf_mark_set(unsigned long mark);
 int lbr_buf_flush(void);
 void lbr_buf_counts(u64 *read, u64 *flushed);
 unsigned int lbr_buf_kb(void);
+unsigned long lbr_buf_mark_max(void);
 int lbr_buf_init(unsigned int kb);
 void lbr_buf_exit(void);
 

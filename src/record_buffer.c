@@ -43,6 +43,7 @@
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
+#include "lbr_read.h"
 #include "lbr_snap.h"
 
 /*
@@ -519,6 +520,24 @@ int lbr_buf_init(unsigned int kb)
 unsigned int lbr_buf_kb(void)
 {
 	return lbr_ring_size / 1024;
+}
+
+/*
+ * The highest wakeup mark every ring reaches before it refuses a record:
+ * lbr_buf_reserve() refuses one only when the ring holds more than its
+ * size less the record and a wrap's skip (less than a record), so more
+ * than its size less two of the largest slots; and at most half of it.
+ */
+unsigned long lbr_buf_mark_max(void)
+{
+	unsigned long slot = ALIGN(sizeof(struct lbr_slot) +
+				   sizeof(struct lbr_raw_record) +
+				   (LBR_RAW_MAX_MSRS + LBR_SNAP_MAX_STACK) *
+				   sizeof(u64), 8);
+
+	if (lbr_ring_size <= 2 * slot)
+		return 0;
+	return min(lbr_ring_size / 2, lbr_ring_size - 2 * slot);
 }
 
 /*

@@ -278,6 +278,32 @@ TEST_F(load, buffer_larger_than_memory_refused)
 	EXPECT_EQ(0, load("targets=lbr_test_int buffer_kb=1024"));
 }
 
+/*
+ * A wakeup mark must be one every ring reaches before it refuses a
+ * record: with buffer_kb=8 a ring refuses the largest record (64 entries
+ * of three MSRs, 64 frames) below half of it, so half is refused there,
+ * and a quarter taken; with 64 KiB half a ring is taken.
+ */
+TEST_F(load, wakeup_mark_below_a_full_ring)
+{
+	int fd;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int buffer_kb=8"));
+	fd = open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(fd, LBR_SNAP_IOC_SET_WAKEUP, 4096UL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ioctl(fd, LBR_SNAP_IOC_SET_WAKEUP, 2048UL));
+	close(fd);
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load("targets=lbr_test_int buffer_kb=64"));
+	fd = open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, ioctl(fd, LBR_SNAP_IOC_SET_WAKEUP, 32 * 1024UL));
+	close(fd);
+}
+
 TEST_F(load, mode_and_filter)
 {
 	struct lbr_snap_info info;
