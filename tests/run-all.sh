@@ -304,7 +304,11 @@ if [ ! -s "$log/lab-qemu.path" ]; then
 	done
 else
 	export LBR_LAB_QEMU=$(cat "$log/lab-qemu.path")
-	suite lab-proofs make -s -C "$LBR_TOP/tests/lbr-lab" check
+	# The lab's proofs boot one single-vCPU guest after another: one
+	# host core, so they run in a lane (below).
+	lab_proofs() {
+		make -s -C "$LBR_TOP/tests/lbr-lab" check
+	}
 	suite guest-lbr-legacy vm --smp 4 --cpu lbr-legacy \
 		--append "preempt=full LBR_PREEMPT_SECONDS=60" \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
@@ -388,7 +392,7 @@ else
 			"$b/lbr_snap_fexit.ko"
 	}
 	# The full 1000 fexit attach/detach cycles run on the debug kernel;
-	# 200 in guest-stress.
+	# 50 in guest-stress.
 	guest_debug_stress() {
 		guest_debug --cpu lbr-arch --accel tcg,thread=single \
 			--append LBR_FEXIT_CYCLES=1000 \
@@ -396,7 +400,7 @@ else
 	}
 	guest_stress() {
 		vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \
-			--append LBR_FEXIT_CYCLES=200 \
+			--append LBR_FEXIT_CYCLES=50 \
 			--script "$LBR_TOP/tests/guest/stress.sh"
 	}
 	# The test that hooks the clocksource read (LBR_NESTED_CLOCK;
@@ -472,9 +476,12 @@ else
 	# its TSC unstable and died in the static-key patch that followed,
 	# and timing bounds of the selftests (rmmod within 2 s) failed.
 	# Single-threaded TCG guests run two at a time, in two lanes of
-	# about the same length (times of a make check-fresh: debug-stress
-	# 540 s, 6.12 372, stress 344, legacy-pmu 302, arch-pmu 300, sid
-	# 262, pmu3 256; here: amd 170, amd-nopmu 122, nested 13).
+	# about the same length, with the lab's proofs (one core too; in the
+	# foreground they kept the other core idle for 224 s).  Times of a
+	# make check-fresh: debug-stress 534 s, 6.12 385, 5.10 328,
+	# arch-pmu 274, legacy-pmu 272, sid 271, pmu3 265, amd 263,
+	# lab-proofs 224, stress 227 (382 with 200 fexit cycles), arch 199,
+	# amd-nopmu 175, nested 19: 1727 s and 1709 s.
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress" \
@@ -485,8 +492,9 @@ else
 		"guest-lbr-arch guest_lbr_arch"
 	suite_bg "guest-5.10 guest_5_10" "guest-6.12 guest_6_12" \
 		"guest-stress guest_stress" \
-		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid"
-	suite_join guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
+		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
+		"lab-proofs lab_proofs"
+	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
 		guest-lbr-amd-nopmu
