@@ -478,10 +478,10 @@ else
 	# Single-threaded TCG guests run two at a time, in two lanes of
 	# about the same length, with the lab's proofs (one core too; in the
 	# foreground they kept the other core idle for 224 s).  Times of a
-	# make check-fresh: debug-stress 534 s, 6.12 385, 5.10 328,
-	# arch-pmu 274, legacy-pmu 272, sid 271, pmu3 265, amd 263,
-	# lab-proofs 224, stress 227 (382 with 200 fexit cycles), arch 199,
-	# amd-nopmu 175, nested 19: 1727 s and 1709 s.
+	# make check-fresh (dabc290): debug-stress 560 s, 6.12 395, 5.10
+	# 339, arch-pmu 306, amd 281, sid 277, pmu3 275, legacy-pmu 268,
+	# stress 223 (382 with 200 fexit cycles), lab-proofs 196, arch 185,
+	# amd-nopmu 178, nested 20: lanes of 1767 s and 1736 s.
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress" \
