@@ -476,8 +476,8 @@ else
 	# its TSC unstable and died in the static-key patch that followed,
 	# and timing bounds of the selftests (rmmod within 2 s) failed.
 	# Single-threaded TCG guests run two at a time, in two lanes of
-	# about the same length, with the lab's proofs (one core too; in the
-	# foreground they kept the other core idle for 224 s).  Times of a
+	# about the same length, with the lab's proofs (one core too: in the
+	# foreground they left the other to the prefetch at most).  Times of a
 	# make check-fresh (dabc290): debug-stress 560 s, 6.12 395, 5.10
 	# 339, arch-pmu 306, amd 281, sid 277, pmu3 275, legacy-pmu 268,
 	# stress 223 (382 with 200 fexit cycles), lab-proofs 196, arch 185,

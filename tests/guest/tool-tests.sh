@@ -145,23 +145,18 @@ if [ -n "$LBR" ]; then
 	# LBR_SNAP_REC_NO_RETURN).  An interrupt taken at lbr_test_fail's
 	# first instruction fills the LBR with its own branches, up to the
 	# IRET back into lbr_test_fail, which then stands for the call (seen
-	# once in CI: a timer interrupt and its softirq).  Every record is
-	# one of these three, and most show the path.
-	noret=$(awk '/^[0-9.]* cpu/ { h = 1; next }
-		     h && /^  returned to / { next }
-		     h && /^  call stack |^    / { next }
-		     h && /probe-path entries hidden/ { n++ } { h = 0 }
-		     END { print n + 0 }' t1.out)
-	# Records that show the call, and those that show an IRET into
-	# lbr_test_fail instead.
-	pi=$(awk '/^[0-9.]* cpu/ { if (r) tally(); r = 1; c = 0; i = 0; next }
+	# once in make check-fresh: a timer interrupt and its softirq).
+	# Each record is one of the three: the call shown (path), an IRET
+	# there instead (irq), no branch shown (noret); most show the call.
+	set -- $(awk 'function tally() { if (c) p++; else if (i) q++; else if (!b) n++ }
+	       /^[0-9.]* cpu/ { if (r) tally(); r = 1; b = c = i = 0; next }
+	       /^  \[#[0-9]+\]/ { b = 1 }
 	       /lbr_test_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? +-> lbr_test_fail\+0x0 \[lbr_snap_test_target\]/ { c = 1 }
 	       /native_irq_return_iret\+0x[0-9a-f]+ +-> lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]/ { i = 1 }
-	       function tally() { if (c) p++; else if (i) q++ }
-	       END { if (r) tally(); print p + 0, q + 0 }' t1.out)
-	path=${pi% *} irq=${pi#* }
+	       END { if (r) tally(); print p + 0, q + 0, n + 0 }' t1.out)
+	path=$1 irq=$2 noret=$3
 	[ "$((path + irq + noret))" = 3 ] && [ "$path" -ge 2 ] ||
-		why "t1.out: of 3 records $path show the call lbr_test_int -> lbr_test_fail, $irq an interrupt's return there instead, $noret lost their return"
+		why "t1.out: of 3 records $path show the call lbr_test_int -> lbr_test_fail, $irq an interrupt's return there instead, $noret no branch"
 	expect_count_e $((3 - noret)) 'lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? +-> ' t1.out
 	expect_count 3 '^  returned to .*; [0-9n].* branch' t1.out
 	expect_count 3 '^  \.\.\. [0-9]* probe-path entries hidden (--full shows them)$' t1.out
