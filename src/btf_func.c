@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the kernel's BTF says of a target function: its return type, and
- * whether all its arguments travel in registers.
+ * What the kernel's BTF says of a target function: its return type,
+ * whether all its arguments travel in registers, and how many words of
+ * stack arguments a call passes at most.
  *
  * The kernel's own BTF lookups (btf_find_by_name_kind(),
  * bpf_get_btf_vmlinux()) are not exported to modules, so this reads
@@ -326,6 +327,65 @@ static int lbr_btf_ret(const struct lbr_btf *b, u32 id)
 	return t->size > 4 ? LBR_SNAP_RET_LONG : LBR_SNAP_RET_INT;
 }
 
+/*
+ * The 8-byte words of stack arguments a call of @proto passes at most
+ * (x86-64 psABI, 3.2.3), or LBR_BTF_STACK_UNBOUNDED: variable arguments,
+ * a struct or union over 16 bytes by value (which the kernel's own BPF
+ * trampolines refuse too, btf_distill_func_proto()), a kind not known here.
+ *
+ * A bound, not the exact count, where the psABI's choice needs more than
+ * BTF says: a struct or union of up to 16 bytes goes in registers or on
+ * the stack depending on its fields' classes and alignment, so it is
+ * counted on the stack, with a word of padding for a 16-byte one, and
+ * leaves the registers to later arguments.  In the registers it would take
+ * as many as it has words, pushing at most as many later words to the
+ * stack: the count is never below the truth.  The same for a 16-byte
+ * integer and a float.
+ */
+static int lbr_btf_stack_words(const struct lbr_btf *b,
+			       const struct btf_type *proto)
+{
+	const struct btf_param *p = (const struct btf_param *)(proto + 1);
+	u32 i, vlen = BTF_INFO_VLEN(proto->info);
+	int regs = LBR_REG_ARGS, words = 0;
+	const struct btf_type *t;
+
+	/* A return in memory takes RDI for its address. */
+	if (proto->type) {
+		t = lbr_btf_resolve(b, proto->type);
+		if (!t)
+			return LBR_BTF_STACK_UNBOUNDED;
+		if (!lbr_btf_scalar(t) && t->size > 16)
+			regs--;
+	}
+	for (i = 0; i < vlen; i++) {
+		/* Type 0 as the last parameter: variable arguments. */
+		t = p[i].type ? lbr_btf_resolve(b, p[i].type) : NULL;
+		if (!t)
+			return LBR_BTF_STACK_UNBOUNDED;
+		if (lbr_btf_scalar(t)) {
+			if (regs)
+				regs--;
+			else
+				words++;
+			continue;
+		}
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_INT:
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+		case LBR_BTF_KIND_FLOAT:
+			if (!t->size || t->size > 16)
+				return LBR_BTF_STACK_UNBOUNDED;
+			words += DIV_ROUND_UP(t->size, 8) + (t->size > 8);
+			break;
+		default:
+			return LBR_BTF_STACK_UNBOUNDED;
+		}
+	}
+	return words;
+}
+
 /**
  * lbr_btf_func - what BTF says of the function @name
  * @b: from lbr_btf_open()
@@ -344,6 +404,7 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 
 	fi->ret_type = LBR_BTF_RET_UNKNOWN;
 	fi->nargs = -1;
+	fi->stack_words = LBR_BTF_STACK_UNKNOWN;
 	for (id = 1; id < b->nr_types; id++) {
 		t = lbr_btf_type(b, id);
 		if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC ||
@@ -359,6 +420,7 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 	if (!proto || BTF_INFO_KIND(proto->info) != BTF_KIND_FUNC_PROTO)
 		return 0;
 	fi->ret_type = lbr_btf_ret(b, proto->type);
+	fi->stack_words = lbr_btf_stack_words(b, proto);
 	/*
 	 * A return in memory (a struct or union over 16 bytes) takes RDI
 	 * for its address, moving an argument to the stack: only scalar or
@@ -378,4 +440,3 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 	fi->nargs = vlen;
 	return 0;
 }
-

@@ -112,21 +112,63 @@ static bool lbr_fexit_never_returns(const char *name)
 	return false;
 }
 
+/* Why @t cannot have fexit: an error if it was asked for, else a note. */
+#define lbr_fexit_refuse(t, asked, fmt, ...)				\
+do {									\
+	if (asked)							\
+		pr_err("target '%s': fexit: " fmt "\n", (t)->name,	\
+		       ##__VA_ARGS__);					\
+	else								\
+		pr_info("target '%s': fexit: " fmt "\n", (t)->name,	\
+			##__VA_ARGS__);					\
+} while (0)
+
+/*
+ * Can @t's stack arguments all be passed on?  The trampoline copies
+ * LBR_FEXIT_STACK_WORDS words of its caller's stack for the function: one
+ * given more would read the trampoline's own frame (its saved RBP, its
+ * return addresses) as its further arguments, and the real ones shifted.
+ * The count comes from BTF (targets.c); without BTF, from the user's "/N"
+ * (N register-sized arguments) on an fexit asked for by name, never
+ * guessed for "auto".
+ */
+static int lbr_fexit_check_stack(const struct lbr_target *t, bool asked)
+{
+	int words = t->stack_words;
+
+	if (words == LBR_BTF_STACK_UNKNOWN && asked && t->nargs >= 0)
+		words = max(0, t->nargs - LBR_FEXIT_REG_ARGS);
+	if (words == LBR_BTF_STACK_UNBOUNDED) {
+		lbr_fexit_refuse(t, asked, "BTF says it takes variable arguments or a struct of over 16 bytes by value: the trampoline cannot pass on its stack arguments");
+		return -EOPNOTSUPP;
+	}
+	if (words < 0) {
+		lbr_fexit_refuse(t, asked, "no BTF prototype, so its stack arguments are not known: give its argument count (sym/N) to hook it with fexit");
+		return -EOPNOTSUPP;
+	}
+	if (words > LBR_FEXIT_STACK_WORDS) {
+		lbr_fexit_refuse(t, asked, "takes up to %d words of stack arguments, the trampoline passes on %d",
+				 words, LBR_FEXIT_STACK_WORDS);
+		return -E2BIG;
+	}
+	return 0;
+}
+
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
  * @t: a resolved target
+ * @asked: fexit was asked for, not "auto": refusals are errors, and a
+ *	function without BTF may be hooked on the user's argument count
  *
  * The trampoline passes the function its arguments as they came, stack
- * ones too (fexit_tramp.S), so the count the user gave ("sym/N") is not
- * needed, and not trusted.
+ * ones too (fexit_tramp.S), up to LBR_FEXIT_STACK_WORDS of them.
  */
-int lbr_fexit_attach(struct lbr_target *t)
+int lbr_fexit_attach(struct lbr_target *t, bool asked)
 {
 	int ret;
 
 	if (!LBR_HAVE_DIRECT_CALLS) {
-		pr_err("target '%s': fexit: this kernel has no ftrace direct calls\n",
-		       t->name);
+		lbr_fexit_refuse(t, asked, "this kernel has no ftrace direct calls");
 		return -EOPNOTSUPP;
 	}
 	if (lbr_fexit_never_returns(t->name)) {
@@ -134,6 +176,9 @@ int lbr_fexit_attach(struct lbr_target *t)
 		       t->name);
 		return -EINVAL;
 	}
+	ret = lbr_fexit_check_stack(t, asked);
+	if (ret)
+		return ret;
 	/* ftrace maps sym+0 to its fentry site. */
 	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0);
 	if (ret == -EBUSY) {

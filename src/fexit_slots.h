@@ -15,14 +15,14 @@
 /*
  * The words of the caller's stack the trampoline passes on to the traced
  * function: its stack arguments, up to this many (fexit_tramp.S).  128
- * bytes: seven 8-byte arguments past the six in registers and a 72-byte
- * struct by value, say.  A function given more (a variadic call with
- * many arguments, a larger struct by value) would read past the copy:
- * lbr_snap's BTF reading (btf_func.c) tells only that a function takes
- * every argument in a register (then nothing is copied), not how many
- * stack words it takes; see the README.
+ * bytes: sixteen 8-byte arguments past the six in registers, say.  A
+ * function given more (a variadic call with many arguments) would read
+ * past the copy: lbr_snap hooks with fexit only a function whose stack
+ * arguments BTF bounds (btf_func.c), or, asked by name, one whose count
+ * the user gave (fexit_hook.c).
  */
 #define LBR_FEXIT_STACK_WORDS	16
+#define LBR_FEXIT_REG_ARGS	6	/* x86-64: RDI, RSI, RDX, RCX, R8, R9 */
 
 #ifndef __ASSEMBLY__
 #include <linux/percpu.h>

@@ -116,6 +116,9 @@ struct lbr_target {
 	s8 btf_reg_args;	/* BTF: all this many arguments are in
 				 * registers; -1: not so, or unknown
 				 */
+	s16 stack_words;	/* BTF: words of stack arguments at most,
+				 * or LBR_BTF_STACK_*
+				 */
 	bool typed;		/* the spec gave %type */
 	u8 nr_errnos;		/* errnos listed: 0, every error */
 	u16 errnos[LBR_TARGET_ERRNOS];	/* positive */
@@ -150,9 +153,12 @@ unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
 /* btf_func.c: what vmlinux's BTF says of a function */
 #define LBR_BTF_RET_UNKNOWN	(-1)	/* no BTF, or not a scalar */
 #define LBR_BTF_RET_VOID	(-2)
+#define LBR_BTF_STACK_UNKNOWN	(-1)	/* no prototype in BTF */
+#define LBR_BTF_STACK_UNBOUNDED	(-2)	/* variadic, or a large struct */
 struct lbr_btf_func {
 	int ret_type;		/* enum lbr_snap_ret_type or LBR_BTF_RET_* */
 	int nargs;		/* all in registers: how many; else -1 */
+	int stack_words;	/* stack arguments at most, or LBR_BTF_STACK_* */
 };
 struct lbr_btf;
 struct lbr_btf *lbr_btf_open(void);
@@ -174,7 +180,7 @@ unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
 /* fexit_hook.c */
 int lbr_fexit_start(void);
 void lbr_fexit_stop(void);
-int lbr_fexit_attach(struct lbr_target *t);
+int lbr_fexit_attach(struct lbr_target *t, bool asked);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
 

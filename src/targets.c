@@ -314,6 +314,7 @@ static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 	int ret;
 
 	t->btf_reg_args = -1;
+	t->stack_words = LBR_BTF_STACK_UNKNOWN;
 	/* Opened for the first good target only: a bad spec reads nothing. */
 	if (!*btfp)
 		*btfp = lbr_btf_open();
@@ -327,6 +328,7 @@ static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 				t->name);
 		return 0;
 	}
+	t->stack_words = fi.stack_words;
 	if (fi.ret_type == LBR_BTF_RET_VOID)
 		fi.ret_type = LBR_SNAP_RET_VOID;
 	if (fi.ret_type >= 0 && !t->typed) {
@@ -419,7 +421,7 @@ static int lbr_target_attach(struct lbr_target *t)
 	if (want != LBR_WANT_KRETPROBE) {
 		/* Its first records may come before this returns. */
 		t->hook = LBR_SNAP_HOOK_FEXIT;
-		ret = lbr_fexit_attach(t);
+		ret = lbr_fexit_attach(t, want == LBR_WANT_FEXIT);
 		if (!ret)
 			return 0;
 		if (want == LBR_WANT_FEXIT)

@@ -12,6 +12,9 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <cpuid.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
@@ -3834,13 +3837,15 @@ static __u32 stats_hook(int fd, unsigned int i)
 }
 
 /*
- * fexit needs no argument count, and trusts none: "/N" is accepted and
- * ignored.  auto: fexit where ftrace can hook the function, a kretprobe
- * where it cannot (no fentry).
+ * fexit on a function without BTF (the target module's) needs its
+ * argument count: asked for by name without one, it is refused.  auto:
+ * fexit only where BTF bounds the stack arguments, so a kretprobe for
+ * these, as where ftrace cannot hook the function (no fentry).
  */
-TEST_F(fexit, no_arg_count_needed_or_falls_back)
+TEST_F(fexit, arg_count_needed_without_btf_or_falls_back)
 {
-	ASSERT_EQ(0, load("targets=lbr_test_int@fexit,lbr_test_long%long/7@fexit capture=all"));
+	EXPECT_EQ(-EOPNOTSUPP, load("targets=lbr_test_int@fexit capture=all"));
+	ASSERT_EQ(0, load("targets=lbr_test_int/1@fexit,lbr_test_long%long/7@fexit capture=all"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, stats_hook(self->fd, 0));
@@ -3852,12 +3857,13 @@ TEST_F(fexit, no_arg_count_needed_or_falls_back)
 	close(self->fd);
 	self->fd = -1;
 
-	ASSERT_EQ(0, load("targets=lbr_test_int,lbr_test_notrace%long hook=auto"));
+	ASSERT_EQ(0, load("targets=lbr_test_int/1,lbr_test_notrace%long hook=auto"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, stats_hook(self->fd, 0));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));
 	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 1));
-	EXPECT_TRUE(direct_listed("lbr_test_int"));
+	EXPECT_FALSE(direct_listed("lbr_test_int"));
+	EXPECT_TRUE(kprobe_listed("lbr_test_int"));
 	EXPECT_TRUE(kprobe_listed("lbr_test_notrace"));
 	ASSERT_EQ(0, trigger("int", -3, 2));
 	ASSERT_EQ(0, trigger("notrace", -4, 3));
@@ -3866,23 +3872,24 @@ TEST_F(fexit, no_arg_count_needed_or_falls_back)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_EQ(0, unload());
-	EXPECT_FALSE(direct_listed("lbr_test_int"));
 	/* Only fexit asked for, where it cannot be: the load fails. */
-	EXPECT_NE(0, load("targets=lbr_test_notrace@fexit"));
+	EXPECT_NE(0, load("targets=lbr_test_notrace/1@fexit"));
 }
 
 /*
  * Arguments on the stack (eight longs; a 40-byte struct by value) reach
- * the function as passed, whatever "/N" says: the trampoline passes the
- * caller's stack words on.  The target module checks every call and
- * fails the write with EIO otherwise.
+ * the function as passed, whatever "/N" says within the trampoline's copy:
+ * the trampoline passes the caller's stack words on.  The target module
+ * checks every call and fails the write with EIO otherwise.  Its functions
+ * have no BTF, so fexit needs a count: without one, or with one beyond the
+ * copy, fexit is refused.
  */
 TEST_F(fexit, stack_arguments_intact_whatever_n)
 {
 	static const char *const specs[] = {
 		"targets=lbr_test_args8%long/1@fexit,lbr_test_struct%long/2@fexit capture=all",
-		"targets=lbr_test_args8%long@fexit,lbr_test_struct%long/0@fexit capture=all",
-		"targets=lbr_test_args8%long/8@fexit,lbr_test_struct%long/127@fexit capture=all",
+		"targets=lbr_test_args8%long/3@fexit,lbr_test_struct%long/0@fexit capture=all",
+		"targets=lbr_test_args8%long/8@fexit,lbr_test_struct%long/22@fexit capture=all",
 	};
 	long want8 = 0, want7 = 0;
 	unsigned int v, i;
@@ -3907,6 +3914,148 @@ TEST_F(fexit, stack_arguments_intact_whatever_n)
 		close(self->fd);
 		self->fd = -1;
 	}
+	EXPECT_EQ(-EOPNOTSUPP, load("targets=lbr_test_args8%long@fexit"));
+	EXPECT_EQ(-E2BIG, load("targets=lbr_test_struct%long/23@fexit"));
+}
+
+/*
+ * More stack arguments than the trampoline passes on (24 longs: 18 words
+ * on the stack), and variable arguments: "auto" takes a kretprobe, and
+ * every call gets its arguments (the target module fails the write with
+ * EIO otherwise).  fexit asked for by name is refused: with a count that
+ * says too many, or with none (no BTF for the module's functions).
+ */
+TEST_F(fexit, more_stack_arguments_than_the_copy)
+{
+	long want = 0;
+	int n, j;
+
+	for (j = 1; j <= 24; j++)
+		want += j * (7L + j);
+	ASSERT_EQ(0, load("targets=lbr_test_stack24%long,lbr_test_va%long capture=all hook=auto"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 1));
+	EXPECT_EQ(0, trigger("stack24", 7, 3));
+	EXPECT_EQ(0, trigger("va", 7, 3));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(6, n) TH_LOG("%s", lbr_why);
+	for (j = 0; j < n; j++)
+		EXPECT_EQ(want, self->recs[j].h.retval);
+	close(self->fd);
+	self->fd = -1;
+
+	EXPECT_EQ(-E2BIG, load("targets=lbr_test_stack24%long/24@fexit"));
+	EXPECT_EQ(-EOPNOTSUPP, load("targets=lbr_test_stack24%long@fexit"));
+	EXPECT_EQ(-EOPNOTSUPP, load("targets=lbr_test_va%long@fexit"));
+	EXPECT_EQ(0, unload());
+}
+
+/* Kernel text, from /proc/kallsyms (root): [_stext, _etext). */
+static bool kernel_text(unsigned long long v)
+{
+	static unsigned long long lo, hi;
+
+	if (!lo) {
+		lo = ksym("_stext");
+		hi = ksym("_etext");
+	}
+	return lo && v >= lo && v < hi;
+}
+
+/*
+ * The line of /proc/net/tcp6 of the socket listening on @port, read by
+ * "nobody" into @line; 0, or why not.
+ */
+static int tcp6_line_as_nobody(unsigned int port, char *line, size_t len)
+{
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (!pid) {
+		char buf[512], want[16];
+		FILE *f;
+
+		close(p[0]);
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		f = fopen("/proc/net/tcp6", "r");
+		if (!f)
+			_exit(11);
+		snprintf(want, sizeof(want), ":%04X ", port);
+		while (fgets(buf, sizeof(buf), f)) {
+			char *local = strchr(buf, ':');
+
+			/* "sl: local remote ...": the local address's port. */
+			if (local && (local = strchr(local + 1, ':')) &&
+			    !strncmp(local, want, strlen(want))) {
+				n = write(p[1], buf, strlen(buf));
+				_exit(n == (ssize_t)strlen(buf) ? 0 : 12);
+			}
+		}
+		_exit(13);
+	}
+	close(p[1]);
+	n = read(p[0], line, len - 1);
+	close(p[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -100 - WEXITSTATUS(status);
+	if (n <= 0)
+		return -3;
+	line[n] = '\0';
+	return 0;
+}
+
+/*
+ * seq_printf() takes variable arguments: get_tcp6_sock() passes it 29,
+ * 23 of them on the stack.  BTF says it is variadic, so "auto" hooks it
+ * with a kretprobe, and what "nobody" reads of /proc/net/tcp6 with it
+ * hooked is what it reads without: no kernel return address in its
+ * columns, no argument shifted.  With fexit it would read the trampoline's
+ * frame as arguments 17 to 19 (a KASLR leak) and the rest shifted.
+ */
+TEST_F(fexit, variadic_seq_printf_leaks_nothing)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+	char before[512], after[512], *tok, *save;
+	socklen_t alen = sizeof(a);
+	int s, ret;
+
+	s = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		SKIP(return, "no IPv6 sockets here: %s", strerror(errno));
+	ASSERT_EQ(0, bind(s, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, listen(s, 1));
+	ASSERT_EQ(0, getsockname(s, (struct sockaddr *)&a, &alen));
+	ret = tcp6_line_as_nobody(ntohs(a.sin6_port), before, sizeof(before));
+	ASSERT_EQ(0, ret);
+
+	ASSERT_EQ(0, load("targets=seq_printf capture=all hook=auto"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, stats_hook(self->fd, 0));
+	ret = tcp6_line_as_nobody(ntohs(a.sin6_port), after, sizeof(after));
+	EXPECT_EQ(0, ret);
+	EXPECT_STREQ(before, after);
+	for (tok = strtok_r(after, " \n", &save); !ret && tok;
+	     tok = strtok_r(NULL, " \n", &save)) {
+		unsigned long long v = strtoull(tok, NULL, 16);
+
+		EXPECT_FALSE(kernel_text(v)) TH_LOG("%s", tok);
+		EXPECT_FALSE(kernel_text(strtoull(tok, NULL, 10))) TH_LOG("%s", tok);
+	}
+	close(self->fd);
+	self->fd = -1;
+	close(s);
+	EXPECT_EQ(0, unload());
 }
 
 TEST_F(fexit, hook_names_checked)
@@ -4274,7 +4423,7 @@ TEST_F_TIMEOUT(fexit, exit_probe_counts_only_calls_that_never_return, 120)
 
 	if (!ftrace_can_trace("stack_trace_save"))
 		SKIP(return, "stack_trace_save is not one fexit can hook here");
-	ASSERT_EQ(0, load("targets=stack_trace_save%int@fexit stack_depth=0"));
+	ASSERT_EQ(0, load("targets=stack_trace_save%int/3@fexit stack_depth=0"));
 	for (i = 0; i < 20; i++) {
 		pid = fork();
 		ASSERT_LE(0, pid);
@@ -4308,13 +4457,26 @@ TEST_F(fexit, btf_types_and_register_arguments)
 		SKIP(return, "do_sys_openat2 is not one fexit can hook here");
 	k = kmsg_open();
 	ASSERT_LE(0, k);
-	ASSERT_EQ(0, load("targets=do_sys_openat2@fexit"));
+	ASSERT_EQ(0, load("targets=do_sys_openat2@auto"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
-	/* 7.2's /sys/kernel/btf/vmlinux is one kernel_read() refuses. */
-	if (kmsg_has(k, "no BTF from /sys/kernel/btf/vmlinux"))
-		SKIP(close(k); return,
-		     "the module cannot read /sys/kernel/btf/vmlinux on this kernel (the kernel log says why)");
+	/*
+	 * 7.2's /sys/kernel/btf/vmlinux is one kernel_read() refuses: the
+	 * kernel log says so, types come from the specs (int), and with no
+	 * prototype auto takes a kretprobe and fexit needs /N.
+	 */
+	if (kmsg_has(k, "no BTF from /sys/kernel/btf/vmlinux")) {
+		ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+		ASSERT_EQ(1, hdr.nr);
+		EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, st[0].hook);
+		EXPECT_EQ(LBR_SNAP_RET_INT, st[0].ret_type);
+		close(self->fd);
+		self->fd = -1;
+		EXPECT_EQ(-EOPNOTSUPP, load("targets=do_sys_openat2@fexit"));
+		EXPECT_EQ(0, load("targets=do_sys_openat2/4@fexit"));
+		close(k);
+		return;
+	}
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
 	ASSERT_EQ(1, hdr.nr);
 	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, st[0].hook);
@@ -4866,7 +5028,7 @@ TEST_F_TIMEOUT(fexit, preempted_storm_keeps_lbr_and_records_whole, 400)
 	char model[128];
 	int nth = 0;
 
-	ASSERT_EQ(0, load("targets=lbr_test_int@fexit capture=all mode=raw buffer_kb=1024"));
+	ASSERT_EQ(0, load("targets=lbr_test_int/1@fexit capture=all mode=raw buffer_kb=1024"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, get_info(self->fd, &info));
@@ -5055,7 +5217,7 @@ TEST_F_TIMEOUT(lost, failed_detach_keeps_the_trampoline, 120)
 	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS))
 		TH_LOG("%s", lbr_why);
 	/* The function cannot be hooked again. */
-	EXPECT_EQ(-EBUSY, add_target(self->fd, "lbr_test_lost%long@fexit",
+	EXPECT_EQ(-EBUSY, add_target(self->fd, "lbr_test_lost%long/1@fexit",
 				     &hook));
 
 	close(self->fd);

@@ -24,6 +24,10 @@
  *                                 i-th argument
  *   big   lbr_test_struct(long, struct lbr_test_big, long)  a 40-byte
  *                                 struct by value, on the stack; the same
+ *   stack24 lbr_test_stack24(24 longs)  18 words on the stack, more than
+ *                                 the fexit trampoline passes on; the same
+ *   va    lbr_test_va(int n, ...) 24 longs through variable arguments;
+ *                                 the same
  *   lost  lbr_test_lost(long)     returns -VALUE; for the failed-detach
  *                                 test only, which leaves it hooked
  *   void  lbr_test_void(long)     returns nothing, with -VALUE left in
@@ -32,7 +36,7 @@
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
- * The write fails with EIO when args8 or big did not get their arguments
+ * The write fails with EIO when args8, big, stack24 or va did not get their arguments
  * as passed, or returned something else than it should.
  * so a test knows exactly how many returns it caused and with what value.
  */
@@ -139,6 +143,36 @@ noinline long lbr_test_struct(long x, struct lbr_test_big b, long y)
 	return sum;
 }
 
+noinline long lbr_test_stack24(long a1, long a2, long a3, long a4, long a5,
+			      long a6, long a7, long a8, long a9, long a10,
+			      long a11, long a12, long a13, long a14, long a15,
+			      long a16, long a17, long a18, long a19, long a20,
+			      long a21, long a22, long a23, long a24)
+{
+	const long a[] = { a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12,
+			   a13, a14, a15, a16, a17, a18, a19, a20, a21, a22,
+			   a23, a24 };
+	long sum = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(a); i++)
+		sum += (i + 1) * a[i];
+	return sum;
+}
+
+noinline long lbr_test_va(int n, ...)
+{
+	long sum = 0;
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 1; i <= n; i++)
+		sum += i * va_arg(ap, long);
+	va_end(ap);
+	return sum;
+}
+
 /* Not lbr_test_long()'s body, or the compiler may make them one. */
 noinline long lbr_test_lost(long v)
 {
@@ -237,6 +271,31 @@ static void call_big(long v)
 
 	WRITE_ONCE(lbr_test_sink, r);
 	if (r != lbr_test_expect(v, 7))
+		lbr_test_wrong = true;
+}
+
+static void call_stack24(long v)
+{
+	long r = lbr_test_stack24(v + 1, v + 2, v + 3, v + 4, v + 5, v + 6,
+				  v + 7, v + 8, v + 9, v + 10, v + 11, v + 12,
+				  v + 13, v + 14, v + 15, v + 16, v + 17,
+				  v + 18, v + 19, v + 20, v + 21, v + 22,
+				  v + 23, v + 24);
+
+	WRITE_ONCE(lbr_test_sink, r);
+	if (r != lbr_test_expect(v, 24))
+		lbr_test_wrong = true;
+}
+
+static void call_va(long v)
+{
+	long r = lbr_test_va(24, v + 1, v + 2, v + 3, v + 4, v + 5, v + 6,
+			     v + 7, v + 8, v + 9, v + 10, v + 11, v + 12,
+			     v + 13, v + 14, v + 15, v + 16, v + 17, v + 18,
+			     v + 19, v + 20, v + 21, v + 22, v + 23, v + 24);
+
+	WRITE_ONCE(lbr_test_sink, r);
+	if (r != lbr_test_expect(v, 24))
 		lbr_test_wrong = true;
 }
 
@@ -362,6 +421,8 @@ static const struct {
 	{ "notrace", call_notrace },
 	{ "args8", call_args8 },
 	{ "big", call_big },
+	{ "stack24", call_stack24 },
+	{ "va", call_va },
 	{ "lost", call_lost },
 	{ "void", call_void },
 };

@@ -26,6 +26,12 @@ long lbr_test_notrace(long v);
 long lbr_test_args8(long a1, long a2, long a3, long a4, long a5, long a6,
 		    long a7, long a8);
 long lbr_test_struct(long x, struct lbr_test_big b, long y);
+long lbr_test_stack24(long a1, long a2, long a3, long a4, long a5, long a6,
+		      long a7, long a8, long a9, long a10, long a11, long a12,
+		      long a13, long a14, long a15, long a16, long a17,
+		      long a18, long a19, long a20, long a21, long a22,
+		      long a23, long a24);
+long lbr_test_va(int n, ...);
 long lbr_test_lost(long v);
 void lbr_test_void(long v);
 
