@@ -11,7 +11,8 @@
  *   opener's credentials at open, as perf checks them when an event is
  *   opened.  GET_STATS needs a descriptor opened for reading.
  * - FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE and SET_FILTER change what
- *   everyone sees: CAP_SYS_ADMIN at the call, on a descriptor opened for
+ *   everyone sees: CAP_SYS_ADMIN of the opener (as perf checks an event's
+ *   rights against its opener) and at the call, on a descriptor opened for
  *   writing.
  * - GET_INFO (the backend, the buffer size) is anyone's who may open it.
  * - SET_WAKEUP changes only its own descriptor's poll(): a descriptor
@@ -30,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "lbr_snap.h"
 #include "lbr_xsave.h"
@@ -78,12 +80,21 @@ static void lbr_dev_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "lbr_snap_wakeup_bytes:\t%lu\n", READ_ONCE(f->wake_bytes));
 }
 
-/* What changes the records or targets of everyone. */
+/*
+ * What changes the records or targets of everyone: CAP_SYS_ADMIN of the
+ * caller, and of whoever opened the descriptor, whose rights perf's events
+ * carry.  A privileged process that was handed a descriptor an
+ * unprivileged one opened (a set-uid program's inherited descriptor, say)
+ * acts for it no more than that one could.
+ */
 static int lbr_may_control(struct file *file)
 {
 	if (!(file->f_mode & FMODE_WRITE))
 		return -EBADF;
-	return capable(CAP_SYS_ADMIN) ? 0 : -EPERM;
+	if (!file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) ||
+	    !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return 0;
 }
 
 /* Not even whether records come, to a descriptor that may not read them. */

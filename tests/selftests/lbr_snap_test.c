@@ -3557,6 +3557,54 @@ TEST_F(cap, call_stack_from_the_caller)
 	EXPECT_EQ(0, unload());
 }
 
+/*
+ * A descriptor opened for writing by an unprivileged user, with the device
+ * world-writable, and then used by root (a set-uid program's inherited
+ * descriptor): root acts for it no more than its opener could, as perf's
+ * events carry their opener's rights.  Root's own descriptor still works.
+ */
+TEST_F(cap, control_needs_the_opener_privileged)
+{
+	struct lbr_snap_target_ctl ctl = { .spec = "lbr_test_long" };
+	int fd, status, bad = 0;
+	pid_t pid;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, chmod(LBR_SNAP_DEVICE, 0666));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Opened as "nobody" (no capability), used as root again. */
+		if (setresuid(0, 65534, 0))
+			_exit(100);
+		fd = open(LBR_SNAP_DEVICE, O_WRONLY);
+		if (fd < 0)
+			_exit(101);
+		if (setresuid(0, 0, 0))
+			_exit(102);
+		if (!ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl) || errno != EPERM)
+			bad |= 1;
+		if (!ioctl(fd, LBR_SNAP_IOC_FLUSH) || errno != EPERM)
+			bad |= 2;
+		if (!ioctl(fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ALL) ||
+		    errno != EPERM)
+			bad |= 4;
+		close(fd);
+		/* Opened by root, it controls. */
+		fd = open(LBR_SNAP_DEVICE, O_WRONLY);
+		if (fd < 0 || ioctl(fd, LBR_SNAP_IOC_FLUSH))
+			bad |= 8;
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, chmod(LBR_SNAP_DEVICE, 0600));
+	EXPECT_FALSE(hooked("lbr_test_long"));
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+	EXPECT_EQ(LBR_SNAP_CAPTURE_ERRORS, self->info.capture);
+}
+
 TEST_F(cap, unprivileged_users_change_nothing)
 {
 	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
