@@ -6,7 +6,8 @@
  *
  * The kernel's own BTF lookups (btf_find_by_name_kind(),
  * bpf_get_btf_vmlinux()) are not exported to modules, so this reads
- * /sys/kernel/btf/vmlinux, the raw BTF the kernel shows user space
+ * /sys/kernel/btf/vmlinux, the raw BTF the kernel shows user space, from
+ * a sysfs mount of its own
  * (Documentation/bpf/btf.rst), and walks it: a header, then types one
  * after another, each a struct btf_type and a tail whose size its kind
  * and vlen give.  Only vmlinux's functions: a module's BTF is split on
@@ -32,11 +33,12 @@
 #include <uapi/linux/btf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/magic.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "lbr_snap.h"
 
 /* Kinds newer than some kernels' headers: include/uapi/linux/btf.h. */
@@ -45,7 +47,7 @@
 #define LBR_BTF_KIND_TYPE_TAG	18
 #define LBR_BTF_KIND_ENUM64	19
 
-#define LBR_BTF_PATH		"/sys/kernel/btf/vmlinux"
+#define LBR_BTF_PATH		"kernel/btf/vmlinux"	/* in sysfs */
 /* vmlinux BTF is a few MiB; anything far bigger is not what we expect. */
 #define LBR_BTF_MAX_SIZE	(64 << 20)
 #define LBR_BTF_MAX_DEPTH	32	/* typedef/qualifier chains */
@@ -101,52 +103,54 @@ static long lbr_btf_tail(const struct btf_type *t)
 }
 
 /*
- * Open @path, which must be on a file system of @magic: the caller's root
- * may be a chroot's or a container's, whose /sys could hold any file at
- * all; this is what the kernel itself shows.
+ * Read the whole of sysfs's @path (relative to sysfs's root) into a
+ * kvmalloc()ed buffer.  Through a mount of sysfs of the module's own, not
+ * the caller's root: from a chroot or a container's mount namespace
+ * /sys/kernel/btf/vmlinux may be missing, or be any file at all, and this
+ * is what the kernel itself shows.  (sysfs is built in: get_fs_type() took
+ * no module reference to give back.)
  */
-static struct file *lbr_open_kernel_file(const char *path, unsigned long magic)
+static void *lbr_read_sysfs(const char *path, size_t *size)
 {
-	struct file *f = filp_open(path, O_RDONLY, 0);
-
-	if (IS_ERR(f))
-		return f;
-	if (file_inode(f)->i_sb->s_magic != magic) {
-		fput(f);
-		return ERR_PTR(-EXDEV);
-	}
-	return f;
-}
-
-/* Read the whole file at @path, on sysfs, into a kvmalloc()ed buffer. */
-static void *lbr_read_file(const char *path, size_t *size)
-{
-	struct file *f = lbr_open_kernel_file(path, SYSFS_MAGIC);
+	struct file_system_type *type = get_fs_type("sysfs");
+	struct vfsmount *mnt;
+	void *buf = NULL;
+	struct file *f;
 	loff_t len, pos = 0;
-	void *buf;
 	ssize_t n;
+	int ret;
 
-	if (IS_ERR(f))
-		return ERR_CAST(f);
+	if (!type)
+		return ERR_PTR(-ENODEV);
+	mnt = kern_mount(type);
+	if (IS_ERR(mnt))
+		return ERR_CAST(mnt);
+	f = lbr_file_open_root_mnt(mnt, path, O_RDONLY, 0);
+	if (IS_ERR(f)) {
+		ret = PTR_ERR(f);
+		goto out;
+	}
 	len = i_size_read(file_inode(f));
-	if (len <= (loff_t)sizeof(struct btf_header) || len > LBR_BTF_MAX_SIZE) {
-		fput(f);
-		return ERR_PTR(-EFBIG);
-	}
+	ret = -EFBIG;
+	if (len <= (loff_t)sizeof(struct btf_header) || len > LBR_BTF_MAX_SIZE)
+		goto out_fput;
+	ret = -ENOMEM;
 	buf = kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
-	if (!buf) {
-		fput(f);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (!buf)
+		goto out_fput;
 	while (pos < len) {
 		n = kernel_read(f, buf + pos, len - pos, &pos);
 		if (n <= 0)
 			break;
 	}
+	ret = pos == len ? 0 : -EIO;
+out_fput:
 	fput(f);
-	if (pos != len) {
+out:
+	kern_unmount(mnt);
+	if (ret) {
 		kvfree(buf);
-		return ERR_PTR(-EIO);
+		return ERR_PTR(ret);
 	}
 	*size = len;
 	return buf;
@@ -226,7 +230,7 @@ struct lbr_btf *lbr_btf_open(void)
 
 	if (!b)
 		return ERR_PTR(-ENOMEM);
-	b->data = lbr_read_file(LBR_BTF_PATH, &b->size);
+	b->data = lbr_read_sysfs(LBR_BTF_PATH, &b->size);
 	if (IS_ERR(b->data)) {
 		ret = PTR_ERR(b->data);
 		kfree(b);

@@ -364,6 +364,24 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 #define lbr_syscore_unregister(s)	unregister_syscore_ops(s)
 #endif
 
+/*
+ * Open @name from the root of @mnt (btf_func.c): file_open_root_mnt() where
+ * the tree has it (6.1.192 on), file_open_root() of the mount's root
+ * dentry before (5.10.262).  Kbuild probes <linux/fs.h>.
+ */
+#include <linux/fs.h>
+#include <linux/mount.h>
+static inline struct file *lbr_file_open_root_mnt(struct vfsmount *mnt,
+						  const char *name, int flags,
+						  umode_t mode)
+{
+#ifdef LBR_FILE_OPEN_ROOT_MNT
+	return file_open_root_mnt(mnt, name, flags, mode);
+#else
+	return file_open_root(mnt->mnt_root, mnt, name, flags, mode);
+#endif
+}
+
 #endif /* !__ASSEMBLY__ */
 
 #endif /* LBR_SNAP_COMPAT_H */

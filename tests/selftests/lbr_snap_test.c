@@ -4572,6 +4572,78 @@ TEST_F(fexit, btf_types_and_register_arguments)
 }
 
 /* A function that never returns would hold its trampoline for good. */
+/* ADD_TARGET @spec from inside an empty chroot; 0 or -errno. */
+static int add_target_in_chroot(int fd, const char *spec)
+{
+	char dir[] = "/tmp/lbr-snap-chroot.XXXXXX";
+	int p[2], status, ret = -EIO;
+	pid_t pid;
+
+	if (!mkdtemp(dir) || pipe(p))
+		return -errno;
+	pid = fork();
+	if (!pid) {
+		struct lbr_snap_target_ctl ctl = { 0 };
+		int err = 0;
+
+		snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
+		if (chroot(dir) || chdir("/"))
+			err = -1000 - errno;
+		else if (ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl))
+			err = -errno;
+		_exit(write(p[1], &err, sizeof(err)) == sizeof(err) ? 0 : 1);
+	}
+	close(p[1]);
+	if (pid > 0 && read(p[0], &ret, sizeof(ret)) != sizeof(ret))
+		ret = -EIO;
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	rmdir(dir);
+	return ret;
+}
+
+/*
+ * The module reads BTF through a sysfs mount of its own: a target added
+ * from a chroot, where no /sys is, gets the same return type and argument
+ * count from BTF as one added outside.
+ */
+TEST_F(fexit, btf_read_from_a_chroot)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_target_ctl ctl = { .spec = "do_sys_openat2" };
+	struct lbr_snap_stats hdr;
+	__u32 hook;
+	int k;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP(return, "no /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF)");
+	k = kmsg_open();
+	ASSERT_LE(0, k);
+	ASSERT_EQ(0, load("targets=lbr_test_int@kretprobe"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, add_target(self->fd, "do_sys_openat2@kretprobe", &hook));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(2, hdr.nr);
+	/* 7.2's /sys/kernel/btf/vmlinux is one kernel_read() refuses. */
+	if (kmsg_has(k, "no BTF from /sys/kernel/btf/vmlinux"))
+		SKIP(close(k); return,
+		     "the module cannot read BTF on this kernel (the kernel log says why)");
+	close(k);
+	EXPECT_EQ(3, st[1].nr_args);
+	EXPECT_TRUE(st[1].ret_type == LBR_SNAP_RET_LONG ||
+		    st[1].ret_type == LBR_SNAP_RET_INT);
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_DEL_TARGET, &ctl));
+
+	ASSERT_EQ(0, add_target_in_chroot(self->fd, "do_sys_openat2@kretprobe"));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st + 2, LBR_SNAP_MAX_TARGETS - 2));
+	ASSERT_EQ(2, hdr.nr);
+	EXPECT_STREQ("do_sys_openat2", st[3].name);
+	EXPECT_EQ(st[1].nr_args, st[3].nr_args);
+	EXPECT_EQ(st[1].ret_type, st[3].ret_type);
+}
+
 TEST_F(fexit, noreturn_refused)
 {
 	int k = kmsg_open();
