@@ -23,7 +23,10 @@ static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
  * Functions that never return: a call would stay in flight for good and
  * keep lbr_snap_fexit loaded.  The ones the BPF verifier refuses fexit on
  * (noreturn_deny in kernel/bpf/verifier.c), and the other noreturn
- * functions a task can exit through (tools/objtool/noreturns.h).
+ * functions a task can exit through (tools/objtool/noreturns.h).  Those a
+ * CPU going offline dies in (arch_cpu_idle_dead(), hlt_play_dead(), ...)
+ * are not here: the CPU's death counts their calls out (fexit_slots.c);
+ * cpu_startup_entry() is, as a CPU that comes online never leaves it.
  */
 static const char *const lbr_fexit_noreturn[] = {
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",
@@ -32,8 +35,8 @@ static const char *const lbr_fexit_noreturn[] = {
 	"kthread_complete_and_exit", "__module_put_and_kthread_exit",
 	"panic", "vpanic", "nmi_panic_self_stop", "panic_smp_self_stop",
 	"__stack_chk_fail", "__fortify_panic", "usercopy_abort",
-	"machine_real_restart", "stop_this_cpu", "arch_cpu_idle_dead",
-	"hlt_play_dead", "cpu_startup_entry", "cpu_bringup_and_idle",
+	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",
+	"cpu_bringup_and_idle",
 };
 
 /*

@@ -20,6 +20,7 @@
  * another; only the sum means anything.
  */
 #include <linux/bitmap.h>
+#include <linux/cpuhotplug.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -70,6 +71,24 @@ static const struct lbr_fexit_client *lbr_fexit_client;
 
 /* Global: the trampolines count a call in themselves (fexit_tramp.S). */
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+
+/*
+ * The calls of this CPU's idle task among them.  A CPU going offline ends
+ * in its idle task inside functions that never return (arch_cpu_idle_dead(),
+ * native_play_dead(), the cpuidle driver's enter_dead, do_idle() around
+ * them), and a CPU that comes back starts its idle task on a fresh stack.
+ * The idle task never leaves its CPU, so once the CPU is dead these are
+ * exactly its calls that will never return: lbr_fexit_cpu_dead() counts
+ * them out.
+ */
+DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_idle_calls);
+
+/*
+ * What the trampolines need to tell an idle task, besides `current`
+ * (LBR_CURRENT_TASK, compat.h): where a task's flags are, and PF_IDLE.
+ */
+const unsigned long lbr_fexit_flags_off = offsetof(struct task_struct, flags);
+const u32 lbr_fexit_pf_idle = PF_IDLE;
 
 /*
  * Slots whose function takes every argument in a register (its BTF says,
@@ -205,6 +224,8 @@ void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 			   lbr_fexit_ret_site(0, slot));
 	else
 		lbr_wrmsr_lohi(msr, ctl, ctl_hi);
+	if (unlikely(is_idle_task(current)))
+		this_cpu_dec(lbr_fexit_idle_calls.n[slot]);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
@@ -217,6 +238,8 @@ void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0);
+	if (unlikely(is_idle_task(current)))
+		this_cpu_dec(lbr_fexit_idle_calls.n[slot]);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);
@@ -597,6 +620,30 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 		pr_warn_once("sched_process_exit: no do_exit() on the exiting task's stack: its calls inside traced functions cannot be counted out\n");
 }
 
+/*
+ * A CPU is dead: its idle task's calls inside traced functions will never
+ * return (lbr_fexit_idle_calls), count them out.  Runs on another CPU, after
+ * the dead one's last write to its counters and before it can come back.
+ */
+static int lbr_fexit_cpu_dead(unsigned int cpu)
+{
+	struct lbr_fexit_calls *idle = per_cpu_ptr(&lbr_fexit_idle_calls, cpu);
+	struct lbr_fexit_calls *all = per_cpu_ptr(&lbr_fexit_calls, cpu);
+	unsigned int slot;
+
+	for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
+		long n = idle->n[slot];
+
+		if (!n)
+			continue;
+		WRITE_ONCE(all->n[slot], all->n[slot] - n);
+		WRITE_ONCE(idle->n[slot], 0);
+	}
+	return 0;
+}
+
+static int lbr_fexit_cpuhp_state;
+
 static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_process_exit"))
@@ -701,9 +748,18 @@ static int __init lbr_fexit_init(void)
 	unsigned int kind, slot;
 	int ret;
 
-	ret = register_module_notifier(&lbr_fexit_module_nb);
-	if (ret)
+	/* A CPU_DEAD teardown: BP_PREPARE states go down after the CPU died. */
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
+					"lbr_snap_fexit:dead", NULL,
+					lbr_fexit_cpu_dead);
+	if (ret < 0)
 		return ret;
+	lbr_fexit_cpuhp_state = ret;
+	ret = register_module_notifier(&lbr_fexit_module_nb);
+	if (ret) {
+		cpuhp_remove_state_nocalls(lbr_fexit_cpuhp_state);
+		return ret;
+	}
 	lbr_fexit_text_lo = ULONG_MAX;
 	for (kind = 0; kind < 2; kind++) {
 		for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
@@ -730,6 +786,7 @@ static void __exit lbr_fexit_exit(void)
 		tracepoint_synchronize_unregister();
 	}
 	cancel_delayed_work_sync(&lbr_fexit_drain_work);
+	cpuhp_remove_state_nocalls(lbr_fexit_cpuhp_state);
 }
 
 module_init(lbr_fexit_init);

@@ -91,6 +91,10 @@ struct lbr_fexit_calls {
 	long n[LBR_FEXIT_SLOTS];	/* 8 bytes each: fexit_tramp.S */
 };
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+/* Those of the idle task, counted out when its CPU dies (fexit_slots.c). */
+DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_idle_calls);
+extern const unsigned long lbr_fexit_flags_off;
+extern const u32 lbr_fexit_pf_idle;
 
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);

@@ -4458,6 +4458,53 @@ TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
 }
 
 /*
+ * A CPU going offline ends in its idle task inside functions that never
+ * return (native_play_dead() and what it calls): hooked, that call never
+ * comes back through the trampoline.  The CPU's death counts it out, so
+ * the slot drains and both modules unload once the target goes.
+ */
+TEST_F_TIMEOUT(fexit, cpu_dies_inside, 120)
+{
+	/* Not do_idle(): an idle CPU is inside it, and leaves it when woken. */
+	static const char *const fns[] = {
+		"native_play_dead", "hlt_play_dead", "cpuidle_play_dead",
+	};
+	char params[256] = "targets=";
+	unsigned int i, n = 0;
+	int round;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || cpu_is_online(1) != 1)
+		SKIP(return, "no second CPU online to take offline");
+	if (!ftrace_can_trace("native_play_dead"))
+		SKIP(return, "native_play_dead is not one fexit can hook here");
+	for (i = 0; i < ARRAY_SIZE(fns); i++) {
+		if (!ftrace_can_trace(fns[i]))
+			continue;
+		snprintf(params + strlen(params), sizeof(params) - strlen(params),
+			 "%s%s@fexit", n++ ? "," : "", fns[i]);
+	}
+	strcat(params, " capture=all");
+	ASSERT_EQ(0, load(params)) TH_LOG("%s", params);
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, stats_hook(self->fd, i));
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, set_online(1, 0));
+		ASSERT_TRUE(cpu_online_again(_metadata, 1, "taking it offline"));
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(inflight_becomes(self->fd, i, 0, 10000))
+			TH_LOG("target %u of %s", i, params);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	EXPECT_TRUE(refcnt_becomes("lbr_snap_fexit", 0, 10000))
+		TH_LOG("lbr_snap_fexit held by %d", module_refcnt("lbr_snap_fexit"));
+	EXPECT_EQ(0, rmmod_nonblock("lbr_snap_fexit"));
+}
+
+/*
  * The exit probe unwinds the exiting task's stack with stack_trace_save():
  * hooked too, its own call is inside while it unwinds, and returns.  Only
  * the callers of do_exit() count, or that call is counted out twice and
