@@ -41,26 +41,43 @@ __no_sanitize_coverage
 lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	unsigned long flags = native_save_fl();
+	struct kretprobe *rp;
 	u32 ctl;
 
 	native_irq_disable();
 	ctl = lbr_hw_freeze();
-	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
-		    regs_return_value(regs), lbr_kretprobe_caller(ri, regs), true,
-		    ctl, lbr_ret_site, false);
+	rp = lbr_get_kretprobe(ri);
+	if (likely(rp))
+		lbr_capture(container_of(rp, struct lbr_target, rp),
+			    regs_return_value(regs),
+			    lbr_kretprobe_caller(ri, regs), true, ctl,
+			    lbr_ret_site, false);
+	else
+		lbr_hw_unfreeze(ctl);
 	if (flags & X86_EFLAGS_IF)
 		native_irq_enable();
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler);
 
-/* The return handler of the "none" backend: records without branches. */
+/*
+ * The return handler of the "none" backend: records without branches.
+ * Both handlers read the instance's kretprobe again, after the kernel's
+ * own check of it: from 5.11 until x86's kretprobes ran on rethook (5.19)
+ * unregister_kretprobes() clears it (rph->rp) without waiting for handlers
+ * past that check, so it can be NULL here.  That return is the target's
+ * last, as it goes: no record.  (5.10 never clears ri->rp; on rethook it
+ * is the rethook's data, which stays: get_kretprobe() in 6.1.)
+ */
 static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 					 struct pt_regs *regs)
 {
-	lbr_capture(container_of(lbr_get_kretprobe(ri), struct lbr_target, rp),
-		    regs_return_value(regs), lbr_kretprobe_caller(ri, regs), false,
-		    0, 0, true);
+	struct kretprobe *rp = lbr_get_kretprobe(ri);
+
+	if (likely(rp))
+		lbr_capture(container_of(rp, struct lbr_target, rp),
+			    regs_return_value(regs),
+			    lbr_kretprobe_caller(ri, regs), false, 0, 0, true);
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
