@@ -176,11 +176,14 @@ decode_amd(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 	u64 mask = (1ULL << AMD_IP_BITS) - 1;
 	unsigned int bits = fmt->virt_bits ? fmt->virt_bits : 48;
 
-	/* valid = 0 and spec = 0: nothing was recorded here or below. */
-	if (!(raw->to & (AMD_TO_VALID | AMD_TO_SPEC)))
-		return LBR_DECODE_END;
-	/* Erratum 1452: the reserved bit marks a bogus record. */
-	if (raw->to & AMD_TO_RESERVED)
+	/*
+	 * valid = 0 and spec = 0: nothing was recorded in this entry, and
+	 * erratum 1452's reserved bit marks a bogus record.  Neither ends the
+	 * stack: real parts leave holes, and amd_pmu_lbr_read() skips both
+	 * and goes on to the older entries.
+	 */
+	if (!(raw->to & (AMD_TO_VALID | AMD_TO_SPEC)) ||
+	    (raw->to & AMD_TO_RESERVED))
 		return LBR_DECODE_SKIP;
 
 	out->from = sign_extend(raw->from & mask, bits);

@@ -65,7 +65,7 @@ struct lbr_raw_entry {
 
 enum lbr_decode_result {
 	LBR_DECODE_OK,		/* @out holds a branch */
-	LBR_DECODE_SKIP,	/* not a branch (AMD erratum), go on */
+	LBR_DECODE_SKIP,	/* not a branch (AMD: erratum, hole), go on */
 	LBR_DECODE_END,		/* empty entry: no older entries follow */
 };
 

@@ -592,13 +592,13 @@ static const struct amd_case amd_cases[] = {
 	{ "reserved bit 61 with spec is SKIP", 57,
 	  { 0x0000000000401000ULL, S | R | 0x0000000000402000ULL, 0 },
 	  SKIP, 0, 0, 0 },
-	{ "not valid, not spec is END", 48,
+	{ "not valid, not spec is SKIP (a hole, as perf skips it)", 48,
 	  { M | 0x0000000000401000ULL, 0x0000000000402000ULL, 0 },
-	  END, 0, 0, 0 },
-	{ "not valid, not spec, reserved is END", 48,
+	  SKIP, 0, 0, 0 },
+	{ "not valid, not spec, reserved is SKIP", 48,
 	  { 0x0000000000401000ULL, R | 0x0000000000402000ULL, 0 },
-	  END, 0, 0, 0 },
-	{ "all zero is END", 57, { 0, 0, 0 }, END, 0, 0, 0 },
+	  SKIP, 0, 0, 0 },
+	{ "all zero is SKIP", 57, { 0, 0, 0 }, SKIP, 0, 0, 0 },
 };
 
 static void test_amd(void)
@@ -1076,9 +1076,10 @@ static void test_stack_arch(void)
 }
 
 /*
- * AMD LbrExtV2, 16 deep, virt_bits 48: entry 0 is the newest, 0..6 hold
- * branches but 3 is an erratum-1452 record (reserved bit), 7 is empty
- * (valid = spec = 0) and 8 is a valid branch that must not be decoded.
+ * AMD LbrExtV2, 16 deep, virt_bits 48: entry 0 is the newest, 0..15 hold
+ * branches but 3 is an erratum-1452 record (reserved bit) and 7 is empty
+ * (valid = spec = 0): a hole, which amd_pmu_lbr_read() skips as it does
+ * the erratum record, going on to 8..15.
  * Entry k: FROM 0x0000ffff81000k00 (kernel, sign-extended), TO a user
  * address 0x500000 + k; entry 5 spec on the wrong path, entry 2
  * mispredicted.  FROM and TO MSRs alternate (entry k at 0xc0010300 + 2k
@@ -1086,7 +1087,9 @@ static void test_stack_arch(void)
  */
 static void test_stack_amd(void)
 {
-	static const u8 order[] = { 6, 5, 4, 2, 1, 0 };
+	static const u8 order[] = {
+		15, 14, 13, 12, 11, 10, 9, 8, 6, 5, 4, 2, 1, 0
+	};
 	struct sim_lbr s = {
 		.fmt = { .backend = LBR_SNAP_BACKEND_AMD, .virt_bits = 48 },
 		.depth = 16, .tos = 3,
@@ -1109,9 +1112,9 @@ static void test_stack_amd(void)
 				 idx == 5 ? PRED | SPEC | WRONG : PRED,
 		};
 	}
-	/* FROM and TO of 0..6 and the empty 7. */
+	/* FROM and TO of all 16. */
 	check_stack(&s, want, ARRAY_SIZE(order), 16 * 2);
-	result("stack: amd depth 16, 3 skipped, 7 empty: 6 oldest first");
+	result("stack: amd depth 16, 3 skipped, 7 a hole: 14 oldest first");
 }
 
 /*
@@ -1396,14 +1399,15 @@ static void test_stack_wrap(void)
 /*
  * The newest entry empty: no branch, and nothing read past it, though
  * every other entry holds one.  Legacy EIP_FLAGS2 16 deep, TOS 7, 7 empty;
- * Arch 16 deep, entry 0 FROM 0 (TO and INFO set); AMD 16 deep, entry 0
- * neither valid nor spec (FROM set).  Then AMD's erratum-1452 records do
- * not end the stack: entries 0 and 1 have the reserved bit, 2 is a
- * branch, 3 is empty, 4 a branch that must not be read.
+ * Arch 16 deep, entry 0 FROM 0 (TO and INFO set).  AMD has no end: an
+ * entry neither valid nor spec is a hole perf skips, as it skips
+ * erratum-1452 records: 16 deep, every entry empty but 2 and 4, and 0 and
+ * 1 erratum records, gives those two.
  */
 static void test_stack_empty(void)
 {
 	static const struct lbr_snap_branch amd_want[] = {
+		BR(0xffffffff81000040ULL, 0xffffffff82000004ULL, PRED),
 		BR(0xffffffff81000020ULL, 0xffffffff82000002ULL, PRED),
 	};
 	struct sim_lbr s;
@@ -1438,16 +1442,17 @@ static void test_stack_empty(void)
 	s.depth = 16;
 	for (k = 0; k < 16; k++) {
 		s.from[k] = 0x0000ffff81000000ULL + 0x10 * k;
-		s.to[k] = (k ? V : 0) | (0x0000ffff82000000ULL + k);
+		s.to[k] = 0x0000ffff82000000ULL + k;
 	}
 	check_stack(&s, NULL, 0, 16 * 2);
-	result("stack: amd depth 16, entry 0 not valid nor spec: 0 branches, 32 MSRs read");
+	result("stack: amd depth 16, no entry valid nor spec: 0 branches, 32 MSRs read");
 
 	s.to[0] = V | R | 0x0000ffff82000000ULL;
 	s.to[1] = V | R | 0x0000ffff82000001ULL;
-	s.to[3] = 0x0000ffff82000003ULL;
+	s.to[2] |= V;
+	s.to[4] |= V;
 	check_stack(&s, amd_want, ARRAY_SIZE(amd_want), 16 * 2);
-	result("stack: amd depth 16, 0 and 1 erratum records, 3 empty: 1 branch, 32 MSRs read");
+	result("stack: amd depth 16, 0 and 1 erratum records, 2 and 4 branches, the rest holes: 2 branches, 32 MSRs read");
 }
 
 /* ---------------------------------------------------- probe entries */
