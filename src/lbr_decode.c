@@ -42,6 +42,27 @@ bool lbr_format_has_info(unsigned int format)
 	return format == LBR_FMT_INFO || format == LBR_FMT_INFO2;
 }
 
+/**
+ * lbr_format_info_msr - the LBR_INFO MSR legacy LBR reads on a model
+ * @format: IA32_PERF_CAPABILITIES' LBR format
+ * @model_info: the model's LBR_INFO_0, or 0 for a model without one
+ *
+ * The format says whether the flags live in LBR_INFO, as
+ * intel_pmu_lbr_init() decides x86_pmu.lbr_has_info; the model table only
+ * says where it is.  intel_pmu_lbr_init_skl() names LBR_INFO_0 for
+ * Goldmont too, whose format 6 keeps the flags in FROM and the cycles in
+ * TO, and for Goldmont Plus and Tremont, whatever format they report.
+ *
+ * Return: the MSR, 0 when the format reads none, or -1 when the format
+ * needs one the model does not have.
+ */
+long lbr_format_info_msr(unsigned int format, u32 model_info)
+{
+	if (!lbr_format_has_info(format))
+		return 0;
+	return model_info ? (long)model_info : -1L;
+}
+
 /*
  * Index of the i-th newest legacy entry: the TOS points at the newest one
  * and the stack wraps at @depth, a power of two.

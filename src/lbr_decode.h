@@ -70,6 +70,7 @@ enum lbr_decode_result {
 };
 
 bool lbr_format_has_info(unsigned int format);
+long lbr_format_info_msr(unsigned int format, u32 model_info);
 unsigned int lbr_legacy_index(u64 tos, unsigned int i, unsigned int depth);
 enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 					const struct lbr_raw_entry *raw,

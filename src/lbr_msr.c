@@ -175,25 +175,27 @@ static bool lbr_msr_bits_stick(u32 msr, u64 bits)
 	return ok;
 }
 
-static void lbr_cross_check_perf(void)
+/* The model table against perf's (@info: the table's LBR_INFO_0, or 0). */
+static void lbr_cross_check_perf(u32 info)
 {
 	struct x86_pmu_lbr perf = { 0 };
 
 	lbr_x86_perf_get_lbr(&perf);
 	if (perf.nr && (perf.nr != lbr_hw.depth ||
 			perf.from != lbr_hw.from_msr ||
-			perf.to != lbr_hw.to_msr || perf.info != lbr_hw.info_msr))
+			perf.to != lbr_hw.to_msr || perf.info != info))
 		pr_warn("LBR table (depth %u, from %#x, to %#x, info %#x) disagrees with perf (depth %u, from %#x, to %#x, info %#x); using the table\n",
 			lbr_hw.depth, lbr_hw.from_msr, lbr_hw.to_msr,
-			lbr_hw.info_msr, perf.nr, perf.from, perf.to, perf.info);
+			info, perf.nr, perf.from, perf.to, perf.info);
 }
 
 static int lbr_probe_intel(void)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
 	const struct lbr_model *m = NULL;
-	u64 caps;
 	unsigned int i;
+	long info;
+	u64 caps;
 
 	if (c->x86_vendor != X86_VENDOR_INTEL)
 		return lbr_none("not an Intel CPU");
@@ -215,14 +217,15 @@ static int lbr_probe_intel(void)
 	lbr_hw.double_abort = m->quirks & LBR_Q_DOUBLE_ABORT;
 	if (lbr_hw.fmt.format > LBR_FMT_MAX_KNOWN)
 		return lbr_none("unknown LBR format %u", lbr_hw.fmt.format);
-	if (lbr_format_has_info(lbr_hw.fmt.format) != !!m->info)
-		return lbr_none("LBR format %u does not fit model %#x",
+	info = lbr_format_info_msr(lbr_hw.fmt.format, m->info);
+	if (info < 0)
+		return lbr_none("LBR format %u needs LBR_INFO, which model %#x does not have",
 				lbr_hw.fmt.format, c->x86_model);
 
 	lbr_hw.depth = m->depth;
 	lbr_hw.from_msr = m->from;
 	lbr_hw.to_msr = m->to;
-	lbr_hw.info_msr = m->info;
+	lbr_hw.info_msr = info;
 	lbr_hw.from_stride = 1;
 	lbr_hw.tos_msr = LBR_MSR_TOS;
 	lbr_hw.ctl_msr = LBR_MSR_DEBUGCTL;
@@ -236,7 +239,7 @@ static int lbr_probe_intel(void)
 	    lbr_rdmsr_safe(lbr_hw.tos_msr, &caps))
 		return lbr_none("LBR FROM/TOS MSRs fault");
 
-	lbr_cross_check_perf();
+	lbr_cross_check_perf(m->info);
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
 		 "legacy LBR, model %#x, format %u, depth %u",
 		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);

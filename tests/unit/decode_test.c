@@ -621,6 +621,38 @@ static void test_amd(void)
 	}
 }
 
+/*
+ * Which LBR_INFO MSR a legacy format reads on a model: the format decides,
+ * as intel_pmu_lbr_init() sets lbr_has_info from it alone, and
+ * intel_pmu_lbr_init_skl() names MSR_LBR_INFO_0 (0xdc0) for Goldmont,
+ * Goldmont Plus and Tremont whatever their format.  Goldmont's format 6
+ * (cycles in TO) reads none: the table's LBR_INFO_0 must not refuse it.
+ */
+static void test_format_info_msr(void)
+{
+	static const struct {
+		unsigned int format;
+		u32 model_info;
+		long want;
+		const char *what;
+	} c[] = {
+		{ LBR_FMT_TIME, 0xdc0, 0, "Goldmont: format 6, LBR_INFO_0 in the table: none read" },
+		{ LBR_FMT_INFO, 0xdc0, 0xdc0, "Skylake, Goldmont Plus: format 5 reads LBR_INFO_0" },
+		{ LBR_FMT_INFO2, 0xdc0, 0xdc0, "format 7 reads LBR_INFO_0" },
+		{ LBR_FMT_EIP_FLAGS2, 0, 0, "Haswell: format 4, no LBR_INFO" },
+		{ LBR_FMT_INFO, 0, -1, "format 5 on a model without LBR_INFO: refused" },
+	};
+	unsigned int i;
+	long got;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		got = lbr_format_info_msr(c[i].format, c[i].model_info);
+		if (got != c[i].want)
+			diag("got %#lx, want %#lx", got, c[i].want);
+		result("format info MSR: %s", c[i].what);
+	}
+}
+
 static void test_backend_none(void)
 {
 	struct lbr_decode_fmt fmt = { .backend = LBR_SNAP_BACKEND_NONE };
@@ -1723,6 +1755,7 @@ int main(void)
 	test_arch();
 	test_arch_types();
 	test_amd();
+	test_format_info_msr();
 	test_backend_none();
 	test_legacy_index();
 	test_stack_legacy();
