@@ -259,12 +259,25 @@ struct lbr_snap_target_stats {
 				 * lost on some CPU (another writer, or a
 				 * CPU reset)
 				 */
+	/* Only when lbr_snap_stats.entry_size covers it: */
+	__u32 state;		/* LBR_SNAP_TARGET_* */
+	__u32 __reserved;
 };
+
+/*
+ * struct lbr_snap_target_stats.state: the function's module was unloaded,
+ * taking the hook with it.  The target records nothing more, and stays
+ * listed until DEL_TARGET, or an ADD_TARGET of the same name (once the
+ * module is back), replaces it.
+ */
+#define LBR_SNAP_TARGET_GONE	(1U << 0)
 
 /* The size of struct lbr_snap_target_stats before hook and nr_args. */
 #define LBR_SNAP_TARGET_STATS_SIZE_V1	184
 /* ... and before lbr_off. */
 #define LBR_SNAP_TARGET_STATS_SIZE_V2	208
+/* ... and before state. */
+#define LBR_SNAP_TARGET_STATS_SIZE_V3	216
 
 /*
  * LBR_SNAP_IOC_GET_STATS: set @nr to the room in @stats_ptr (an array of

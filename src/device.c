@@ -40,6 +40,8 @@ static_assert(offsetof(struct lbr_snap_target_stats, hook) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_stats, lbr_off) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V2);
+static_assert(offsetof(struct lbr_snap_target_stats, state) ==
+	      LBR_SNAP_TARGET_STATS_SIZE_V3);
 static_assert(offsetof(struct lbr_snap_info, nr_cpu_types) ==
 	      LBR_SNAP_INFO_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
@@ -198,7 +200,8 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 		return ret;
 	/*
 	 * Older callers know fewer fields (none of hook, nr_args, recursion,
-	 * inflight in the first ABI, no lbr_off in the second): each gets
+	 * inflight in the first ABI, no lbr_off in the second, no state in
+	 * the third): each gets
 	 * the entries cut to its size, newer ones the rest zeroed.
 	 */
 	if (!hdr.entry_size)

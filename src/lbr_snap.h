@@ -120,6 +120,7 @@ struct lbr_target {
 				 * or LBR_BTF_STACK_*
 				 */
 	bool typed;		/* the spec gave %type */
+	bool gone;		/* its module went, and the hook with it */
 	u8 nr_errnos;		/* errnos listed: 0, every error */
 	u16 errnos[LBR_TARGET_ERRNOS];	/* positive */
 	struct lbr_counters __percpu *counters;
@@ -130,6 +131,8 @@ int lbr_targets_set_hook(const char *hook);
 void lbr_target_free(struct lbr_target *t);
 const char *lbr_hook_name(u8 hook);
 int lbr_targets_register(const char *spec);
+int lbr_targets_watch_modules(void);
+void lbr_targets_unwatch_modules(void);
 int lbr_targets_set_capture(bool all);
 
 /* --- the call stack of a record (call_stack.c) --- */

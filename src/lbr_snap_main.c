@@ -143,6 +143,9 @@ static int __init lbr_snap_init(void)
 		pr_err("lbr_snap_fexit has another client (%d)\n", ret);
 		goto err_xsave;
 	}
+	ret = lbr_targets_watch_modules();
+	if (ret)
+		goto err_fexit;
 	ret = lbr_targets_register(targets);
 	/*
 	 * Init must not fail with -EEXIST: modprobe reads it as "already
@@ -153,7 +156,7 @@ static int __init lbr_snap_init(void)
 	if (ret == -EEXIST)
 		ret = -EINVAL;
 	if (ret)
-		goto err_fexit;
+		goto err_watch;
 	ret = lbr_dev_register();
 	if (ret)
 		goto err_targets;
@@ -172,6 +175,8 @@ static int __init lbr_snap_init(void)
 
 err_targets:
 	lbr_targets_unregister();
+err_watch:
+	lbr_targets_unwatch_modules();
 err_fexit:
 	lbr_fexit_stop();
 err_xsave:
@@ -186,6 +191,7 @@ err_rb:
 static void __exit lbr_snap_exit(void)
 {
 	lbr_dev_unregister();
+	lbr_targets_unwatch_modules();
 	lbr_targets_unregister();
 	lbr_fexit_stop();
 	lbr_xsave_stop();

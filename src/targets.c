@@ -367,7 +367,8 @@ static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 	t->slot = -1;
 	ret = lbr_parse_one(tok, t);
 	for (i = 0; !ret && i < lbr_nr_targets; i++) {
-		if (!strcmp(lbr_targets[i]->name, t->name)) {
+		if (!strcmp(lbr_targets[i]->name, t->name) &&
+		    !lbr_targets[i]->gone) {
 			pr_err("target '%s': listed twice\n", t->name);
 			ret = -EEXIST;
 		}
@@ -389,7 +390,7 @@ static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 		ret = -EINVAL;
 	}
 	for (i = 0; !ret && i < lbr_nr_targets; i++) {
-		if (lbr_targets[i]->start == t->start) {
+		if (lbr_targets[i]->start == t->start && !lbr_targets[i]->gone) {
 			pr_err("target '%s': same function as '%s'\n",
 			       t->name, lbr_targets[i]->name);
 			ret = -EEXIST;
@@ -559,6 +560,51 @@ int lbr_targets_register(const char *spec)
 	return 0;
 }
 
+/*
+ * Remove the @i-th target; records already taken stay readable.  Waits
+ * for running kretprobe handlers; fexit calls still inside the function
+ * finish on their own and free the target after (or find lbr_snap gone
+ * and record nothing).
+ */
+static void lbr_target_remove_locked(unsigned int i)
+{
+	struct lbr_target *t = lbr_targets[i];
+
+	lockdep_assert_held(&lbr_targets_lock);
+	for (; i + 1 < lbr_nr_targets; i++)
+		lbr_targets[i] = lbr_targets[i + 1];
+	lbr_targets[--lbr_nr_targets] = NULL;
+	pr_info("target %u: %s removed (missed %lu)\n", t->id, t->name,
+		lbr_kretprobe_missed(t));
+	lbr_targets_detach(&t, 1);
+}
+
+static int lbr_target_find_locked(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < lbr_nr_targets; i++)
+		if (!strcmp(lbr_targets[i]->name, name))
+			return i;
+	return -ENOENT;
+}
+
+/*
+ * The index of the gone target @spec names, or -ENOENT.  Added again, the
+ * name resolves anew (its module may be back, at another address), and
+ * the new target replaces the gone one once it is attached.
+ */
+static int lbr_target_gone_locked(const char *spec)
+{
+	char name[LBR_SNAP_NAME_LEN];
+	int i;
+
+	strscpy(name, spec, sizeof(name));
+	name[strcspn(name, "%/@=")] = '\0';
+	i = lbr_target_find_locked(strim(name));
+	return i >= 0 && lbr_targets[i]->gone ? i : -ENOENT;
+}
+
 /**
  * lbr_target_add - add one target at run time
  * @spec: "sym[%type][/N][@hook][=-ERR,...]", validated as targets= is
@@ -570,7 +616,7 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	char buf[LBR_SNAP_NAME_LEN + 8];
 	struct lbr_btf *btf = NULL;
 	struct lbr_target *t;
-	int ret;
+	int ret, gone;
 
 	ret = lbr_spec_chars_ok(spec);
 	if (ret)
@@ -582,7 +628,8 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	}
 	lbr_kretprobe_init();
 	mutex_lock(&lbr_targets_lock);
-	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS) {
+	gone = lbr_target_gone_locked(buf);
+	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS && gone < 0) {
 		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
 		ret = -E2BIG;
 		goto out;
@@ -600,6 +647,8 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		goto out;
 	}
 	lbr_next_id++;
+	if (gone >= 0)
+		lbr_target_remove_locked(gone);
 	lbr_targets[lbr_nr_targets++] = t;
 	lbr_kretprobe_enable(t);
 	lbr_target_announce(t);
@@ -614,33 +663,55 @@ out:
 /* Remove the target named @name; records already taken stay readable. */
 int lbr_target_del(const char *name)
 {
-	struct lbr_target *t = NULL;
-	unsigned int i;
+	int i;
 
 	mutex_lock(&lbr_targets_lock);
-	for (i = 0; i < lbr_nr_targets; i++) {
-		if (!strcmp(lbr_targets[i]->name, name)) {
-			t = lbr_targets[i];
-			break;
-		}
-	}
-	if (!t) {
-		mutex_unlock(&lbr_targets_lock);
-		return -ENOENT;
-	}
-	for (; i + 1 < lbr_nr_targets; i++)
-		lbr_targets[i] = lbr_targets[i + 1];
-	lbr_targets[--lbr_nr_targets] = NULL;
-	pr_info("target %u: %s removed (missed %lu)\n", t->id, t->name,
-		lbr_kretprobe_missed(t));
-	/*
-	 * Waits for running kretprobe handlers; fexit calls still inside the
-	 * function finish on their own and free the target after (or find
-	 * lbr_snap gone and record nothing).
-	 */
-	lbr_targets_detach(&t, 1);
+	i = lbr_target_find_locked(name);
+	if (i >= 0)
+		lbr_target_remove_locked(i);
 	mutex_unlock(&lbr_targets_lock);
-	return 0;
+	return i < 0 ? i : 0;
+}
+
+/*
+ * A module that goes takes the hooks on its functions along: kprobes
+ * marks their kretprobes gone, lbr_snap_fexit removes their direct calls.
+ * Their targets stay listed, for their counters, and say they are gone.
+ */
+static int lbr_targets_module_event(struct notifier_block *nb,
+				    unsigned long state, void *data)
+{
+	struct module *mod = data;
+	unsigned int i;
+
+	if (state != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&lbr_targets_lock);
+	for (i = 0; i < lbr_nr_targets; i++) {
+		struct lbr_target *t = lbr_targets[i];
+
+		if (t->gone || !within_module(t->start, mod))
+			continue;
+		WRITE_ONCE(t->gone, true);
+		pr_info("target %u: %s: module %s goes, and its hook with it: delete the target, or add it again once the module is back\n",
+			t->id, t->name, mod->name);
+	}
+	mutex_unlock(&lbr_targets_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block lbr_targets_module_nb = {
+	.notifier_call = lbr_targets_module_event,
+};
+
+int lbr_targets_watch_modules(void)
+{
+	return register_module_notifier(&lbr_targets_module_nb);
+}
+
+void lbr_targets_unwatch_modules(void)
+{
+	unregister_module_notifier(&lbr_targets_module_nb);
 }
 
 void lbr_targets_unregister(void)
@@ -701,6 +772,7 @@ static void lbr_target_stats(const struct lbr_target *t,
 	st->ret_type = t->ret_type;
 	st->hook = t->hook;
 	st->nr_args = t->nargs;
+	st->state = READ_ONCE(t->gone) ? LBR_SNAP_TARGET_GONE : 0;
 	for_each_possible_cpu(cpu) {
 		const struct lbr_counters *c = per_cpu_ptr(t->counters, cpu);
 

@@ -535,7 +535,10 @@ static void print_target_hint(const struct lbr_snap_target_stats *t)
 {
 	int n = (int)strnlen(t->name, sizeof(t->name));
 
-	if (!t->hits)
+	if (t->state & LBR_SNAP_TARGET_GONE)
+		printf("hint: %.*s is gone: its module was unloaded, and the hook with it; add it again once the module is back (lbr-snap add), or delete it\n",
+		       n, t->name);
+	else if (!t->hits)
 		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
 		       n, t->name);
 	else if (!t->captured && t->filtered == t->hits)
@@ -574,8 +577,10 @@ static void print_target_json(const struct lbr_snap_target_stats *t)
 	       t->filtered, t->dropped, t->missed);
 	printf(",\"hook\":\"%s\",\"nr_args\":%d", hook_name(t->hook),
 	       t->nr_args);
-	printf(",\"recursion\":%llu,\"inflight\":%lld,\"lbr_off\":%llu}",
+	printf(",\"recursion\":%llu,\"inflight\":%lld,\"lbr_off\":%llu",
 	       t->recursion, t->inflight, t->lbr_off);
+	printf(",\"gone\":%s}",
+	       t->state & LBR_SNAP_TARGET_GONE ? "true" : "false");
 }
 
 static void print_stats_json(const struct lbr_snap_stats *st,

@@ -4744,6 +4744,60 @@ TEST_F_TIMEOUT(fexit, target_module_goes_while_hooked, 120)
 		TH_LOG("%s", lbr_why);
 }
 
+/*
+ * A target's module goes while lbr_snap stays: the targets on it, with
+ * either hook, stay listed with their counters and say they are gone;
+ * adding the name again fails while the module is away, leaving them,
+ * and once it is back replaces each, which records again.
+ */
+TEST_F_TIMEOUT(fexit, target_module_goes_then_added_again, 120)
+{
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats hdr;
+	__u32 hook;
+	int i;
+
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit,lbr_test_long%long/1@kretprobe capture=all"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("int", 3, 2));
+	ASSERT_EQ(0, trigger("long", 3, 2));
+	EXPECT_EQ(4, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(2, hdr.nr);
+	EXPECT_EQ(0, st[0].state);
+	EXPECT_EQ(0, st[1].state);
+
+	ASSERT_EQ(0, syscall(SYS_delete_module, "lbr_snap_test_target",
+			     O_NONBLOCK));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(2, hdr.nr);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(LBR_SNAP_TARGET_GONE, st[i].state) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(2, st[i].hits) TH_LOG("%s", st[i].name);
+	}
+	EXPECT_EQ(-ENOENT, add_target(self->fd, "lbr_test_int%int/1@fexit", &hook));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(2, hdr.nr);
+
+	ASSERT_EQ(0, load_module_file("lbr_snap_test_target"));
+	ASSERT_EQ(0, add_target(self->fd, "lbr_test_int%int/1@fexit", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, hook);
+	ASSERT_EQ(0, add_target(self->fd, "lbr_test_long%long/1@kretprobe", &hook));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, hook);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(2, hdr.nr);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, st[i].state) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(0, st[i].hits) TH_LOG("%s", st[i].name);
+	}
+	EXPECT_TRUE(direct_listed("lbr_test_int"));
+	EXPECT_TRUE(kprobe_listed("lbr_test_long"));
+	ASSERT_EQ(0, trigger("int", 3, 2));
+	ASSERT_EQ(0, trigger("long", 3, 2));
+	EXPECT_EQ(4, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
+}
+
 TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
 {
 	struct sleeper s = { .ret = -1 };

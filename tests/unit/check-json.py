@@ -60,7 +60,7 @@ TARGET = {
     "hits": INT,
     "captured": INT, "filtered": INT, "dropped": INT, "missed": INT,
     "hook": ("kretprobe", "fexit"), "nr_args": INT,
-    "recursion": INT, "inflight": INT, "lbr_off": INT,
+    "recursion": INT, "inflight": INT, "lbr_off": INT, "gone": bool,
 }
 
 

@@ -37,11 +37,14 @@ int __real_ioctl(int fd, unsigned long req, ...);
 
 static const struct lbr_snap_target_stats targets[] = {
 	{ "do_sys_openat2", 0xffffffff81001000ull, 0, LBR_SNAP_RET_INT,
-	  120, 100, 15, 5, 0, LBR_SNAP_HOOK_FEXIT, 3, 4, 1, 6 },
+	  120, 100, 15, 5, 0, LBR_SNAP_HOOK_FEXIT, 3, 4, 1, 6, 0, 0 },
 	{ "kmalloc_trace", 0xffffffff81004000ull, 1, LBR_SNAP_RET_PTR,
-	  7, 7, 0, 0, 2, LBR_SNAP_HOOK_KRETPROBE, -1, 0, 0, 0 },
+	  7, 7, 0, 0, 2, LBR_SNAP_HOOK_KRETPROBE, -1, 0, 0, 0, 0, 0 },
 	{ "ext4_file_open", 0xffffffffc0200000ull, 2, LBR_SNAP_RET_LONG,
-	  0, 0, 0, 0, 0, LBR_SNAP_HOOK_KRETPROBE, 2, 0, 0, 0 },
+	  0, 0, 0, 0, 0, LBR_SNAP_HOOK_KRETPROBE, 2, 0, 0, 0, 0, 0 },
+	{ "nfs_open", 0xffffffffc0300000ull, 3, LBR_SNAP_RET_INT,
+	  5, 5, 0, 0, 0, LBR_SNAP_HOOK_FEXIT, 2, 0, 0, 0,
+	  LBR_SNAP_TARGET_GONE, 0 },
 };
 
 static int env_int(const char *name, int def)
@@ -92,7 +95,7 @@ static int fake_stats(struct lbr_snap_stats *st)
 
 	/*
 	 * The tool knows the entries with hook, nr_args, recursion,
-	 * inflight and lbr_off: it must say so.
+	 * inflight, lbr_off and state: it must say so.
 	 */
 	if (st->entry_size != sizeof(*out)) {
 		errno = EINVAL;

@@ -1193,12 +1193,13 @@ t "info from a module before cpu_types (first GET_INFO size)" 0 \
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
 want stats-filtered.out \
 	"hint: kmalloc_trace: all 7 returns filtered (as success, or by an errno list or the task filter): is its return type (ptr) right? see \`lbr-snap spec kmalloc_trace\`" \
-	"hint: ext4_file_open has had no hits: is it called, and not inlined into its callers?"
+	"hint: ext4_file_open has had no hits: is it called, and not inlined into its callers?" \
+	"hint: nfs_open is gone: its module was unloaded, and the hook with it; add it again once the module is back (lbr-snap add), or delete it"
 stats_hints()
 {
 	FAKE_LBR_ALL_FILTERED=1 "$FAKE" -d stream.bin stats | grep '^hint'
 }
-t "stats: hints for no hits, and for returns all filtered" 0 \
+t "stats: hints for no hits, for returns all filtered, for a gone target" 0 \
 	stats-filtered.out - stats_hints
 t "stats --json" 0 "$EXP/stats.json" /dev/null "$FAKE" --json -d stream.bin stats
 check "stats --json has the documented keys" \
