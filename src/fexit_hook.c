@@ -115,15 +115,19 @@ static bool lbr_fexit_never_returns(const char *name)
 	return false;
 }
 
-/* Why @t cannot have fexit: an error if it was asked for, else a note. */
+/*
+ * Why @t cannot have fexit: an error if it was asked for; for "auto", kept
+ * for the line that announces its kretprobe (targets.c), so that a load
+ * that fails for another target still logs one line.
+ */
 #define lbr_fexit_refuse(t, asked, fmt, ...)				\
 do {									\
 	if (asked)							\
 		pr_err("target '%s': fexit: " fmt "\n", (t)->name,	\
 		       ##__VA_ARGS__);					\
 	else								\
-		pr_info("target '%s': fexit: " fmt "\n", (t)->name,	\
-			##__VA_ARGS__);					\
+		snprintf((t)->no_fexit, sizeof((t)->no_fexit), fmt,	\
+			 ##__VA_ARGS__);				\
 } while (0)
 
 /*
@@ -135,18 +139,19 @@ do {									\
  * (N register-sized arguments) on an fexit asked for by name, never
  * guessed for "auto".
  */
-static int lbr_fexit_check_stack(const struct lbr_target *t, bool asked)
+static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)
 {
 	int words = t->stack_words;
 
 	if (words == LBR_BTF_STACK_UNKNOWN && asked && t->nargs >= 0)
 		words = max(0, t->nargs - LBR_FEXIT_REG_ARGS);
 	if (words == LBR_BTF_STACK_UNBOUNDED) {
-		lbr_fexit_refuse(t, asked, "BTF says it takes variable arguments or a struct of over 16 bytes by value: the trampoline cannot pass on its stack arguments");
+		lbr_fexit_refuse(t, asked, "BTF says it takes variable arguments or a struct of over 16 bytes by value, whose stack words the trampoline cannot pass on");
 		return -EOPNOTSUPP;
 	}
 	if (words < 0) {
-		lbr_fexit_refuse(t, asked, "no BTF prototype, so its stack arguments are not known: give its argument count (sym/N) to hook it with fexit");
+		lbr_fexit_refuse(t, asked, "no BTF prototype, so its stack arguments are not known%s",
+				 asked ? ": give its argument count (sym/N) to hook it with fexit" : "");
 		return -EOPNOTSUPP;
 	}
 	if (words > LBR_FEXIT_STACK_WORDS) {
@@ -175,8 +180,7 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 		return -EOPNOTSUPP;
 	}
 	if (lbr_fexit_never_returns(t->name)) {
-		pr_err("target '%s': fexit: the function never returns, a call would stay inside for good\n",
-		       t->name);
+		lbr_fexit_refuse(t, asked, "the function never returns, a call would stay inside for good");
 		return -EINVAL;
 	}
 	ret = lbr_fexit_check_stack(t, asked);
@@ -185,12 +189,12 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	/* ftrace maps sym+0 to its fentry site. */
 	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0);
 	if (ret == -EBUSY) {
-		pr_err("target '%s': fexit: busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)\n",
-		       t->name, ret);
+		lbr_fexit_refuse(t, asked, "busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)",
+				 ret);
 		return ret;
 	}
 	if (ret < 0) {
-		pr_err("target '%s': fexit: no trampoline (%d)\n", t->name, ret);
+		lbr_fexit_refuse(t, asked, "no trampoline (%d)", ret);
 		return ret;
 	}
 	t->slot = ret;

@@ -121,6 +121,7 @@ struct lbr_target {
 				 */
 	bool typed;		/* the spec gave %type */
 	bool gone;		/* its module went, and the hook with it */
+	char no_fexit[192];	/* "auto" took a kretprobe: why not fexit */
 	u8 nr_errnos;		/* errnos listed: 0, every error */
 	u16 errnos[LBR_TARGET_ERRNOS];	/* positive */
 	struct lbr_counters __percpu *counters;

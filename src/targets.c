@@ -427,8 +427,6 @@ static int lbr_target_attach(struct lbr_target *t)
 			return 0;
 		if (want == LBR_WANT_FEXIT)
 			return ret;
-		pr_info("target '%s': no fexit hook (%d), a kretprobe instead\n",
-			t->name, ret);
 	}
 	t->hook = LBR_SNAP_HOOK_KRETPROBE;
 	return lbr_kretprobe_attach(t);
@@ -493,9 +491,11 @@ static void lbr_target_announce(struct lbr_target *t)
 	for (i = 0; i < t->nr_errnos; i++)
 		n += scnprintf(errs + n, sizeof(errs) - n, "%s-%u",
 			       i ? "," : ", errors ", t->errnos[i]);
-	pr_info("target %u: %s%%%s at %pS, %s%s\n", t->id, t->name,
+	pr_info("target %u: %s%%%s at %pS, %s%s%s%s%s\n", t->id, t->name,
 		lbr_ret_type_names[t->ret_type], (void *)t->start,
-		lbr_hook_name(t->hook), errs);
+		lbr_hook_name(t->hook), errs,
+		t->no_fexit[0] ? " (not fexit: " : "", t->no_fexit,
+		t->no_fexit[0] ? ")" : "");
 }
 
 /**

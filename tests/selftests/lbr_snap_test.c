@@ -957,7 +957,7 @@ TEST_F(cap, bool_type)
  */
 TEST_F(cap, structs_grow_old_callers_work)
 {
-	char old[LBR_SNAP_TARGET_CTL_SIZE_V1] = "lbr_test_long";
+	char old[LBR_SNAP_TARGET_CTL_SIZE_V1] = "lbr_test_long/1";
 	struct {
 		struct lbr_snap_stats hdr;
 		__u32 more[4];
@@ -984,6 +984,8 @@ TEST_F(cap, structs_grow_old_callers_work)
 			   &hdr));
 	EXPECT_EQ(2, hdr.nr);
 	EXPECT_EQ(0xdead, hdr.flags);	/* nor written */
+	/* DEL_TARGET takes the name alone. */
+	strcpy(old, "lbr_test_long");
 	EXPECT_EQ(0, ioctl(self->fd, _IOW(LBR_SNAP_IOC_MAGIC, 5,
 					  char[LBR_SNAP_TARGET_CTL_SIZE_V1]),
 			   old));
