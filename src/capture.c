@@ -8,6 +8,7 @@
 #include <linux/timekeeping.h>
 
 #include "capture.h"
+#include "func_lookup.h"
 #include "lbr_xsave.h"
 
 /*
@@ -58,6 +59,21 @@ static __always_inline bool lbr_errno_listed(const struct lbr_target *t,
  * and counting the probe's entries wait for read() (record_decode.c),
  * out of this window.
  */
+/*
+ * function_graph's return trampoline (return_to_handler), or 0: what an
+ * fexit target's caller reads as when the tracer is on the same function.
+ */
+static unsigned long lbr_fgraph_return __read_mostly;
+
+/* Learn return_to_handler's address, where the kernel has one. */
+void lbr_capture_init(void)
+{
+	unsigned long size;
+
+	if (lbr_func_lookup("return_to_handler", &lbr_fgraph_return, &size))
+		lbr_fgraph_return = 0;
+}
+
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
 					 bool frozen, u32 ctl,
@@ -148,6 +164,17 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 			caller = raw->msr[nmsr];
 		size -= (stack_max - nr_stack) * sizeof(u64);
 		lbr_buf_trim(&res, raw, size);
+	} else if (fexit && unlikely(caller == lbr_fgraph_return)) {
+		/*
+		 * function_graph on the same function took the caller's
+		 * return slot before the fexit trampoline read it: the
+		 * unwinder recovers the real one, a frame's walk, only then.
+		 */
+		u64 real;
+
+		if (lbr_stack_save(&real, 1, caller, t->start,
+				   t->start + t->size))
+			caller = real;
 	}
 
 	raw->ret_site = ret_site;

@@ -143,6 +143,7 @@ static int __init lbr_snap_init(void)
 		pr_err("lbr_snap_fexit has another client (%d)\n", ret);
 		goto err_xsave;
 	}
+	lbr_capture_init();
 	ret = lbr_targets_watch_modules();
 	if (ret)
 		goto err_fexit;

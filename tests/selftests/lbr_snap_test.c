@@ -3834,6 +3834,7 @@ FIXTURE(fexit) {
 	struct rec *recs;
 	char clocksource[64];	/* to restore, if a test changed it */
 	bool traced;		/* a test set up the lbr_snap_rude event */
+	bool graphed;		/* a test turned function_graph on */
 };
 
 static int tracefs_write(const char *name, const char *str, int flags);
@@ -3857,6 +3858,10 @@ FIXTURE_TEARDOWN(fexit)
 	unload();
 	if (self->clocksource[0])
 		use_clocksource(self->clocksource);
+	if (self->graphed) {
+		tracefs_write("current_tracer", "nop", 0);
+		tracefs_write("set_ftrace_filter", "", O_TRUNC);
+	}
 	if (self->traced) {
 		tracefs_write("events/kprobes/lbr_snap_rude/enable", "0", 0);
 		tracefs_write("options/stacktrace", "0", 0);
@@ -4691,6 +4696,64 @@ TEST_F(fexit, btf_read_from_a_chroot)
 	EXPECT_STREQ("do_sys_openat2", st[3].name);
 	EXPECT_EQ(st[1].nr_args, st[3].nr_args);
 	EXPECT_EQ(st[1].ret_type, st[3].ret_type);
+}
+
+/* The fexit records of do_sys_openat2's ENOENTs, five, with real callers. */
+static void expect_real_callers(struct __test_metadata *_metadata,
+				FIXTURE_DATA(fexit) *self, unsigned long long rth)
+{
+	int i, n, mine = 0;
+
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(-1, open("/lbr-snap-no-such-file", O_RDONLY));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	for (i = 0; i < n; i++) {
+		unsigned long long caller = self->recs[i].h.caller;
+
+		if (self->recs[i].h.tgid != (__u32)getpid())
+			continue;
+		mine++;
+		EXPECT_NE(rth, caller);
+		EXPECT_TRUE(ksym_is(caller, "do_sys_open") ||
+			    ksym_is(caller, "__x64_sys_open"))
+			TH_LOG("caller %#llx", caller);
+	}
+	EXPECT_EQ(5, mine) TH_LOG("%d records, %s", n, lbr_why);
+}
+
+/*
+ * function_graph on the traced function takes the caller's return slot
+ * (return_to_handler) before the fexit trampoline reads it, whichever
+ * came first: the record's caller is still the real one, recovered by the
+ * unwinder, without call stacks too.
+ */
+TEST_F_TIMEOUT(fexit, caller_under_function_graph, 120)
+{
+	unsigned long long rth = ksym("return_to_handler");
+	int first;
+
+	if (!rth)
+		SKIP(return, "no function_graph tracer (return_to_handler) here");
+	if (!ftrace_can_trace("do_sys_openat2"))
+		SKIP(return, "do_sys_openat2 is not one fexit can hook here");
+	/* The filter, not set_graph_function: only that function patched. */
+	ASSERT_EQ(0, tracefs_write("set_ftrace_filter", "do_sys_openat2", O_TRUNC));
+	self->graphed = true;
+	for (first = 0; first < 2; first++) {
+		/* 0: the tracer first, then the hook; 1: the other way. */
+		if (!first)
+			ASSERT_EQ(0, tracefs_write("current_tracer", "function_graph", 0));
+		ASSERT_EQ(0, load("targets=do_sys_openat2%long/3@fexit stack_depth=0"));
+		if (first)
+			ASSERT_EQ(0, tracefs_write("current_tracer", "function_graph", 0));
+		self->fd = dev_open(O_NONBLOCK);
+		ASSERT_LE(0, self->fd);
+		expect_real_callers(_metadata, self, rth);
+		close(self->fd);
+		self->fd = -1;
+		ASSERT_EQ(0, unload());
+		ASSERT_EQ(0, tracefs_write("current_tracer", "nop", 0));
+	}
 }
 
 TEST_F(fexit, noreturn_refused)
