@@ -4472,7 +4472,10 @@ TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
  */
 TEST_F_TIMEOUT(fexit, cpu_dies_inside, 120)
 {
-	/* Not do_idle(): an idle CPU is inside it, and leaves it when woken. */
+	/*
+	 * Not do_idle(): an idle CPU is inside it, and leaves it when woken.
+	 * /0: the debug kernel has no BTF to tell fexit their arguments.
+	 */
 	static const char *const fns[] = {
 		"native_play_dead", "hlt_play_dead", "cpuidle_play_dead",
 	};
@@ -4488,7 +4491,7 @@ TEST_F_TIMEOUT(fexit, cpu_dies_inside, 120)
 		if (!ftrace_can_trace(fns[i]))
 			continue;
 		snprintf(params + strlen(params), sizeof(params) - strlen(params),
-			 "%s%s@fexit", n++ ? "," : "", fns[i]);
+			 "%s%s/0@fexit", n++ ? "," : "", fns[i]);
 	}
 	strcat(params, " capture=all");
 	ASSERT_EQ(0, load(params)) TH_LOG("%s", params);
