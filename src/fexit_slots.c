@@ -592,6 +592,33 @@ static int lbr_fexit_slot_of(unsigned long ret)
 	return -1;
 }
 
+/*
+ * Can the exiting task be inside a traced function?  Only if a word of its
+ * live stack, from here to the top, lies among the trampolines' return
+ * sites: a call in flight keeps its function's return address to the
+ * trampoline there until it returns.  One compare a word, up to the
+ * stack's size, where the unwind below walks ORC tables for every frame:
+ * nearly every exit stops here.  Off the task's stack (never at exit),
+ * the unwind decides.
+ */
+static bool notrace __no_sanitize_address lbr_fexit_may_be_inside(void)
+{
+	unsigned long stack = (unsigned long)task_stack_page(current);
+	unsigned long sp = current_stack_pointer;
+	const unsigned long *p;
+
+	if (sp < stack || sp >= stack + THREAD_SIZE)
+		return true;
+	for (p = (const unsigned long *)sp;
+	     (unsigned long)p < stack + THREAD_SIZE; p++) {
+		unsigned long w = READ_ONCE_NOCHECK(*p);
+
+		if (w >= lbr_fexit_text_lo && w <= lbr_fexit_text_hi)
+			return true;
+	}
+	return false;
+}
+
 static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 {
 	struct lbr_fexit_trace *tr;
@@ -599,7 +626,8 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 	bool below = false;
 	int slot;
 
-	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS))
+	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS) ||
+	    !lbr_fexit_may_be_inside())
 		return;
 	tr = get_cpu_ptr(&lbr_fexit_trace);
 	n = stack_trace_save(tr->entries, LBR_FEXIT_EXIT_DEPTH, 0);
