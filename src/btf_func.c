@@ -354,12 +354,17 @@ static int lbr_btf_stack_words(const struct lbr_btf *b,
 	int regs = LBR_REG_ARGS, words = 0;
 	const struct btf_type *t;
 
-	/* A return in memory takes RDI for its address. */
+	/*
+	 * A return in memory takes RDI for its address: any struct or union
+	 * may be one (a packed or 16-byte-aligned one of 16 bytes or less
+	 * too), so each is counted as one.
+	 */
 	if (proto->type) {
 		t = lbr_btf_resolve(b, proto->type);
 		if (!t)
 			return LBR_BTF_STACK_UNBOUNDED;
-		if (!lbr_btf_scalar(t) && t->size > 16)
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_STRUCT ||
+		    BTF_INFO_KIND(t->info) == BTF_KIND_UNION)
 			regs--;
 	}
 	for (i = 0; i < vlen; i++) {

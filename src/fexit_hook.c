@@ -136,7 +136,8 @@ do {									\
  * given more would read the trampoline's own frame (its saved RBP, its
  * return addresses) as its further arguments, and the real ones shifted.
  * The count comes from BTF (targets.c); without BTF, from the user's "/N"
- * (N register-sized arguments) on an fexit asked for by name, never
+ * (N register-sized arguments; a struct returned in memory takes one more
+ * register, which N must then count) on an fexit asked for by name, never
  * guessed for "auto".
  */
 static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)

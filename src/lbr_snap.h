@@ -116,7 +116,7 @@ struct lbr_target {
 	s8 btf_reg_args;	/* BTF: all this many arguments are in
 				 * registers; -1: not so, or unknown
 				 */
-	s16 stack_words;	/* BTF: words of stack arguments at most,
+	int stack_words;	/* BTF: words of stack arguments at most,
 				 * or LBR_BTF_STACK_*
 				 */
 	bool typed;		/* the spec gave %type */
