@@ -308,7 +308,8 @@ struct lbr_snap_stats {
  * hook it got (enum lbr_snap_hook) in @hook.
  * LBR_SNAP_IOC_DEL_TARGET: @spec is the symbol name of a target.
  * Both, and LBR_SNAP_IOC_SET_CAPTURE (LBR_SNAP_CAPTURE_*), need
- * CAP_SYS_ADMIN and fail with EPERM without it, changing nothing.
+ * CAP_SYS_ADMIN, of the caller and of whoever opened the descriptor, and
+ * fail with EPERM without it, changing nothing.
  */
 struct lbr_snap_target_ctl {
 	char  spec[LBR_SNAP_NAME_LEN + 8];

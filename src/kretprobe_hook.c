@@ -66,8 +66,9 @@ NOKPROBE_SYMBOL(lbr_ret_handler);
  * own check of it: from 5.11 until x86's kretprobes ran on rethook (5.19)
  * unregister_kretprobes() clears it (rph->rp) without waiting for handlers
  * past that check, so it can be NULL here.  That return is the target's
- * last, as it goes: no record.  (5.10 never clears ri->rp; on rethook it
- * is the rethook's data, which stays: get_kretprobe() in 6.1.)
+ * last, as it goes: no record.  (5.10 clears ri->rp only under
+ * kretprobe_table_lock, which its handlers run under; on rethook it is
+ * the rethook's data, which stays: get_kretprobe() in 6.1.)
  */
 static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 					 struct pt_regs *regs)

@@ -99,8 +99,8 @@ LBR_DECODE_NOKPROBE(lbr_hw_read_raw);
  *
  * In process context, with lbr_hw as the copy's CPU had it.  Walks the
  * copy newest first, stops at the first empty entry (AMD's are holes,
- * skipped as perf does), and stores the result oldest first.  The legacy TOS points at the newest entry; Arch
- * LBR and AMD have entry 0 newest.
+ * skipped as perf does), and stores the result oldest first.  The legacy
+ * TOS points at the newest entry; Arch LBR and AMD have entry 0 newest.
  * Return: the number of branches in @out.
  */
 notrace unsigned int lbr_raw_decode(const u64 *msr, unsigned int depth,
