@@ -73,15 +73,21 @@ static const struct lbr_fexit_client *lbr_fexit_client;
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
 
 /*
- * The calls of this CPU's idle task among them.  A CPU going offline ends
- * in its idle task inside functions that never return (arch_cpu_idle_dead(),
- * native_play_dead(), the cpuidle driver's enter_dead, do_idle() around
- * them), and a CPU that comes back starts its idle task on a fresh stack.
- * The idle task never leaves its CPU, so once the CPU is dead these are
- * exactly its calls that will never return: lbr_fexit_cpu_dead() counts
- * them out.
+ * The calls of this CPU's idle task among them, never reset.  A CPU going
+ * offline ends in its idle task inside functions that never return
+ * (arch_cpu_idle_dead(), native_play_dead(), the cpuidle driver's
+ * enter_dead, do_idle() around them), some entered after it reported its
+ * death, and a CPU that comes back starts its idle task on a fresh stack.
+ * The idle task never leaves its CPU, so when the CPU is brought up again
+ * these are exactly the calls of its old stack that will never return:
+ * lbr_fexit_cpu_prepare() takes them as written off, and the sum of calls
+ * in flight leaves them out.  Until then, a CPU that stays offline keeps
+ * them in flight (and this module loaded).
  */
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_idle_calls);
+
+/* Per CPU, written by the CPU bringing it up only (cpuhp, serialized). */
+static DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_written_off);
 
 /*
  * What the trampolines need to tell an idle task, besides `current`
@@ -256,7 +262,8 @@ long lbr_fexit_slot_inflight(unsigned int slot)
 	if (slot >= LBR_FEXIT_SLOTS)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]);
+		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]) -
+		       READ_ONCE(per_cpu_ptr(&lbr_fexit_written_off, cpu)->n[slot]);
 	return sum;
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_inflight);
@@ -649,24 +656,21 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 }
 
 /*
- * A CPU is dead: its idle task's calls inside traced functions will never
- * return (lbr_fexit_idle_calls), count them out.  Runs on another CPU, after
- * the dead one's last write to its counters and before it can come back.
+ * @cpu is about to be brought up, on a fresh idle stack: its idle task's
+ * calls still counted in (lbr_fexit_idle_calls) are those of the old one,
+ * which will never return.  Runs on the CPU bringing it up, before @cpu
+ * runs: nothing writes its counters now, and the last writes it made are
+ * ordered before this by the hotplug machinery that parked it.  Its own
+ * counters are left alone: they are that CPU's.
  */
-static int lbr_fexit_cpu_dead(unsigned int cpu)
+static int lbr_fexit_cpu_prepare(unsigned int cpu)
 {
 	struct lbr_fexit_calls *idle = per_cpu_ptr(&lbr_fexit_idle_calls, cpu);
-	struct lbr_fexit_calls *all = per_cpu_ptr(&lbr_fexit_calls, cpu);
+	struct lbr_fexit_calls *off = per_cpu_ptr(&lbr_fexit_written_off, cpu);
 	unsigned int slot;
 
-	for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
-		long n = idle->n[slot];
-
-		if (!n)
-			continue;
-		WRITE_ONCE(all->n[slot], all->n[slot] - n);
-		WRITE_ONCE(idle->n[slot], 0);
-	}
+	for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++)
+		WRITE_ONCE(off->n[slot], READ_ONCE(idle->n[slot]));
 	return 0;
 }
 
@@ -713,6 +717,47 @@ static void __init lbr_fexit_watch_exits(void)
 }
 
 /*
+ * Remove @slot's direct call as its function's module @mod goes; its
+ * client gives the slot back later.  Under lbr_fexit_lock.
+ */
+static void lbr_fexit_unhook_locked(unsigned int slot, const char *mod)
+{
+	struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
+
+	lockdep_assert_held(&lbr_fexit_lock);
+	if (!test_bit(slot, lbr_fexit_used) ||
+	    test_bit(slot, lbr_fexit_draining) ||
+	    test_bit(slot, lbr_fexit_unhooked) || test_bit(slot, lbr_fexit_lost))
+		return;
+	if (lbr_direct_detach(&s->direct)) {
+		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call from %s, which goes\n"),
+			slot, (void *)s->direct.ip, mod);
+		return;
+	}
+	__set_bit(slot, lbr_fexit_unhooked);
+}
+
+/**
+ * lbr_fexit_slot_unhook - remove @slot's direct call: its module goes
+ * @slot: from lbr_fexit_slot_get()
+ * @mod: the module's name, for the log
+ *
+ * For a slot got while its function's module was already going, after
+ * this module's own notifier looked (the client's notifier runs after
+ * it, and before ftrace drops the module's records).  The client gives
+ * the slot back as usual.
+ */
+void lbr_fexit_slot_unhook(unsigned int slot, const char *mod)
+{
+	if (WARN_ON_ONCE(slot >= LBR_FEXIT_SLOTS))
+		return;
+	mutex_lock(&lbr_fexit_lock);
+	lbr_fexit_unhook_locked(slot, mod);
+	mutex_unlock(&lbr_fexit_lock);
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_unhook);
+
+/*
  * When a module goes, ftrace drops the records of its functions and could
  * no longer find their direct calls to remove them (on 6.1, the removal
  * then fails for good): unhook the slots in it now, while the records are
@@ -748,13 +793,13 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 			ret = -EBUSY;
 			break;
 		}
+		if (!lost) {
+			lbr_fexit_unhook_locked(slot, mod->name);
+			continue;
+		}
 		if (lbr_direct_detach(&s->direct)) {
 			pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call from %s, which goes\n"),
 				slot, (void *)s->direct.ip, mod->name);
-			continue;
-		}
-		if (!lost) {
-			__set_bit(slot, lbr_fexit_unhooked);
 			continue;
 		}
 		pr_info(LBR_SLOT_FMT("the direct call is removed now that %s goes\n"),
@@ -776,10 +821,10 @@ static int __init lbr_fexit_init(void)
 	unsigned int kind, slot;
 	int ret;
 
-	/* A CPU_DEAD teardown: BP_PREPARE states go down after the CPU died. */
+	/* BP_PREPARE states come up on another CPU, before the CPU runs. */
 	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
-					"lbr_snap_fexit:dead", NULL,
-					lbr_fexit_cpu_dead);
+					"lbr_snap_fexit:prepare",
+					lbr_fexit_cpu_prepare, NULL);
 	if (ret < 0)
 		return ret;
 	lbr_fexit_cpuhp_state = ret;

@@ -60,14 +60,19 @@ struct lbr_fexit_client {
  * or lbr_fexit_slot_get() differ.  A kernel with MODVERSIONS would refuse
  * it by CRC; one without would not.  Version 2: @keep is the low half's,
  * the capture gets that half, lbr_fexit_slot_get() takes @regs_only.
+ * Version 3: the idle task's calls of a CPU that went offline are written
+ * off when it comes back, which lbr_snap counts on to hook the functions
+ * a CPU dies in; lbr_fexit_slot_unhook().
  */
-#define lbr_fexit_register	lbr_fexit_register_v2
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v2
+#define lbr_fexit_register	lbr_fexit_register_v3
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v3
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v3
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
 int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only);
 void lbr_fexit_slot_put(unsigned int slot);
+void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);
 long lbr_fexit_slot_inflight(unsigned int slot);
 bool lbr_fexit_owns(unsigned long addr);
 

@@ -57,15 +57,16 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	/*
 	 * An idle task's call is counted in lbr_fexit_idle_calls too: its
 	 * CPU may go offline inside the function (native_play_dead() and
-	 * below), and the CPU's death counts it out.  %r11 is scratch at a
-	 * function's entry.  Not taken, the jump records no branch.
+	 * below) and never come back to it (fexit_slots.c).  Without a
+	 * branch: NEG sets CF for PF_IDLE set, ADC adds it.  %r11 is scratch
+	 * at a function's entry.
 	 */
 	movq	PER_CPU_VAR(LBR_CURRENT_TASK), %r11
 	addq	lbr_fexit_flags_off(%rip), %r11
 	movl	(%r11), %r11d
 	andl	lbr_fexit_pf_idle(%rip), %r11d
-	jnz	.Lidle_\kind\()_\n
-.Lidle_back_\kind\()_\n:
+	negl	%r11d
+	adcq	$0, PER_CPU_VAR(lbr_fexit_idle_calls + 8 * \n)
 	/*
 	 * A function whose arguments are all in registers reads none of
 	 * them: count the call in (lbr_fexit_calls.n[slot]) and go.
@@ -134,9 +135,6 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	addq	$8, %rsp
 	UNWIND_HINT_FUNC
 	RET
-.Lidle_\kind\()_\n:
-	incq	PER_CPU_VAR(lbr_fexit_idle_calls + 8 * \n)
-	jmp	.Lidle_back_\kind\()_\n
 SYM_FUNC_END(lbr_fexit_\kind\()_\n)
 _ASM_NOKPROBE(lbr_fexit_\kind\()_\n)
 .endm

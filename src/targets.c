@@ -677,6 +677,8 @@ int lbr_target_del(const char *name)
  * A module that goes takes the hooks on its functions along: kprobes
  * marks their kretprobes gone, lbr_snap_fexit removes their direct calls.
  * Their targets stay listed, for their counters, and say they are gone.
+ * Registered after lbr_snap_fexit's notifier (this module depends on
+ * it), at the same priority: called after it.
  */
 static int lbr_targets_module_event(struct notifier_block *nb,
 				    unsigned long state, void *data)
@@ -692,6 +694,14 @@ static int lbr_targets_module_event(struct notifier_block *nb,
 
 		if (t->gone || !within_module(t->start, mod))
 			continue;
+		/*
+		 * lbr_snap_fexit's own notifier, before this one, unhooked
+		 * the slots it knew of; one an add got while the module was
+		 * already going is unhooked here, before ftrace drops the
+		 * module's records (and could no longer remove the call).
+		 */
+		if (t->hook == LBR_SNAP_HOOK_FEXIT && t->slot >= 0)
+			lbr_fexit_slot_unhook(t->slot, mod->name);
 		WRITE_ONCE(t->gone, true);
 		pr_info("target %u: %s: module %s goes, and its hook with it: delete the target, or add it again once the module is back\n",
 			t->id, t->name, mod->name);

@@ -209,40 +209,6 @@ def local_forward(i, body, limit):
     return i.addr < dest <= limit and any(j.addr == dest for j in body)
 
 
-def returns(i):
-    """a RET, or the JMP to the return thunk a RET is with return thunks"""
-    return i.mnem.startswith("ret") or (
-        i.mnem == "jmp" and i.reloc is not None and "return_thunk" in i.reloc[0])
-
-
-def out_of_line(i, body, limit):
-    """a Jcc to a block after the function's last return that transfers
-    nowhere but by its last instruction, a direct JMP back to after @i and
-    no further than address @limit: code moved out of the way so that the
-    usual case takes no branch"""
-    if not re.match(r"^j[a-z]+$", i.mnem) or i.mnem in ("jmp", "jmpq"):
-        return False
-    m = re.match(r"^([0-9a-f]+) <", i.ops)
-    if not m or i.reloc:
-        return False
-    dest = int(m.group(1), 16)
-    last_ret = max((j.addr for j in body if returns(j)), default=None)
-    if last_ret is None or dest <= last_ret:
-        return False
-    start = [k for k, j in enumerate(body) if j.addr == dest]
-    if not start:
-        return False
-    for j in body[start[0]:]:
-        if not j.transfers():
-            continue
-        m = re.match(r"^([0-9a-f]+) <", j.ops)
-        if j.mnem != "jmp" or not m or j.reloc:
-            return False
-        back = int(m.group(1), 16)
-        return i.addr < back <= limit and any(k.addr == back for k in body)
-    return False
-
-
 def locked(i):
     """an atomic read-modify-write: LOCK-prefixed, or XCHG with memory"""
     words = i.text.split()
@@ -279,13 +245,11 @@ def main(objs):
             continue
         # Whatever precedes that CALL but the count in, and jumps forward
         # to no further than it (the count in, or not, by the slot's
-        # regs_only), or out of line and back (the idle task's count): any
-        # other transfer there would be a second way into the rest of the
-        # function.
+        # regs_only): any other transfer there would be a second way into
+        # the rest of the function.
         for i in body[:rest[0]]:
             if i.transfers() and not is_call_to(i, "lbr_fexit_enter") and \
-                    not local_forward(i, body, body[rest[0]].addr) and \
-                    not out_of_line(i, body, body[rest[0]].addr):
+                    not local_forward(i, body, body[rest[0]].addr):
                 print(f"not ok - {t}: '{i.text}' before the call of the function's rest")
                 bad += 1
                 break

@@ -59,7 +59,6 @@ lbr_fexit_lbr_0:
 1:	popfq
 	pop %rbp
 	ret
-	@OOL@
 lbr_detect:
 	movl $0x1d9, lbr_hw+0x10(%rip)
 	movl $0x14ce, lbr_hw+0x10(%rip)
@@ -72,12 +71,11 @@ ASM
 
 # $1 name, $2 handler line, $3 trampoline line, $4 ECX line, $5 before the
 # trampoline's call; $6 = pass|fail; $7 the trampoline's CLI (default cli),
-# $8 what follows its WRMSR (default nop), $9 what follows its RET (default
-# nothing)
+# $8 what follows its WRMSR (default nop)
 crafted() {
 	local o=$tmp/$1.o got
 	sed -e "s|@H@|$2|" -e "s|@T@|$3|" -e "s|@ECX@|$4|" -e "s|@PRE@|$5|" \
-		-e "s|@CLI@|${7-cli}|" -e "s|@POST@|${8-nop}|" -e "s|@OOL@|${9-}|" \
+		-e "s|@CLI@|${7-cli}|" -e "s|@POST@|${8-nop}|" \
 		"$tmp/tmpl.S" >"$tmp/$1.S"
 	if ! as --64 -o "$o" "$tmp/$1.S" 2>"$tmp/$1.as"; then
 		notok "$1: the assembler refuses it: $(head -n1 "$tmp/$1.as")"
@@ -119,19 +117,6 @@ crafted "trampoline: jmp before the call" nop nop "$ecx" 'jmp 1f' fail
 # The regs_only branch: forward, to no further than the call.
 crafted "trampoline: jne over a count to the call" nop nop "$ecx" \
 	'jne 2f; incq lbr_hw(%rip); 2:' pass
-# The idle task's count: out of line after the RET, and back.
-crafted "trampoline: jne out of line and back before the call" nop nop "$ecx" \
-	'jne 4f; 5:' pass cli nop '4: incq lbr_hw(%rip); jmp 5b'
-crafted "trampoline: out of line, a call there" nop nop "$ecx" \
-	'jne 4f; 5:' fail cli nop '4: call lbr_detect; jmp 5b'
-crafted "trampoline: out of line, back after the call" nop nop "$ecx" \
-	'jne 4f; 5:' fail cli nop '4: incq lbr_hw(%rip); jmp 1b'
-crafted "trampoline: out of line, no way back" nop nop "$ecx" \
-	'jne 4f; 5:' fail cli nop '4: incq lbr_hw(%rip); ret'
-crafted "trampoline: out of line into the function's rest" nop nop "$ecx" \
-	'jne 4f; 5:' fail cli nop '4: jmp lbr_fexit_call_rest'
-crafted "trampoline: jne to between the call and the RET" nop nop "$ecx" \
-	'jne 1f' fail
 crafted "trampoline: jmp back before the call" nop nop "$ecx" \
 	'2: nop; jmp 2b' fail
 crafted "trampoline: jmp into the function's rest" nop nop "$ecx" \

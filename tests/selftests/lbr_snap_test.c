@@ -4467,8 +4467,9 @@ TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
 /*
  * A CPU going offline ends in its idle task inside functions that never
  * return (native_play_dead() and what it calls): hooked, that call never
- * comes back through the trampoline.  The CPU's death counts it out, so
- * the slot drains and both modules unload once the target goes.
+ * comes back through the trampoline.  When the CPU comes back, on a fresh
+ * idle stack, the old one's calls are written off, so the slot drains and
+ * both modules unload once the target goes.
  */
 TEST_F_TIMEOUT(fexit, cpu_dies_inside, 120)
 {
