@@ -50,18 +50,6 @@
 #define ENDBR
 #endif
 
-/*
- * The per-CPU variable `current` reads: the current_task at the start of
- * the per-CPU struct pcpu_hot where the tree declares one (6.2 to 6.14;
- * 6.12.118), a per-CPU current_task of its own otherwise (5.10.262,
- * 6.1.192, 7.2.13).  Kbuild probes <asm/current.h>.
- */
-#ifdef LBR_CURRENT_PCPU_HOT
-#define LBR_CURRENT_TASK	pcpu_hot
-#else
-#define LBR_CURRENT_TASK	current_task
-#endif
-
 #else /* !__ASSEMBLY__ */
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
@@ -393,11 +381,6 @@ static inline struct file *lbr_file_open_root_mnt(struct vfsmount *mnt,
 	return file_open_root(mnt->mnt_root, mnt, name, flags, mode);
 #endif
 }
-
-#ifdef LBR_CURRENT_PCPU_HOT
-#include <asm/current.h>
-static_assert(offsetof(struct pcpu_hot, current_task) == 0);
-#endif
 
 #endif /* !__ASSEMBLY__ */
 

@@ -22,11 +22,13 @@ static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
 /*
  * Functions that never return: a call would stay in flight for good and
  * keep lbr_snap_fexit loaded.  The ones the BPF verifier refuses fexit on
- * (noreturn_deny in kernel/bpf/verifier.c), and the other noreturn
- * functions a task can exit through (tools/objtool/noreturns.h).  Those a
- * CPU going offline dies in (arch_cpu_idle_dead(), hlt_play_dead(), ...)
- * are not here: the CPU's death counts their calls out (fexit_slots.c);
- * cpu_startup_entry() is, as a CPU that comes online never leaves it.
+ * (noreturn_deny in kernel/bpf/verifier.c), the other noreturn functions
+ * a task can exit through (tools/objtool/noreturns.h), and those an
+ * offline CPU's idle task stays inside: do_idle() and the play_dead path
+ * below it, down to the cpuidle drivers' enter_dead.  A CPU reports its
+ * death before it enters the latter, and Xen PV (to 6.1) resumes the same
+ * stack, so no count taken on hotplug could tell those calls safely: they
+ * are refused (auto: a kretprobe, whose instances never pin anything).
  */
 static const char *const lbr_fexit_noreturn[] = {
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",
@@ -37,6 +39,10 @@ static const char *const lbr_fexit_noreturn[] = {
 	"__stack_chk_fail", "__fortify_panic", "usercopy_abort",
 	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",
 	"cpu_bringup_and_idle",
+	/* Where an offline CPU's idle task stays: arch/x86/kernel/smpboot.c */
+	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
+	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
+	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead",
 };
 
 /*

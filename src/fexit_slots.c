@@ -20,7 +20,6 @@
  * another; only the sum means anything.
  */
 #include <linux/bitmap.h>
-#include <linux/cpuhotplug.h>
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -71,30 +70,6 @@ static const struct lbr_fexit_client *lbr_fexit_client;
 
 /* Global: the trampolines count a call in themselves (fexit_tramp.S). */
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
-
-/*
- * The calls of this CPU's idle task among them, never reset.  A CPU going
- * offline ends in its idle task inside functions that never return
- * (arch_cpu_idle_dead(), native_play_dead(), the cpuidle driver's
- * enter_dead, do_idle() around them), some entered after it reported its
- * death, and a CPU that comes back starts its idle task on a fresh stack.
- * The idle task never leaves its CPU, so when the CPU is brought up again
- * these are exactly the calls of its old stack that will never return:
- * lbr_fexit_cpu_prepare() takes them as written off, and the sum of calls
- * in flight leaves them out.  Until then, a CPU that stays offline keeps
- * them in flight (and this module loaded).
- */
-DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_idle_calls);
-
-/* Per CPU, written by the CPU bringing it up only (cpuhp, serialized). */
-static DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_written_off);
-
-/*
- * What the trampolines need to tell an idle task, besides `current`
- * (LBR_CURRENT_TASK, compat.h): where a task's flags are, and PF_IDLE.
- */
-const unsigned long lbr_fexit_flags_off = offsetof(struct task_struct, flags);
-const u32 lbr_fexit_pf_idle = PF_IDLE;
 
 /*
  * Slots whose function takes every argument in a register (its BTF says,
@@ -230,8 +205,6 @@ void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 			   lbr_fexit_ret_site(0, slot));
 	else
 		lbr_wrmsr_lohi(msr, ctl, ctl_hi);
-	if (unlikely(is_idle_task(current)))
-		this_cpu_dec(lbr_fexit_idle_calls.n[slot]);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
@@ -244,8 +217,6 @@ void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0);
-	if (unlikely(is_idle_task(current)))
-		this_cpu_dec(lbr_fexit_idle_calls.n[slot]);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);
@@ -262,8 +233,7 @@ long lbr_fexit_slot_inflight(unsigned int slot)
 	if (slot >= LBR_FEXIT_SLOTS)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]) -
-		       READ_ONCE(per_cpu_ptr(&lbr_fexit_written_off, cpu)->n[slot]);
+		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]);
 	return sum;
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_inflight);
@@ -655,27 +625,6 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 		pr_warn_once("sched_process_exit: no do_exit() on the exiting task's stack: its calls inside traced functions cannot be counted out\n");
 }
 
-/*
- * @cpu is about to be brought up, on a fresh idle stack: its idle task's
- * calls still counted in (lbr_fexit_idle_calls) are those of the old one,
- * which will never return.  Runs on the CPU bringing it up, before @cpu
- * runs: nothing writes its counters now, and the last writes it made are
- * ordered before this by the hotplug machinery that parked it.  Its own
- * counters are left alone: they are that CPU's.
- */
-static int lbr_fexit_cpu_prepare(unsigned int cpu)
-{
-	struct lbr_fexit_calls *idle = per_cpu_ptr(&lbr_fexit_idle_calls, cpu);
-	struct lbr_fexit_calls *off = per_cpu_ptr(&lbr_fexit_written_off, cpu);
-	unsigned int slot;
-
-	for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++)
-		WRITE_ONCE(off->n[slot], READ_ONCE(idle->n[slot]));
-	return 0;
-}
-
-static int lbr_fexit_cpuhp_state;
-
 static void lbr_fexit_find_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_process_exit"))
@@ -821,18 +770,9 @@ static int __init lbr_fexit_init(void)
 	unsigned int kind, slot;
 	int ret;
 
-	/* BP_PREPARE states come up on another CPU, before the CPU runs. */
-	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
-					"lbr_snap_fexit:prepare",
-					lbr_fexit_cpu_prepare, NULL);
-	if (ret < 0)
-		return ret;
-	lbr_fexit_cpuhp_state = ret;
 	ret = register_module_notifier(&lbr_fexit_module_nb);
-	if (ret) {
-		cpuhp_remove_state_nocalls(lbr_fexit_cpuhp_state);
+	if (ret)
 		return ret;
-	}
 	lbr_fexit_text_lo = ULONG_MAX;
 	for (kind = 0; kind < 2; kind++) {
 		for (slot = 0; slot < LBR_FEXIT_SLOTS; slot++) {
@@ -859,7 +799,6 @@ static void __exit lbr_fexit_exit(void)
 		tracepoint_synchronize_unregister();
 	}
 	cancel_delayed_work_sync(&lbr_fexit_drain_work);
-	cpuhp_remove_state_nocalls(lbr_fexit_cpuhp_state);
 }
 
 module_init(lbr_fexit_init);

@@ -60,9 +60,7 @@ struct lbr_fexit_client {
  * or lbr_fexit_slot_get() differ.  A kernel with MODVERSIONS would refuse
  * it by CRC; one without would not.  Version 2: @keep is the low half's,
  * the capture gets that half, lbr_fexit_slot_get() takes @regs_only.
- * Version 3: the idle task's calls of a CPU that went offline are written
- * off when it comes back, which lbr_snap counts on to hook the functions
- * a CPU dies in; lbr_fexit_slot_unhook().
+ * Version 3: lbr_fexit_slot_unhook().
  */
 #define lbr_fexit_register	lbr_fexit_register_v3
 #define lbr_fexit_slot_get	lbr_fexit_slot_get_v3
@@ -96,10 +94,6 @@ struct lbr_fexit_calls {
 	long n[LBR_FEXIT_SLOTS];	/* 8 bytes each: fexit_tramp.S */
 };
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
-/* Those of the idle task, counted out when its CPU dies (fexit_slots.c). */
-DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_idle_calls);
-extern const unsigned long lbr_fexit_flags_off;
-extern const u32 lbr_fexit_pf_idle;
 
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);

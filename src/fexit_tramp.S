@@ -55,19 +55,6 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	/* Room for the caller's stack arguments, just above .Lret's slot. */
 	subq	$8 * LBR_FEXIT_STACK_WORDS, %rsp
 	/*
-	 * An idle task's call is counted in lbr_fexit_idle_calls too: its
-	 * CPU may go offline inside the function (native_play_dead() and
-	 * below) and never come back to it (fexit_slots.c).  Without a
-	 * branch: NEG sets CF for PF_IDLE set, ADC adds it.  %r11 is scratch
-	 * at a function's entry.
-	 */
-	movq	PER_CPU_VAR(LBR_CURRENT_TASK), %r11
-	addq	lbr_fexit_flags_off(%rip), %r11
-	movl	(%r11), %r11d
-	andl	lbr_fexit_pf_idle(%rip), %r11d
-	negl	%r11d
-	adcq	$0, PER_CPU_VAR(lbr_fexit_idle_calls + 8 * \n)
-	/*
 	 * A function whose arguments are all in registers reads none of
 	 * them: count the call in (lbr_fexit_calls.n[slot]) and go.
 	 */
