@@ -52,21 +52,13 @@ static __always_inline bool lbr_errno_listed(const struct lbr_target *t,
 }
 
 /*
- * lbr_capture()'s record: everything but a return it filters out.  The
- * hook froze LBR; interrupts stay off from here to the commit: the LBR
- * read must not be disturbed and the per-CPU counters need no atomics.
- * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
- * and counting the probe's entries wait for read() (record_decode.c),
- * out of this window.
- */
-/*
  * function_graph's return trampoline (return_to_handler), or 0: what an
  * fexit target's caller reads as when the tracer is on the same function.
  */
 static unsigned long lbr_fgraph_return __read_mostly;
 
 /* Learn return_to_handler's address, where the kernel has one. */
-void lbr_capture_init(void)
+void __init lbr_capture_init(void)
 {
 	unsigned long size;
 
@@ -74,6 +66,14 @@ void lbr_capture_init(void)
 		lbr_fgraph_return = 0;
 }
 
+/*
+ * lbr_capture()'s record: everything but a return it filters out.  The
+ * hook froze LBR; interrupts stay off from here to the commit: the LBR
+ * read must not be disturbed and the per-CPU counters need no atomics.
+ * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
+ * and counting the probe's entries wait for read() (record_decode.c),
+ * out of this window.
+ */
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
 					 bool frozen, u32 ctl,

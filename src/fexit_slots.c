@@ -571,23 +571,23 @@ static int lbr_fexit_slot_of(unsigned long ret)
 
 /*
  * Can the exiting task be inside a traced function?  Only if a word of its
- * live stack, from here to the top, lies among the trampolines' return
- * sites: a call in flight keeps its function's return address to the
- * trampoline there until it returns.  One compare a word, up to the
- * stack's size, where the unwind below walks ORC tables for every frame:
- * nearly every exit stops here.  Off the task's stack (never at exit),
- * the unwind decides.
+ * live stack, from here to its saved user registers, lies among the
+ * trampolines' return sites: a call in flight keeps its function's return
+ * address to the trampoline there until it returns.  One compare a word,
+ * up to the stack's size, where the unwind below walks ORC tables for
+ * every frame: nearly every exit stops here.  Off the task's stack (never
+ * at exit), the unwind decides.
  */
 static bool notrace __no_sanitize_address lbr_fexit_may_be_inside(void)
 {
 	unsigned long stack = (unsigned long)task_stack_page(current);
+	unsigned long top = (unsigned long)task_pt_regs(current);
 	unsigned long sp = current_stack_pointer;
 	const unsigned long *p;
 
-	if (sp < stack || sp >= stack + THREAD_SIZE)
+	if (sp < stack || sp >= top)
 		return true;
-	for (p = (const unsigned long *)sp;
-	     (unsigned long)p < stack + THREAD_SIZE; p++) {
+	for (p = (const unsigned long *)sp; (unsigned long)p < top; p++) {
 		unsigned long w = READ_ONCE_NOCHECK(*p);
 
 		if (w >= lbr_fexit_text_lo && w <= lbr_fexit_text_hi)

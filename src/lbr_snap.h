@@ -172,7 +172,7 @@ int lbr_btf_func(const struct lbr_btf *b, const char *name,
 
 /* capture.c (and capture.h: lbr_capture(), inline in the hooks) */
 void lbr_capture_set_every_return(bool all);
-void lbr_capture_init(void);
+void __init lbr_capture_init(void);
 bool lbr_capture_every_return(void);
 
 /* kretprobe_hook.c */
