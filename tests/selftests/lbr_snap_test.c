@@ -2749,7 +2749,7 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 	for (f = 0; f < 2; f++) {
 		struct perf_b_seen seen = { 0 }, after = { 0 };
 		unsigned int with_ret = 0, off = 0, nmi = 0, again = 0;
-		unsigned int no_ret = 0, irq = 0, cut = 0;
+		unsigned int no_ret = 0, irq = 0, cut = 0, other = 0;
 		bool amd, cuts;
 		char key[128];
 
@@ -2839,6 +2839,7 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 					ksym_range(r->br[k].to, n0, sizeof(n0), &a0, &a1);
 				if (k >= 1)
 					ksym_range(r->br[0].to, n1, sizeof(n1), &a0, &a1);
+				other++;
 				TH_LOG("record %d: no return, no NMI: flags %#x, %u entries, probe_entries %u, newest to %s, oldest to %s",
 				       i, r->h.flags, r->h.nr_entries,
 				       r->h.probe_entries, n0, n1);
@@ -2869,19 +2870,25 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		after.enabled -= seen.enabled;
 		after.running -= seen.running;
 
-		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches, %u with only its last hop; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF), %u say NO_RETURN, %u hold an interrupt",
+		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches, %u with only its last hop; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF), %u say NO_RETURN, %u hold an interrupt, %u of no known shape",
 		       filters[f], n, with_ret, cut, nmi, again, off, no_ret,
-		       irq);
+		       irq, other);
 		TH_LOG("lbr_filter=%s: perf record -b -a at %lu Hz beside it: ran %llu of %llu us, %u samples, %u with a branch stack, %u with kernel branches",
 		       filters[f], hz, seen.running / 1000, seen.enabled / 1000,
 		       seen.samples, seen.with_branches, seen.kernel_branches);
 		TH_LOG("lbr_filter=%s: perf record -b -a after unload: ran %llu of %llu us, %u samples, %u with a branch stack",
 		       filters[f], after.running / 1000, after.enabled / 1000,
 		       after.samples, after.with_branches);
+		/*
+		 * Every record is counted, a shape no bucket names among the
+		 * rare ones (logged entry by entry above), and the returns
+		 * kept have a floor: a module that lost them to PMIs fails.
+		 */
 		if (return_fits(variant)) {
 			EXPECT_EQ(200, with_ret + cut + nmi + again + no_ret +
-				  irq);
-			EXPECT_GE(4, no_ret + irq);
+				  irq + other);
+			EXPECT_GE(4, no_ret + irq + other);
+			EXPECT_LE(190, with_ret + cut);
 		}
 		if (f == 0 || amd) {
 			/*
