@@ -375,6 +375,11 @@ static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
 	}
 	if (!ret)
 		ret = lbr_target_resolve(t);
+	if (!ret && lbr_on_offline_cpu_path(t->name)) {
+		pr_err("target '%s': an offline CPU's idle task stays inside it: no hook takes it\n",
+		       t->name);
+		ret = -EINVAL;
+	}
 	if (!ret)
 		ret = lbr_target_btf(t, btf);
 	if (!ret && t->nr_errnos && (t->ret_type == LBR_SNAP_RET_BOOL ||
