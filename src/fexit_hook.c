@@ -41,8 +41,10 @@ static const char *const lbr_fexit_noreturn[] = {
 
 /*
  * Where an offline CPU's idle task stays (arch/x86/kernel/smpboot.c and
- * below): an fexit call would never return, and a kretprobe there stalled
- * CPU hotplug on 7.2 in the lab.  Neither hook takes them.
+ * below): an fexit call would never return.  No hook takes them: they run
+ * where the CPU has reported its death, and a capture has nothing to tell
+ * there (with kretprobes on them, CPU hotplug stalled on 7.2 in the lab;
+ * a stall there without them was seen too, and is not explained yet).
  */
 static const char *const lbr_offline_cpu_path[] = {
 	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",

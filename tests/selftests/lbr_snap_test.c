@@ -4475,8 +4475,7 @@ TEST_F_TIMEOUT(fexit, kthread_exits_inside, 120)
  * A CPU going offline ends in its idle task inside functions that never
  * return (native_play_dead() and what it calls): hooked by fexit, that
  * call would never come back through the trampoline and keep
- * lbr_snap_fexit loaded for good, and a kretprobe there stalled CPU
- * hotplug on 7.2.  No hook takes them.
+ * lbr_snap_fexit loaded for good.  No hook takes them.
  */
 TEST_F_TIMEOUT(fexit, cpu_dies_inside, 120)
 {
