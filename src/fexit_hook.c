@@ -24,9 +24,7 @@ static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
  * keep lbr_snap_fexit loaded.  The ones the BPF verifier refuses fexit on
  * (noreturn_deny in kernel/bpf/verifier.c), the other noreturn functions
  * a task can exit through (tools/objtool/noreturns.h).  Those an offline
- * CPU's idle task stays inside are below: a CPU reports its death before
- * it enters them, and Xen PV (to 6.1) resumes the same stack, so no count
- * taken on hotplug could tell those calls safely.
+ * CPU's idle task stays inside no hook takes (targets.c).
  */
 static const char *const lbr_fexit_noreturn[] = {
 	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",
@@ -38,30 +36,6 @@ static const char *const lbr_fexit_noreturn[] = {
 	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",
 	"cpu_bringup_and_idle",
 };
-
-/*
- * Where an offline CPU's idle task stays (arch/x86/kernel/smpboot.c and
- * below): an fexit call would never return.  No hook takes them: they run
- * where the CPU has reported its death, and a capture has nothing to tell
- * there (with kretprobes on them, CPU hotplug stalled on 7.2 in the lab;
- * a stall there without them was seen too, and is not explained yet).
- */
-static const char *const lbr_offline_cpu_path[] = {
-	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
-	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
-	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead",
-};
-
-/* Is @name where an offline CPU's idle task stays?  No hook takes it. */
-bool lbr_on_offline_cpu_path(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(lbr_offline_cpu_path); i++)
-		if (!strcmp(name, lbr_offline_cpu_path[i]))
-			return true;
-	return false;
-}
 
 /*
  * Targets whose slots were given back and may still have calls in flight:
@@ -131,12 +105,8 @@ void lbr_fexit_stop(void)
 
 static bool lbr_fexit_never_returns(const char *name)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(lbr_fexit_noreturn); i++)
-		if (!strcmp(name, lbr_fexit_noreturn[i]))
-			return true;
-	return false;
+	return match_string(lbr_fexit_noreturn, ARRAY_SIZE(lbr_fexit_noreturn),
+			    name) >= 0;
 }
 
 /*

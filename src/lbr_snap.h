@@ -186,7 +186,6 @@ unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
 int lbr_fexit_start(void);
 void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
-bool lbr_on_offline_cpu_path(const char *name);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
 
