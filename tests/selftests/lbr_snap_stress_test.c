@@ -71,7 +71,7 @@ TEST_F_TIMEOUT(storm, load_unload_50_cycles, 600)
 	self->pid[0] = start_storm();
 	self->pid[1] = start_storm();
 	for (cycle = 0; cycle < 50; cycle++) {
-		ASSERT_EQ(0, load("targets=do_sys_openat2%long,lbr_test_int buffer_kb=16"))
+		ASSERT_EQ(0, load("targets=do_sys_openat2%int,lbr_test_int buffer_kb=16"))
 			TH_LOG("cycle %d", cycle);
 		fd = dev_open(O_NONBLOCK);
 		ASSERT_LE(0, fd);
