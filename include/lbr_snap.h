@@ -83,8 +83,9 @@ struct lbr_snap_branch {
 						 * them count as probe_entries
 						 */
 #define LBR_SNAP_REC_WAS_OFF	(1u << 2)	/* the freeze found LBR off
-						 * already (another owner, or
-						 * a freeze never undone): the
+						 * already (another owner, a
+						 * freeze never undone, or
+						 * perf's PMI froze it): the
 						 * entries may be old
 						 */
 #define LBR_SNAP_REC_RAN_AGAIN	(1u << 3)	/* LBR was recording again

@@ -95,7 +95,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	unsigned long flags;
 	unsigned int depth, size, nmsr, stack_max, nr_stack = 0;
 	bool fexit = t->hook == LBR_SNAP_HOOK_FEXIT;
-	bool ran_again = false;
+	bool ran_again = false, was_off;
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
@@ -112,13 +112,14 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	depth = frozen ? __this_cpu_read(lbr_cpu_depth) : 0;
 	/*
 	 * LBR was off before this return froze it: someone else turned it off
-	 * (perf, KVM, /dev/cpu/N/msr), or the CPU came back from a reset
-	 * without it.  Counted per CPU with interrupts off, no atomics; not
+	 * (perf, KVM, /dev/cpu/N/msr) or perf's PMI froze it, or the CPU came
+	 * back from a reset without it.  Counted per CPU with interrupts off, no atomics; not
 	 * on a CPU lbr_snap reads nothing from (lbr_hw_cpu_online()).  Both
 	 * hooks freeze with interrupts off, so no interrupt's return lands
 	 * in another's frozen window; an NMI's is counted as recursion.
 	 */
-	if (depth && !(ctl & lbr_hw.enable_mask))
+	was_off = depth && (!(ctl & lbr_hw.enable_mask) || lbr_hw_pmi_frozen());
+	if (was_off)
 		c->lbr_off++;
 	/* capture=errors and a success that came in nested: not recorded. */
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {
@@ -205,7 +206,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	rec->hook = t->hook;
 	rec->probe_entries = 0;
 	rec->nr_stack = nr_stack;
-	if (depth && !(ctl & lbr_hw.enable_mask))
+	if (was_off)
 		rec->flags |= LBR_SNAP_REC_WAS_OFF;
 	if (ran_again)
 		rec->flags |= LBR_SNAP_REC_RAN_AGAIN;

@@ -51,9 +51,14 @@
 static_assert(!((LBR_DEBUGCTL_LBR | LBR_ARCH_CTL_LBREN | LBR_AMD_LBRV2EN) >> 32));
 #define LBR_MSR_AMD_BR_FROM	0xc0010300
 
+#define LBR_MSR_PERF_GLOBAL_STATUS	0x38e
+#define LBR_MSR_AMD_PERF_GLOBAL_STATUS	0xc0000300
+
 #define LBR_CPUID_PDCM		(1U << 15)	/* CPUID.1:ECX */
 #define LBR_CPUID_ARCH_LBR		(1U << 19)	/* CPUID.(7,0):EDX */
-#define LBR_CPUID_AMD_LBR_V2	(1U << 1)	/* CPUID.0x80000022:EAX */
+#define LBR_CPUID_AMD_PERFMON_V2	(1U << 0)	/* CPUID.0x80000022:EAX */
+#define LBR_CPUID_AMD_LBR_V2	(1U << 1)
+#define LBR_CPUID_AMD_LBR_PMC_FREEZE	(1U << 2)
 
 struct lbr_hw lbr_hw __read_mostly = {
 	.backend = LBR_SNAP_BACKEND_NONE,
@@ -189,6 +194,31 @@ static void lbr_cross_check_perf(u32 info)
 			info, perf.nr, perf.from, perf.to, perf.info);
 }
 
+/*
+ * Where a freeze by perf's PMI shows when the enable bit does not: with
+ * FREEZE_LBRS_ON_PMI, perfmon version 4 and AMD's LbrAndPmcFreeze set
+ * bit 58 of the global status MSR (LBR_FRZ, Linux's
+ * GLOBAL_STATUS_LBRS_FROZEN) and leave DEBUGCTL.LBR, LBR_CTL.LBREn or
+ * LBRV2EN set; LBR records nothing until perf's handler acknowledges it.
+ * Earlier Intel PMUs clear DEBUGCTL.LBR, which the enable bit shows.
+ */
+static void lbr_probe_pmi_freeze(void)
+{
+	struct cpuinfo_x86 *c = &boot_cpu_data;
+	u32 msr = 0, amd = LBR_CPUID_AMD_PERFMON_V2 |
+			   LBR_CPUID_AMD_LBR_PMC_FREEZE;
+	u64 v;
+
+	if (c->x86_vendor == X86_VENDOR_INTEL && c->cpuid_level >= 0xa &&
+	    (cpuid_eax(0xa) & 0xff) >= 4)
+		msr = LBR_MSR_PERF_GLOBAL_STATUS;
+	else if (c->x86_vendor == X86_VENDOR_AMD &&
+		 (cpuid_eax(0x80000022) & amd) == amd)
+		msr = LBR_MSR_AMD_PERF_GLOBAL_STATUS;
+	if (msr && !lbr_rdmsr_safe(msr, &v))
+		lbr_hw.frz_msr = msr;
+}
+
 static int lbr_probe_intel(void)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
@@ -240,6 +270,7 @@ static int lbr_probe_intel(void)
 		return lbr_none("LBR FROM/TOS MSRs fault");
 
 	lbr_cross_check_perf(m->info);
+	lbr_probe_pmi_freeze();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
 		 "legacy LBR, model %#x, format %u, depth %u",
 		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);
@@ -271,6 +302,7 @@ static int lbr_probe_arch(void)
 	lbr_hw.from_stride = 1;
 	if (!lbr_msr_bits_stick(LBR_MSR_ARCH_CTL, LBR_ARCH_CTL_LBREN))
 		return lbr_none("ARCH_LBR_CTL.LBREn does not stay set (Arch LBR hidden by a hypervisor or emulator)");
+	lbr_probe_pmi_freeze();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
 		 "Arch LBR, depth %u", lbr_hw.depth);
 	return 0;
@@ -297,6 +329,7 @@ static int lbr_probe_amd(void)
 	lbr_hw.fmt.virt_bits = boot_cpu_data.x86_virt_bits;
 	if (!lbr_msr_bits_stick(LBR_MSR_AMD_DBG_EXTN_CFG, LBR_AMD_LBRV2EN))
 		return lbr_none("DBG_EXTN_CFG.LBRV2EN does not stay set (LBR hidden by a hypervisor or emulator)");
+	lbr_probe_pmi_freeze();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
 		 "AMD LbrExtV2, depth %u", lbr_hw.depth);
 	return 0;

@@ -7,6 +7,7 @@
 
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/types.h>
 
 #include "../include/lbr_snap.h"
@@ -73,6 +74,22 @@ static __always_inline void lbr_hw_unfreeze(u32 ctl)
 static __always_inline bool lbr_hw_ran_again(void)
 {
 	return lbr_rdmsr(lbr_hw.ctl_msr) & lbr_hw.enable_mask;
+}
+
+/*
+ * Did perf's PMI freeze LBR without clearing the enable bit (the global
+ * status's LBR_FRZ, lbr_hw.frz_msr)?  The entries are then the PMI's,
+ * not the return's.  perf's NMI handler unfreezes before the NMI ends, so
+ * only a return in an NMI looks: one RDMSR there, none elsewhere.  A
+ * return in the few instructions between the overflow and the NMI is not
+ * seen: it is missing from its own entries.
+ */
+#define LBR_GLOBAL_STATUS_LBR_FRZ	BIT_ULL(58)
+
+static __always_inline bool lbr_hw_pmi_frozen(void)
+{
+	return lbr_hw.frz_msr && in_nmi() &&
+	       (lbr_rdmsr(lbr_hw.frz_msr) & LBR_GLOBAL_STATUS_LBR_FRZ);
 }
 
 /* --- mode=perf (vlbr_event.c) --- */

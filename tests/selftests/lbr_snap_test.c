@@ -2499,6 +2499,92 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 	EXPECT_GT(pmi.total, pmi.flagged);
 }
 
+/* AMD's LbrAndPmcFreeze: CPUID 0x80000022 EAX bit 2. */
+static bool amd_lbr_pmc_freeze(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_max(0x80000000, NULL) < 0x80000022)
+		return false;
+	__cpuid(0x80000022, a, b, c, d);
+	return a & (1U << 2);
+}
+
+/*
+ * A return inside perf's PMI handler, whose PMI may have frozen LBR:
+ * perf sets FREEZE_LBRS_ON_PMI while it has an LBR user, here lbr_snap's
+ * own mode=perf events.  The test module's sampling counter calls
+ * lbr_test_in_pmi() from its overflow handler.
+ *  - AMD's LbrAndPmcFreeze sets the global status's LBRSF and leaves
+ *    LBRV2EN set, and perf runs the overflow handlers before it unfreezes
+ *    (amd_pmu_v2_handle_irq()): each record says WAS_OFF, its entries the
+ *    PMI's; the target's lbr_off counts them.
+ *  - Intel before perfmon version 4 clears DEBUGCTL.LBR in the PMI and
+ *    sets it back after the overflow handlers: WAS_OFF likewise.
+ *  - From version 4 Intel's handler unfreezes before it calls them
+ *    (intel_pmu_handle_irq()): no WAS_OFF, and each record holds its
+ *    return.
+ */
+TEST_F_TIMEOUT(cap, return_inside_the_pmi_freeze, 180)
+{
+	const char *env = getenv("LBR_EXPECT_PERF");
+	bool expect = env && !strcmp(env, "1");
+	unsigned long long fn = ksym("lbr_test_in_pmi");
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	unsigned int v = perfmon_version(), off = 0, ret = 0;
+	struct lbr_snap_target_stats st[1];
+	struct lbr_snap_stats hdr;
+	bool frozen;
+	FILE *f;
+	int i, n;
+
+	ASSERT_NE(0, fn);
+	if (!v) {
+		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and no PMU");
+		SKIP(return, "no PMU: no PMI");
+	}
+	if (load(vparams(variant, "targets=lbr_test_in_pmi capture=all mode=perf"))) {
+		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and mode=perf does not load");
+		SKIP(return, "mode=perf does not load: perf has no LBR here");
+	}
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &self->info));
+	frozen = self->info.backend == LBR_SNAP_BACKEND_AMD ?
+		 amd_lbr_pmc_freeze() : v < 4;
+	/* TCG runs the PMI slowly: keep perf from throttling the counter. */
+	f = fopen(PERF_PCT, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(self->perf_pct, sizeof(self->perf_pct), f));
+	fclose(f);
+	ASSERT_EQ(0, sysctl_write(PERF_PCT, "0"));
+
+	ASSERT_EQ(0, trigger("pmi", 20, 1)) TH_LOG("%s", strerror(errno));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	/* A PMI may come between the module's count and the release. */
+	ASSERT_LE(20, n) TH_LOG("%s", lbr_why);
+	ASSERT_TRUE(ksyms_snapshot());
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		EXPECT_FALSE(r->h.flags & LBR_SNAP_REC_NO_LBR);
+		off += !!(r->h.flags & LBR_SNAP_REC_WAS_OFF);
+		ret += find_return(r, fn, site) >= 0;
+	}
+	ksyms_drop();
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, 1));
+	TH_LOG("%s, perfmon version %u: %d returns in the PMI, %u say WAS_OFF, %u hold their return",
+	       self->info.backend_name, v, n, off, ret);
+	EXPECT_EQ(off, st[0].lbr_off);
+	if (frozen) {
+		EXPECT_EQ((unsigned int)n, off);
+	} else {
+		EXPECT_EQ(0, off);
+		if (return_fits(variant))
+			EXPECT_EQ((unsigned int)n, ret);
+	}
+}
+
 /* One CPU's event of perf_record_b_a(): its fd and its sample ring. */
 struct perf_b {
 	int fd;

@@ -33,6 +33,12 @@
  *   void  lbr_test_void(long)     returns nothing, with -VALUE left in
  *                                 RAX: what a void target "returns" is
  *                                 garbage lbr_snap must not take for one
+ *   pmi   lbr_test_in_pmi(int)    returns -EIO inside perf's PMI: the
+ *                                 overflow handler of a sampling counter on
+ *                                 the writer's kernel cycles calls it, once a
+ *                                 PMI, until it has VALUE times (COUNT is
+ *                                 ignored; ENODEV without a PMU, ETIMEDOUT
+ *                                 if the PMIs do not come in 20 s)
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
@@ -52,6 +58,8 @@
 #include <linux/rcupdate.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/perf_event.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
@@ -333,6 +341,70 @@ static void call_void(long v)
 	lbr_test_void(v);
 }
 
+/* Called in perf's PMI, an NMI: see call_pmi(). */
+noinline int lbr_test_in_pmi(int v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return v;
+}
+
+static atomic_t lbr_test_pmis;
+
+static void lbr_test_overflow(struct perf_event *event,
+			      struct perf_sample_data *data,
+			      struct pt_regs *regs)
+{
+	if (lbr_test_in_pmi(-EIO) == -EIO)
+		atomic_inc(&lbr_test_pmis);
+}
+
+/*
+ * "pmi": returns inside perf's PMI handler, where perf may have frozen
+ * LBR (FREEZE_LBRS_ON_PMI, set while perf has an LBR user such as
+ * lbr_snap's mode=perf).  A counter of the writer's kernel cycles samples
+ * every 100000; the kernel calls its overflow handler from the PMI.  The
+ * writer spins in the kernel until enough have come.
+ */
+static int call_pmi(long n)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.size = sizeof(attr),
+		.sample_period = 100000,
+		.exclude_user = 1,
+		.exclude_hv = 1,
+		.pinned = 1,
+	};
+	unsigned long deadline = jiffies + 20 * HZ;
+	struct perf_event *event;
+	unsigned int i;
+	int ret = 0;
+
+	if (n <= 0 || n > 100000)
+		return -EINVAL;
+	atomic_set(&lbr_test_pmis, 0);
+	event = perf_event_create_kernel_counter(&attr, -1, current,
+						 lbr_test_overflow, NULL);
+	if (IS_ERR(event))
+		return PTR_ERR(event) == -ENOENT ? -ENODEV : PTR_ERR(event);
+	while (atomic_read(&lbr_test_pmis) < n) {
+		if (time_after(jiffies, deadline)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		for (i = 0; i < 10000; i++)
+			WRITE_ONCE(lbr_test_sink, i);
+		cond_resched();
+	}
+	perf_event_release_kernel(event);
+	return ret;
+}
+
 /*
  * "faildetach": make ftrace refuse to remove a direct call, the way the
  * kernel's fail_function does it (kernel/fail_function.c): a kprobe on the
@@ -449,6 +521,10 @@ static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
 		if (!capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		ret = lbr_test_fail_detach(v);
+		return ret ? ret : len;
+	}
+	if (!strcmp(fn, "pmi")) {
+		ret = call_pmi(v);
 		return ret ? ret : len;
 	}
 	for (f = 0; f < ARRAY_SIZE(lbr_test_fns); f++)

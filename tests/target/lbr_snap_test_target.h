@@ -34,5 +34,6 @@ long lbr_test_stack24(long a1, long a2, long a3, long a4, long a5, long a6,
 long lbr_test_va(int n, ...);
 long lbr_test_lost(long v);
 void lbr_test_void(long v);
+int lbr_test_in_pmi(int v);
 
 #endif
