@@ -181,6 +181,13 @@ static long lbr_btf_walk(const char *p, const char *end, const u32 **idx)
 	return n;
 }
 
+/*
+ * The header up to the string section, all this file reads of it: a
+ * vmlinux BTF's hdr_len.  struct btf_header grows (7.2's has a layout
+ * section too, 32 bytes) while the kernel's own BTF keeps the short one.
+ */
+#define LBR_BTF_HDR_LEN		offsetofend(struct btf_header, str_len)
+
 /* Index the types of @b by id: two walks, a count and the index. */
 static int lbr_btf_index(struct lbr_btf *b)
 {
@@ -190,7 +197,7 @@ static int lbr_btf_index(struct lbr_btf *b)
 	long n;
 
 	if (h->magic != BTF_MAGIC || h->version != BTF_VERSION ||
-	    h->hdr_len < sizeof(*h) || h->hdr_len > b->size ||
+	    h->hdr_len < LBR_BTF_HDR_LEN || h->hdr_len > b->size ||
 	    h->hdr_len % 4 || h->type_off % 4 || h->type_len % 4 ||
 	    (u64)h->type_off + h->type_len > b->size - h->hdr_len ||
 	    (u64)h->str_off + h->str_len > b->size - h->hdr_len ||
