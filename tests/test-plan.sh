@@ -344,14 +344,15 @@ result ".ci/run: binary bytes in the output, the totals stay last, make's status
 # tests/bench/cost.sh on crafted guest logs (COST_LOGS): figures that meet
 # every goal of issue #17 pass; one over a goal, a figure missing, a
 # dropped record or a reader that lost records fails, with the goal named.
-cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD]
+cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD [FEXIT_EXIT]]
 	{
 		for w in base-miss:10000 base-hit:9800 ftrace-miss:11100 \
 			floor-miss:10400 floor-hit:10200 kretprobe-miss:$2 \
 			kretprobe-hit:10250 fexit-miss:10700 fexit-hit:$3 \
 			none-miss:10600 none-hit:10230 \
 			ftrace-stack-miss:13000 kretprobe-stack-miss:12000 \
-			fexit-stack-miss:11500; do
+			fexit-stack-miss:11500 base-exit:200000 \
+			kretprobe-exit:201000 fexit-exit:${5:-201500}; do
 			echo "COST what=${w%%:*} runs=1,2,3 median=${w#*:}.0"
 		done
 		[ -z "${4:-}" ] || echo "COST_BAD what=kretprobe-miss why=$4"
@@ -417,6 +418,16 @@ grep -v fexit-stack-miss "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
 	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
 cost_case "a missing call stack figure fails" 1 \
 	"cost: no call stack figure for fexit"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+cost_case "the exit line: what lbr_snap and a used fexit slot add to an exit" 0 \
+	"exit cpu=lbr-legacy base=200000 no_slot=1000 slot=1500 slot_pct=0.25"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900 "" 202100
+cost_case "an exit a used slot makes dearer by over 0.5% fails" 1 \
+	"goal cpu=lbr-legacy exit: a slot adds 1100 <= 0.5% of the exit (200000) FAIL"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+grep -v kretprobe-exit "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
+	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
+cost_case "a missing exit figure fails" 1 "cost: no exit figures for lbr-legacy"
 cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
 cost_case "the call stack lines, beside the event with a stacktrace trigger" 0 \
 	"cost cpu=lbr-legacy hook=kretprobe case=captured-stack added=2000 ftrace_event=3000 ratio=0.67 floor=400"

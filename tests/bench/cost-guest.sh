@@ -12,7 +12,10 @@
 # nothing (the floor), and with lbr_snap on each hook and on backend=none,
 # all without call stacks; then the captured open() with call stacks:
 # the ftrace event with a stacktrace trigger, lbr_snap with its default
-# stack_depth= on each hook.
+# stack_depth= on each hook.  And per fork() of a child that exits at
+# once (and its wait): with no module, and with lbr_snap on a kretprobe
+# (no fexit slot used) and on fexit (one used):
+#   COST what=<base|kretprobe|fexit>-exit runs=A,B,C median=M
 # One line per configuration:
 #   COST what=<configuration>-<miss|hit> runs=A,B,C median=M
 # A configuration whose records were dropped (the buffer is sized so
@@ -49,6 +52,8 @@
 N=${LBR_BENCH_CALLS:-20000}
 # The reader's storm: the issue's, 30,000 failing open()s.
 RN=${LBR_BENCH_READER_CALLS:-30000}
+# fork()s whose child exits at once, per run.
+XN=${LBR_BENCH_EXITS:-1000}
 RUNS=3
 MISS=/lbr-cost-no-such-file
 HIT=/etc/passwd
@@ -61,6 +66,11 @@ echo "# do_sys_openat2 from BTF: $spec"
 # measure WHAT PATH
 measure() {
 	lbr_snap_cost opens "$2" "$N" "$RUNS" | sed "s/^OPENS /COST what=$1 /"
+}
+
+# measure_exits WHAT: a fork(), the child's exit() and the wait
+measure_exits() {
+	lbr_snap_cost exits "$XN" "$RUNS" | sed "s/^EXITS /COST what=$1 /"
 }
 
 # target_counts: "hits captured filtered dropped" of the only target
@@ -97,6 +107,7 @@ captured_all() {
 cost() {
 	measure base-miss $MISS
 	measure base-hit $HIT
+	measure_exits base-exit
 
 	ftrace_on
 	measure ftrace-miss $MISS
@@ -128,6 +139,12 @@ cost() {
 		case $conf in
 		*-stack) ;;
 		*) measure $conf-hit $HIT ;;
+		esac
+		# Every exit while lbr_snap_fexit is loaded looks for calls
+		# the task leaves inside a traced function: with no fexit
+		# slot used (kretprobe) and with one (fexit).
+		case $conf in
+		kretprobe | fexit) measure_exits $conf-exit ;;
 		esac
 		rmmod lbr_snap || exit 1
 	done

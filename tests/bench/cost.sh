@@ -44,6 +44,14 @@
 #           trace_pipe, nothing lost (as_fast(): on the exact figures,
 #           a tick's slack on the last write)
 #
+# And what every task's exit pays while lbr_snap_fexit is loaded (it
+# looks for calls the task leaves inside traced functions), per fork(),
+# exit() and wait() of a child that exits at once:
+#   exit cpu=<cpu> base=B no_slot=N slot=S slot_pct=P
+# B with no module, N and S added with lbr_snap loaded and no fexit slot
+# used (a kretprobe target) or one (an fexit target); P is S - N in
+# percent of B.  Goal: a used slot adds at most 0.5% of the exit.
+#
 # And where Arch LBR can be read by one XSAVES (lbr-arch-xsaves, one more
 # -smp 1 boot under -icount; cost-guest.sh's read part), what a
 # capture's read of the frozen LBR adds, each way (issue #15):
@@ -193,6 +201,21 @@ for cpu in $cpus; do
 			'BEGIN { printf "%.0f %.0f %.2f\n", w - b, e - b, (w - b) / (e - b) }')
 		echo "cost cpu=$cpu hook=$hook case=captured-stack added=$added ftrace_event=$evs ratio=$ratio floor=$(awk -v a="$flm" -v b="$bm" 'BEGIN { printf "%.0f", a - b }')"
 	done
+	# What every task's exit pays while lbr_snap_fexit is loaded: the
+	# look for calls it leaves inside traced functions.
+	be=$(median base-exit "$f")
+	ke=$(median kretprobe-exit "$f")
+	xe=$(median fexit-exit "$f")
+	if [ -z "$be" ] || [ -z "$ke" ] || [ -z "$xe" ]; then
+		echo "cost: no exit figures for $cpu" >&2
+		status=1
+		continue
+	fi
+	read -r base noslot slot pct < <(awk -v b="$be" -v k="$ke" -v x="$xe" \
+		'BEGIN { printf "%.0f %.0f %.0f %.2f\n", b, k - b, x - b, (x - k) * 100 / b }')
+	echo "exit cpu=$cpu base=$base no_slot=$noslot slot=$slot slot_pct=$pct"
+	goal "cpu=$cpu exit: a slot adds $((slot - noslot)) <= 0.5% of the exit ($base)" \
+		$(((slot - noslot) * 200 <= base))
 done
 
 for cpu in $read_cpus; do

@@ -9,6 +9,9 @@
  *	  OPENS runs=A,B,C median=M
  *	in nanoseconds per call, to 0.1 ns.  Under QEMU's -icount shift=0 a
  *	nanosecond of guest time is one guest instruction.
+ *   lbr_snap_cost exits CALLS RUNS
+ *	the same for CALLS fork()s of a child that exits at once, each
+ *	waited for: EXITS runs=A,B,C median=M, per fork, exit and wait.
  *   lbr_snap_cost storm PATH CALLS
  *	CALLS open(PATH) as fast as it can; prints "STORM pid=P ns=N".
  *   lbr_snap_cost now
@@ -44,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,7 +93,34 @@ static int cmp_ull(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int opens(const char *path, unsigned long n, unsigned long runs)
+/* @n children, each exiting at once, each waited for. */
+static void exits(const char *unused, unsigned long n)
+{
+	unsigned long i;
+	pid_t pid;
+
+	(void)unused;
+	for (i = 0; i < n; i++) {
+		pid = fork();
+		if (pid < 0) {
+			perror("lbr_snap_cost: fork");
+			exit(2);
+		}
+		if (!pid)
+			_exit(0);
+		if (waitpid(pid, NULL, 0) != pid) {
+			perror("lbr_snap_cost: waitpid");
+			exit(2);
+		}
+	}
+}
+
+/*
+ * @runs runs of @n calls of @fn, after a warm-up; prints "@tag runs=...
+ * median=..." in nanoseconds per call.
+ */
+static int timed(const char *tag, void (*fn)(const char *, unsigned long),
+		 const char *path, unsigned long n, unsigned long runs)
 {
 	unsigned long long t[16], sorted[16], t0;
 	unsigned long r;
@@ -98,16 +129,16 @@ static int opens(const char *path, unsigned long n, unsigned long runs)
 		fprintf(stderr, "lbr_snap_cost: 1..16 runs of at least 1 call\n");
 		return 2;
 	}
-	calls(path, n / 2 + 1);	/* warm the caches and the path */
+	fn(path, n / 2 + 1);	/* warm the caches and the path */
 	for (r = 0; r < runs; r++) {
 		t0 = now_ns();
-		calls(path, n);
+		fn(path, n);
 		/* Tenths of a nanosecond per call. */
 		t[r] = ((now_ns() - t0) * 10 + n / 2) / n;
 	}
 	memcpy(sorted, t, sizeof(t));
 	qsort(sorted, runs, sizeof(sorted[0]), cmp_ull);
-	printf("OPENS runs=");
+	printf("%s runs=", tag);
 	for (r = 0; r < runs; r++)
 		printf("%s%llu.%llu", r ? "," : "", t[r] / 10, t[r] % 10);
 	printf(" median=%llu.%llu\n", sorted[runs / 2] / 10,
@@ -262,7 +293,10 @@ int main(int argc, char **argv)
 	unsigned long long t0;
 
 	if (argc == 5 && !strcmp(argv[1], "opens"))
-		return opens(argv[2], num(argv[3]), num(argv[4]));
+		return timed("OPENS", calls, argv[2], num(argv[3]),
+			     num(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "exits"))
+		return timed("EXITS", exits, NULL, num(argv[2]), num(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "storm")) {
 		t0 = now_ns();
 		calls(argv[2], num(argv[3]));
@@ -291,6 +325,6 @@ int main(int argc, char **argv)
 	if (argc == 7 && !strcmp(argv[1], "wait"))
 		return wait_records(argv[2], argv[3], argv[4], num(argv[5]),
 				    num(argv[6]));
-	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines PID COUNT TIMEOUT_S | settle FILE...\n");
+	fprintf(stderr, "usage: lbr_snap_cost opens PATH CALLS RUNS | exits CALLS RUNS | storm PATH CALLS | now | wait FILE json|text|lines PID COUNT TIMEOUT_S | settle FILE...\n");
 	return 2;
 }
