@@ -82,7 +82,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
 ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers tool-unit decode-unit
-	guest-smp2 guest-smp4 dkms-roundtrip lab-qemu lab-proofs
+	guest-smp4 dkms-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
@@ -249,7 +249,8 @@ suite tool-unit "$LBR_TOP/tests/unit/run.sh"
 suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"
 
 vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
-suite guest-smp2 vm --smp 2 --script "$LBR_TOP/tests/guest/selftests.sh"
+# The stock CPU (no LBR: backend none, the "nolbr" trampolines), with 4
+# vCPUs for the tests that race CPUs; 2 vCPUs run in every lane below.
 suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
 
@@ -352,12 +353,12 @@ else
 	# loaded and unloaded: text patching, as in the oopses above), and
 	# ran into run-vm's timeout.
 	guest_5_10() {
-		release_guest bullseye stock lbr-legacy -- --smp 2 --accel tcg,thread=single \
+		release_guest bullseye lbr-legacy -- --smp 2 --accel tcg,thread=single \
 			--append LBR_FUZZ_OPS=5000 \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	guest_6_12() {
-		release_guest trixie stock lbr-arch -- --smp 2 --accel tcg,thread=single \
+		release_guest trixie lbr-arch -- --smp 2 --accel tcg,thread=single \
 			--append LBR_FUZZ_OPS=5000 \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
@@ -412,15 +413,17 @@ else
 			--append "LBR_NESTED_CLOCK=1 LBR_TESTS=nested_return_counted_not_recorded" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
-	# The selftests on the lab's perfmon-v3 CPU: the guest's perf has
-	# the LBR, so mode=auto is mode=perf, the default path of a real
-	# machine; and a perf PMI turns LBR back on inside the frozen window
+	# The lab's perfmon-v3 CPU differs from lbr-legacy-pmu (version 4)
+	# in how a PMI freezes LBR only: it clears DEBUGCTL.LBR, and perf's
+	# handler sets it again.  The tests where perf's PMIs come run here
+	# (LBR_TESTS): a PMI turning LBR back on inside the frozen window
 	# (cap.pmi_in_the_frozen_window_is_flagged, which must run here:
 	# LBR_EXPECT_PMU3; the NMI watchdog off, so that only its own
-	# sampling event fires PMIs).  A shorter fuzzer run.
+	# sampling event fires PMIs), a return inside the PMI, perf record
+	# -b beside lbr_snap, mode=perf's load.  A shorter fuzzer run.
 	guest_lbr_pmu3() {
 		vm --smp 2 --cpu lbr-legacy-pmu3 --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 LBR_EXPECT_PERF=1 nmi_watchdog=0" \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 LBR_EXPECT_PERF=1 nmi_watchdog=0 LBR_TESTS=mode_perf,pmi_in_the_frozen_window,return_inside_the_pmi_freeze,perf_record_b_a_alongside" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The selftests on both lab CPUs with the lab PMU at perfmon

@@ -5,6 +5,7 @@
  */
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
+#include "lbr_test_filter.h"
 
 /*
  * The helpers say what went wrong: crafted buffers through parse() and a
@@ -122,6 +123,22 @@ TEST(helpers_say_why)
 	EXPECT_EQ(40 - n, drain(p[0], recs, 64)) TH_LOG("%s", lbr_why);
 	close(p[0]);
 	close(p[1]);
+}
+
+/*
+ * LBR_TESTS: words separated by blanks or commas (a kernel command line
+ * gives a guest no blank in a value), each a part of a test's name.
+ */
+TEST(tests_filter_words)
+{
+	EXPECT_TRUE(test_wanted("pmi", "return_inside_the_pmi_freeze"));
+	EXPECT_TRUE(test_wanted("mode_perf,pmi_in", "pmi_in_the_frozen_window"));
+	EXPECT_TRUE(test_wanted("mode_perf pmi_in", "pmi_in_the_frozen_window"));
+	EXPECT_TRUE(test_wanted(",,a, b ,c", "xcx"));
+	EXPECT_FALSE(test_wanted("mode_perf,pmi_in", "mode_raw"));
+	EXPECT_FALSE(test_wanted("mode_perf,pmi_in", "pmi_at"));
+	EXPECT_FALSE(test_wanted("", "anything"));
+	EXPECT_FALSE(test_wanted(" , ", "anything"));
 }
 
 TEST_HARNESS_MAIN

@@ -11,22 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Is @name one of the blank-separated words of @want, or contains one? */
+/*
+ * Does @name contain one of the words of @want, separated by blanks or
+ * commas (a kernel command line passes no blank in a value)?
+ */
 static inline bool test_wanted(const char *want, const char *name)
 {
 	char word[128];
 	int n;
 
-	while (sscanf(want, " %127s%n", word, &n) == 1) {
+	for (;;) {
+		want += strspn(want, " \t\n,");
+		if (sscanf(want, "%127[^ \t\n,]%n", word, &n) != 1)
+			return false;
 		if (strstr(name, word))
 			return true;
 		want += n;
 	}
-	return false;
 }
 
 /*
- * LBR_TESTS="word ...": run only the tests whose name contains one of the
+ * LBR_TESTS="word ..." (or "word,..."): run only the tests whose name contains one of the
  * words (both variants of a fixture's test), for a suite that needs only
  * those on a CPU of its own; the plan counts only them.  Naming no test
  * is a failure, not an empty pass.  The 6.1 harness
