@@ -103,6 +103,13 @@ static long lbr_btf_tail(const struct btf_type *t)
 }
 
 /*
+ * The header up to the string section, all this file reads of it: a
+ * vmlinux BTF's hdr_len.  struct btf_header grows (7.2's has a layout
+ * section too, 32 bytes) while the kernel's own BTF keeps the short one.
+ */
+#define LBR_BTF_HDR_LEN		offsetofend(struct btf_header, str_len)
+
+/*
  * Read the whole of sysfs's @path (relative to sysfs's root) into a
  * kvmalloc()ed buffer.  Through a mount of sysfs of the module's own, not
  * the caller's root: from a chroot or a container's mount namespace
@@ -132,7 +139,7 @@ static void *lbr_read_sysfs(const char *path, size_t *size)
 	}
 	len = i_size_read(file_inode(f));
 	ret = -EFBIG;
-	if (len <= (loff_t)sizeof(struct btf_header) || len > LBR_BTF_MAX_SIZE)
+	if (len <= (loff_t)LBR_BTF_HDR_LEN || len > LBR_BTF_MAX_SIZE)
 		goto out_fput;
 	ret = -ENOMEM;
 	buf = kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
@@ -180,13 +187,6 @@ static long lbr_btf_walk(const char *p, const char *end, const u32 **idx)
 	}
 	return n;
 }
-
-/*
- * The header up to the string section, all this file reads of it: a
- * vmlinux BTF's hdr_len.  struct btf_header grows (7.2's has a layout
- * section too, 32 bytes) while the kernel's own BTF keeps the short one.
- */
-#define LBR_BTF_HDR_LEN		offsetofend(struct btf_header, str_len)
 
 /* Index the types of @b by id: two walks, a count and the index. */
 static int lbr_btf_index(struct lbr_btf *b)

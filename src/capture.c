@@ -111,14 +111,13 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	 */
 	depth = frozen ? __this_cpu_read(lbr_cpu_depth) : 0;
 	/*
-	 * LBR was off before this return froze it: someone else turned it off
-	 * (perf, KVM, /dev/cpu/N/msr) or perf's PMI froze it, or the CPU came
-	 * back from a reset without it.  Counted per CPU with interrupts off, no atomics; not
-	 * on a CPU lbr_snap reads nothing from (lbr_hw_cpu_online()).  Both
-	 * hooks freeze with interrupts off, so no interrupt's return lands
-	 * in another's frozen window; an NMI's is counted as recursion.
+	 * LBR was off before this return froze it (lbr_hw_was_off()).
+	 * Counted per CPU with interrupts off, no atomics; not on a CPU
+	 * lbr_snap reads nothing from (lbr_hw_cpu_online()).  Both hooks
+	 * freeze with interrupts off, so no interrupt's return lands in
+	 * another's frozen window; an NMI's is counted as recursion.
 	 */
-	was_off = depth && (!(ctl & lbr_hw.enable_mask) || lbr_hw_pmi_frozen());
+	was_off = depth && lbr_hw_was_off(ctl);
 	if (was_off)
 		c->lbr_off++;
 	/* capture=errors and a success that came in nested: not recorded. */

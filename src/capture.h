@@ -87,8 +87,7 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	this_cpu_inc(c->filtered);
 	/* See lbr_capture_record(). */
 	if (frozen) {
-		if (!(ctl & lbr_hw.enable_mask) &&
-		    __this_cpu_read(lbr_cpu_depth))
+		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl))
 			this_cpu_inc(c->lbr_off);
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt

@@ -29,6 +29,7 @@
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
+#define LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI	(1ULL << 11)
 #define LBR_MSR_SELECT		0x1c8
 #define LBR_MSR_TOS		0x1c9
 #define LBR_MSR_CORE_FROM	0x40
@@ -271,6 +272,8 @@ static int lbr_probe_intel(void)
 
 	lbr_cross_check_perf(m->info);
 	lbr_probe_pmi_freeze();
+	/* The control MSR is DEBUGCTL: its copy says if a PMI freezes. */
+	lbr_hw.frz_gate = LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI;
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
 		 "legacy LBR, model %#x, format %u, depth %u",
 		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);

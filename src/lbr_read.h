@@ -39,6 +39,7 @@ struct lbr_hw {
 	u32 to_msr;
 	u32 info_msr;		/* 0: no LBR_INFO */
 	u32 frz_msr;		/* global status whose LBR_FRZ perf's PMI sets, or 0 */
+	u32 frz_gate;		/* ctl bit without which no PMI freezes, or 0 */
 	u32 from_stride;	/* MSR step between entries */
 	unsigned int depth;
 	bool double_abort;	/* drop Haswell's duplicated abort entries */

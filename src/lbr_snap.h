@@ -78,18 +78,32 @@ static __always_inline bool lbr_hw_ran_again(void)
 
 /*
  * Did perf's PMI freeze LBR without clearing the enable bit (the global
- * status's LBR_FRZ, lbr_hw.frz_msr)?  The entries are then the PMI's,
- * not the return's.  perf's NMI handler unfreezes before the NMI ends, so
- * only a return in an NMI looks: one RDMSR there, none elsewhere.  A
+ * status's LBR_FRZ, lbr_hw.frz_msr)?  The entries then end where the
+ * counter overflowed, before the return.  perf's NMI handler unfreezes
+ * before the NMI ends (on Intel before it calls the overflow handlers,
+ * on AMD after), so only a return in an NMI looks: one RDMSR there, none
+ * elsewhere, and none where @ctl says nothing freezes on a PMI
+ * (lbr_hw.frz_gate, DEBUGCTL's FREEZE_LBRS_ON_PMI on legacy Intel).  A
  * return in the few instructions between the overflow and the NMI is not
  * seen: it is missing from its own entries.
  */
 #define LBR_GLOBAL_STATUS_LBR_FRZ	BIT_ULL(58)
 
-static __always_inline bool lbr_hw_pmi_frozen(void)
+static __always_inline bool lbr_hw_pmi_frozen(u32 ctl)
 {
-	return lbr_hw.frz_msr && in_nmi() &&
+	return lbr_hw.frz_msr && (!lbr_hw.frz_gate || (ctl & lbr_hw.frz_gate)) &&
+	       in_nmi() &&
 	       (lbr_rdmsr(lbr_hw.frz_msr) & LBR_GLOBAL_STATUS_LBR_FRZ);
+}
+
+/*
+ * Was LBR off before the hook froze it, as lbr_hw_freeze() found @ctl?
+ * Someone else turned it off (perf, KVM, /dev/cpu/N/msr) or perf's PMI
+ * froze it, or the CPU came back from a reset without it.
+ */
+static __always_inline bool lbr_hw_was_off(u32 ctl)
+{
+	return !(ctl & lbr_hw.enable_mask) || lbr_hw_pmi_frozen(ctl);
 }
 
 /* --- mode=perf (vlbr_event.c) --- */

@@ -33,12 +33,13 @@
  *   void  lbr_test_void(long)     returns nothing, with -VALUE left in
  *                                 RAX: what a void target "returns" is
  *                                 garbage lbr_snap must not take for one
- *   pmi   lbr_test_in_pmi(int)    returns -EIO inside perf's PMI: the
- *                                 overflow handler of a sampling counter on
- *                                 the writer's kernel cycles calls it, once a
- *                                 PMI, until it has VALUE times (COUNT is
- *                                 ignored; ENODEV without a PMU, ETIMEDOUT
- *                                 if the PMIs do not come in 20 s)
+ *   pmi   lbr_test_in_pmi(int)    returns 0, then -EIO, inside perf's PMI:
+ *                                 the overflow handler of a sampling counter
+ *                                 on the writer's kernel cycles calls it
+ *                                 twice a PMI, until VALUE PMIs have come
+ *                                 (COUNT is ignored; ENODEV without a PMU,
+ *                                 ETIMEDOUT if they do not come in 20 s; one
+ *                                 writer at a time)
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
@@ -348,14 +349,17 @@ noinline int lbr_test_in_pmi(int v)
 	return v;
 }
 
-static atomic_t lbr_test_pmis;
+static DEFINE_MUTEX(lbr_test_pmi_lock);
 
+/* A success and an error per PMI; the context counts the PMIs. */
 static void lbr_test_overflow(struct perf_event *event,
 			      struct perf_sample_data *data,
 			      struct pt_regs *regs)
 {
-	if (lbr_test_in_pmi(-EIO) == -EIO)
-		atomic_inc(&lbr_test_pmis);
+	atomic_t *pmis = event->overflow_handler_context;
+
+	if (!lbr_test_in_pmi(0) && lbr_test_in_pmi(-EIO) == -EIO)
+		atomic_inc(pmis);
 }
 
 /*
@@ -374,21 +378,24 @@ static int call_pmi(long n)
 		.sample_period = 100000,
 		.exclude_user = 1,
 		.exclude_hv = 1,
-		.pinned = 1,
 	};
 	unsigned long deadline = jiffies + 20 * HZ;
 	struct perf_event *event;
+	atomic_t pmis = ATOMIC_INIT(0);
 	unsigned int i;
 	int ret = 0;
 
 	if (n <= 0 || n > 100000)
 		return -EINVAL;
-	atomic_set(&lbr_test_pmis, 0);
+	if (mutex_lock_interruptible(&lbr_test_pmi_lock))
+		return -EINTR;
 	event = perf_event_create_kernel_counter(&attr, -1, current,
-						 lbr_test_overflow, NULL);
-	if (IS_ERR(event))
+						 lbr_test_overflow, &pmis);
+	if (IS_ERR(event)) {
+		mutex_unlock(&lbr_test_pmi_lock);
 		return PTR_ERR(event) == -ENOENT ? -ENODEV : PTR_ERR(event);
-	while (atomic_read(&lbr_test_pmis) < n) {
+	}
+	while (atomic_read(&pmis) < n) {
 		if (time_after(jiffies, deadline)) {
 			ret = -ETIMEDOUT;
 			break;
@@ -401,7 +408,9 @@ static int call_pmi(long n)
 			WRITE_ONCE(lbr_test_sink, i);
 		cond_resched();
 	}
+	/* Released, and no overflow handler runs on: @pmis may go. */
 	perf_event_release_kernel(event);
+	mutex_unlock(&lbr_test_pmi_lock);
 	return ret;
 }
 
