@@ -244,7 +244,24 @@ suite make-clean make_clean
 suite style style
 suite freeze-first "$LBR_TOP/tests/freeze-first/run.sh" "$bin/lbr_snap.ko" \
 	"$bin/lbr_snap_fexit.ko"
-suite helpers "$bin/lbr_snap_helpers_test"
+# The helpers, then the harness rule: a crafted test that fails an EXPECT
+# and then SKIPs must be reported failed (lbr_test_filter.h).
+helpers() {
+	local out rc
+	"$bin/lbr_snap_helpers_test" || return 1
+	out=$(LBR_TESTS=crafted_skip_after_failure "$bin/lbr_snap_helpers_test" 2>&1)
+	rc=$?
+	if [ "$rc" != 0 ] &&
+	   grep -q '^not ok 1 global.crafted_skip_after_failure' <<<"$out" &&
+	   ! grep -q '# SKIP' <<<"$out"; then
+		echo "ok - harness: a SKIP after a failed EXPECT reports the failure"
+	else
+		echo "not ok - harness: a SKIP after a failed EXPECT (exit $rc):"
+		sed 's/^/#   /' <<<"$out" | tail -n 12
+		return 1
+	fi
+}
+suite helpers helpers
 suite tool-unit "$LBR_TOP/tests/unit/run.sh"
 suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"
 

@@ -490,6 +490,25 @@ static int sysctl_write(const char *path, const char *val)
 }
 
 /*
+ * TCG runs a PMI slowly: keep perf from throttling the test's events
+ * (perf_cpu_time_max_percent 0), until the teardown puts it back.
+ */
+static int perf_unthrottled(FIXTURE_DATA(cap) *self)
+{
+	FILE *f = fopen(PERF_PCT, "r");
+
+	if (!f)
+		return -errno;
+	if (!fgets(self->perf_pct, sizeof(self->perf_pct), f)) {
+		self->perf_pct[0] = '\0';
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	return sysctl_write(PERF_PCT, "0");
+}
+
+/*
  * Every capture test runs once per hook.  The test target's functions all
  * take one argument: fexit targets get "/1" (cap_load(), vspec()).
  */
@@ -2437,7 +2456,6 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 	struct pmi_counts quiet = { 0 }, pmi = { 0 };
 	unsigned int v = perfmon_version(), round;
 	unsigned long long rd, rd_end;
-	FILE *f;
 
 	if (!v || v >= 4) {
 		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PMU3, and perfmon version %u", v);
@@ -2472,12 +2490,7 @@ TEST_F_TIMEOUT(cap, pmi_in_the_frozen_window_is_flagged, 300)
 	if (!nmi_watchdog_on())
 		EXPECT_EQ(0, quiet.flagged);
 
-	/* TCG runs the PMI slowly: keep perf from throttling the event. */
-	f = fopen(PERF_PCT, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_NE(NULL, fgets(self->perf_pct, sizeof(self->perf_pct), f));
-	fclose(f);
-	ASSERT_EQ(0, sysctl_write(PERF_PCT, "0"));
+	ASSERT_EQ(0, perf_unthrottled(self));
 	self->pfd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	ASSERT_LT(0, self->pfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	/*
@@ -2538,7 +2551,6 @@ TEST_F_TIMEOUT(cap, return_inside_the_pmi_freeze, 180)
 	struct lbr_snap_target_stats st[1];
 	struct lbr_snap_stats hdr;
 	bool frozen;
-	FILE *f;
 	int i, n;
 
 	ASSERT_NE(0, fn);
@@ -2555,12 +2567,7 @@ TEST_F_TIMEOUT(cap, return_inside_the_pmi_freeze, 180)
 	ASSERT_EQ(0, get_info(self->fd, &self->info));
 	frozen = self->info.backend == LBR_SNAP_BACKEND_AMD ?
 		 amd_lbr_pmc_freeze() : v < 4;
-	/* TCG runs the PMI slowly: keep perf from throttling the counter. */
-	f = fopen(PERF_PCT, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_NE(NULL, fgets(self->perf_pct, sizeof(self->perf_pct), f));
-	fclose(f);
-	ASSERT_EQ(0, sysctl_write(PERF_PCT, "0"));
+	ASSERT_EQ(0, perf_unthrottled(self));
 
 	ASSERT_EQ(0, trigger("pmi", 20, 1)) TH_LOG("%s", strerror(errno));
 	n = drain(self->fd, self->recs, MAX_RECS);
@@ -2828,12 +2835,8 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and no PMU");
 		SKIP(return, "no PMU: perf has no LBR here");
 	}
-	/* TCG runs the PMI slowly: keep perf from lowering the rate more. */
-	fp = fopen(PERF_PCT, "r");
-	ASSERT_NE(NULL, fp);
-	ASSERT_NE(NULL, fgets(self->perf_pct, sizeof(self->perf_pct), fp));
-	fclose(fp);
-	ASSERT_EQ(0, sysctl_write(PERF_PCT, "0"));
+	/* And from lowering the rate more. */
+	ASSERT_EQ(0, perf_unthrottled(self));
 	fp = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
 	ASSERT_NE(NULL, fp);
 	ASSERT_EQ(1, fscanf(fp, "%lu", &max_hz));
