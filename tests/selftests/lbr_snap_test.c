@@ -2199,6 +2199,54 @@ static int ctl_msr_of(const struct lbr_snap_info *info, unsigned long long *bit)
 
 /* RDMSR or WRMSR on @cpu through /dev/cpu/N/msr; 0 or -errno. */
 static int msr_io(int cpu, unsigned int msr, unsigned long long *val,
+		  bool write);
+
+/*
+ * Every backend's control MSR on every CPU, read before lbr_snap loads
+ * (an MSR a CPU lacks reads as an error): what "restored" compares with
+ * must be a value the module never touched, not one its own unload left.
+ */
+struct ctl_before {
+	unsigned long long v[3][64];
+	bool ok[3][64];
+};
+
+static const unsigned int ctl_msrs[3] = { 0x1d9, 0x14ce, 0xc000010f };
+
+static void read_ctl_before(struct ctl_before *b)
+{
+	int c, i;
+
+	for (i = 0; i < 3; i++)
+		for (c = 0; c < 64; c++)
+			b->ok[i][c] = !msr_io(c, ctl_msrs[i], &b->v[i][c], false);
+}
+
+/*
+ * @msr's value on @cpu from @b (1 if it was read), after which lbr_snap
+ * loaded; on a lab CPU, with @raw (lbr_snap programs LBR itself, no perf
+ * user had it), LBR was off then: nothing left it on.
+ */
+static bool ctl_before_of(struct __test_metadata *_metadata,
+			  const struct ctl_before *b, unsigned int msr,
+			  unsigned long long bit, int cpu, bool raw,
+			  unsigned long long *val)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (ctl_msrs[i] == msr && cpu < 64 && b->ok[i][cpu]) {
+			*val = b->v[i][cpu];
+			if (raw && lbr_lab_cpu())
+				EXPECT_EQ(0, *val & bit)
+					TH_LOG("cpu%d: %#x = %#llx before lbr_snap loaded",
+					       cpu, msr, *val);
+			return true;
+		}
+	return false;
+}
+
+static int msr_io(int cpu, unsigned int msr, unsigned long long *val,
 		  bool write)
 {
 	char path[64];
@@ -2283,19 +2331,22 @@ TEST_F(cap, lbr_on_every_cpu_and_restored)
 {
 	unsigned long long before[64], val, bit;
 	int ncpu = nr_cpus(), c;
+	struct ctl_before b;
 	unsigned int msr;
 
+	ASSERT_GE(64, ncpu);
+	ASSERT_EQ(0, access("/dev/cpu/0/msr", R_OK)) TH_LOG("modprobe msr");
+	read_ctl_before(&b);
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
-	cap_unload(_metadata, self);
-	ASSERT_GE(64, ncpu);
 	for (c = 0; c < ncpu; c++)
-		ASSERT_EQ(0, rdmsr_on(c, msr, &before[c]))
-			TH_LOG("modprobe msr: /dev/cpu/%d/msr", c);
+		ASSERT_TRUE(ctl_before_of(_metadata, &b, msr, bit, c,
+					  !strcmp(self->info.mode, "raw"),
+					  &before[c]))
+			TH_LOG("cpu%d: %#x not read before the load", c, msr);
 
-	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
 	for (c = 0; c < ncpu; c++) {
 		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
 		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx", c, msr, val);
@@ -2316,17 +2367,16 @@ static bool arch_whole(const struct lbr_snap_info *info)
 TEST_F(cap, changed_underneath_is_reported)
 {
 	unsigned long long before, val, bit, written;
+	struct ctl_before b;
 	unsigned int msr;
 	int kmsg;
 
+	read_ctl_before(&b);
 	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
 		SKIP(return, "no LBR here: %s", self->info.reason);
-	cap_unload(_metadata, self);
-	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
-
-	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_TRUE(ctl_before_of(_metadata, &b, msr, bit, 0, true, &before));
 	close(self->fd);
 	self->fd = -1;
 	/* Someone else turns LBR off on cpu0 behind lbr_snap's back. */
@@ -3043,10 +3093,12 @@ TEST_F(cap, other_writer_kept_and_lbr_off_counted)
 	unsigned long long before, val, bit, mine, written;
 	int cpu = nr_cpus() - 1, i, kmsg;
 	struct lbr_snap_stats hdr;
+	struct ctl_before b;
 	unsigned int msr;
 	char want[96];
 	cpu_set_t set;
 
+	read_ctl_before(&b);
 	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
@@ -3057,11 +3109,9 @@ TEST_F(cap, other_writer_kept_and_lbr_off_counted)
 	 */
 	mine = foreign_bit(&self->info, cpu, msr);
 	ASSERT_TRUE(mine || self->info.backend == LBR_SNAP_BACKEND_AMD);
-	cap_unload(_metadata, self);
-	ASSERT_EQ(0, rdmsr_on(cpu, msr, &before));
+	ASSERT_TRUE(ctl_before_of(_metadata, &b, msr, bit, cpu, true, &before));
 	ASSERT_EQ(0, before & mine) TH_LOG("cpu%d: %#x = %#llx already has the bit", cpu, msr, before);
 
-	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	ASSERT_EQ(0, rdmsr_on(cpu, msr, &val));
 	ASSERT_EQ(bit, val & bit);
 	/* The other writer: LBR off, its own bit on. */
@@ -3110,8 +3160,10 @@ TEST_F(cap, other_writer_kept_and_lbr_off_counted)
 TEST_F(cap, unload_keeps_a_bit_set_by_another)
 {
 	unsigned long long before, val, bit, mine, written;
+	struct ctl_before b;
 	unsigned int msr;
 
+	read_ctl_before(&b);
 	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	msr = ctl_msr_of(&self->info, &bit);
 	if (!msr)
@@ -3120,10 +3172,8 @@ TEST_F(cap, unload_keeps_a_bit_set_by_another)
 		SKIP(return, "AMD's DBG_EXTN_CFG defines no bit but LBRV2EN (Linux: DBG_EXTN_CFG_LBRV2EN only): no other writer's bit to keep");
 	mine = foreign_bit(&self->info, 0, msr);
 	ASSERT_NE(0, mine);
-	cap_unload(_metadata, self);
-	ASSERT_EQ(0, rdmsr_on(0, msr, &before));
+	ASSERT_TRUE(ctl_before_of(_metadata, &b, msr, bit, 0, true, &before));
 
-	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
 	ASSERT_EQ(0, rdmsr_on(0, msr, &val));
 	written = val | mine;
 	ASSERT_EQ(0, wrmsr_on(0, msr, written));
