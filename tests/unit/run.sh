@@ -44,6 +44,7 @@ cd "$T" || exit 1
 nr=0
 pass=0
 fail=0
+skip=0
 
 # Print "ok" or "not ok" for test $1, with why.txt as the reason if not empty.
 result()
@@ -93,6 +94,14 @@ want()
 	printf '%s\n' "$@" >"$f"
 }
 
+# skipped NAME WHY: a test that cannot run here, counted as a skip.
+skipped()
+{
+	nr=$((nr + 1))
+	skip=$((skip + 1))
+	echo "ok $nr - # SKIP $1: $2"
+}
+
 # check NAME CMD...: pass if CMD succeeds; its output is the reason if not.
 check()
 {
@@ -105,7 +114,7 @@ check()
 
 totals()
 {
-	echo "# Totals: pass:$pass fail:$fail skip:0"
+	echo "# Totals: pass:$pass fail:$fail skip:$skip"
 	[ "$fail" = 0 ]
 	exit
 }
@@ -1073,8 +1082,7 @@ if grep -q '^Source lines: built in' help.txt 2>/dev/null ||
 	check "-v: vmlinux and modules' debug files, in lookup order (fake root)" \
 		debug_lookup
 else
-	echo "ok $((nr + 1)) - # SKIP -v debug file lookup: built without libdw"
-	nr=$((nr + 1))
+	skipped "-v debug file lookup" "built without libdw"
 fi
 # Compressed debug files: libdwfl decompresses xz, lbr-snap zstd.
 compressed_vmlinux()
@@ -1568,8 +1576,7 @@ if command -v man >/dev/null && command -v groff >/dev/null; then
 	check "man -l renders lbr-snap(8) and lbr_snap(4) without warnings" \
 		man_clean
 else
-	nr=$((nr + 1))
-	echo "ok $nr - # SKIP man pages render: no man or groff (tests/deps/packages: man-db)"
+	skipped "man pages render" "no man or groff (tests/deps/packages: man-db)"
 fi
 
 # Every option and command of --help is in lbr-snap(8).
