@@ -5344,9 +5344,13 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 	for (i = 0; i < sizeof(reads) / sizeof(reads[0]); i++)
 		if (!strcmp(cs, reads[i].cs))
 			fn = reads[i].fn;
-	if (!fn || !ftrace_can_trace(fn))
-		SKIP(return, "clocksource %s: its read function is not one fexit can hook",
-		     cs);
+	/*
+	 * LBR_NESTED_CLOCK asks for this test (guest-nested runs it alone):
+	 * a clock it cannot hook fails it, it does not pass empty.
+	 */
+	ASSERT_NE(NULL, fn) TH_LOG("clocksource %s: no read function known here to hook", cs);
+	ASSERT_TRUE(ftrace_can_trace(fn))
+		TH_LOG("clocksource %s: %s is not one fexit can hook", cs, fn);
 
 	/* errors: the clock's own (positive) returns are filtered early. */
 	ASSERT_EQ(0, load("targets=lbr_test_int/1@fexit"));
