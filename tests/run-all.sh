@@ -226,6 +226,35 @@ style() {
 	echo "ok - checkpatch --no-tree -f: no errors in src/ and include/"
 	grep 'WARNING:' <<<"$out" | cut -d: -f1 | sort | uniq -c |
 		sed 's/^ *\([0-9]*\) \(.*\)/# \2: \1 warnings/'
+	agnostic
+}
+
+# The tests the lab CPUs of 6.1 leave out never look at the LBR
+# (tests/selftests/agnostic.py); listing one that does, or one that is
+# not there, fails the check.
+agnostic() {
+	local d=$LBR_TOP/tests/selftests t out rc
+	if out=$(python3 "$d/agnostic.py"); then
+		echo "ok - lbr_test_agnostic.h: $(grep -c '^ok' <<<"$out") tests that never look at the LBR"
+	else
+		grep '^not ok' <<<"$out" | sed 's/^not ok [0-9]* - /# /'
+		echo "not ok - lbr_test_agnostic.h lists tests that look at the LBR"
+		return 1
+	fi
+	t=$(mktemp)
+	sed 's/^\t"lost\.failed_detach_keeps_the_trampoline",/&\n\t"cap.error_path_branches",\n\t"cap.no_such_test",/' \
+		"$d/lbr_test_agnostic.h" >"$t"
+	out=$(python3 "$d/agnostic.py" "$d/lbr_snap_test.c" "$t")
+	rc=$?
+	rm -f "$t"
+	if [ "$rc" != 0 ] &&
+	   grep -q 'not ok .* cap.error_path_branches listed as LBR-agnostic: looks at the LBR' <<<"$out" &&
+	   grep -q 'not ok .* cap.no_such_test listed as LBR-agnostic: no such test' <<<"$out"; then
+		echo "ok - agnostic.py: a listed test that looks at the LBR, or is not there, fails"
+	else
+		echo "not ok - agnostic.py passed a crafted list with an LBR test and a missing one"
+		return 1
+	fi
 }
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
@@ -464,7 +493,7 @@ else
 	# LBR_EXPECT_XSAVES).  guest-lbr-arch and guest-6.12 read the MSRs.
 	guest_lbr_arch_pmu() {
 		vm --smp 2 --cpu lbr-arch-xsaves --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1 LBR_EXPECT_XSAVES=1" \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1 LBR_EXPECT_XSAVES=1 LBR_TESTS_LBR_ONLY=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The selftests on the lab's AMD CPU (LbrExtV2, 16 entries, and the
@@ -472,22 +501,28 @@ else
 	# mode=perf.  A shorter fuzzer run.
 	guest_lbr_amd() {
 		vm --smp 2 --cpu lbr-amd --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1" \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1 LBR_TESTS_LBR_ONLY=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
+	# guest-lbr-arch, guest-lbr-arch-pmu, guest-lbr-amd and
+	# guest-lbr-amd-nopmu leave out the tests that never look at the LBR
+	# (LBR_TESTS_LBR_ONLY, tests/selftests/lbr_test_agnostic.h): on 6.1
+	# the stock CPU, lbr-legacy (mode=raw), lbr-legacy-pmu (mode=perf)
+	# and the debug kernel run them.
 	# lbr-arch single-threaded, in a lane: with one host thread per
 	# vCPU it once stopped for good in fexit.drain_waits_for_idle_and_
 	# rcu_idle_code (CPU 0 in a soft lockup in rmmod, CPU 1 taking no
 	# timer interrupt), as lbr-legacy-pmu had (below).
 	guest_lbr_arch() {
 		vm --smp 2 --cpu lbr-arch --accel tcg,thread=single \
+			--append LBR_TESTS_LBR_ONLY=1 \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# And without the PMU (lbr-amd-nopmu): the guest's perf has no LBR,
 	# so the whole suite runs mode=raw, lbr_snap programming LbrExtV2.
 	guest_lbr_amd_nopmu() {
 		vm --smp 2 --cpu lbr-amd-nopmu --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000" \
+			--append "LBR_FUZZ_OPS=2000 LBR_TESTS_LBR_ONLY=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The guests with one host thread per vCPU (the debug kernel) run

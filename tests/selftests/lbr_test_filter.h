@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbr_test_agnostic.h"
+
 /*
  * Does @name contain one of the words of @want, separated by blanks or
  * commas (a kernel command line passes no blank in a value)?
@@ -70,15 +72,33 @@ static inline bool test_kept(const char *want, const char *name)
 	return test_wanted(want, name) && (!crafted || strstr(want, "crafted_"));
 }
 
+/* Is @fixture.@name one of lbr_agnostic_tests? */
+static inline bool test_agnostic(const char *fixture, const char *name)
+{
+	size_t n = strlen(fixture);
+	unsigned int i;
+
+	for (i = 0; i < sizeof(lbr_agnostic_tests) / sizeof(lbr_agnostic_tests[0]); i++)
+		if (!strncmp(lbr_agnostic_tests[i], fixture, n) &&
+		    lbr_agnostic_tests[i][n] == '.' &&
+		    !strcmp(lbr_agnostic_tests[i] + n + 1, name))
+			return true;
+	return false;
+}
+
 /*
  * LBR_TESTS="word ..." (or "word,..."): run only the tests whose name contains one of the
  * words (both variants of a fixture's test), for a suite that needs only
  * those on a CPU of its own; the plan counts only them.  Naming no test
- * is a failure, not an empty pass.  The 6.1 harness
+ * is a failure, not an empty pass.  LBR_TESTS_LBR_ONLY=1 leaves out the
+ * tests of lbr_test_agnostic.h (a lab CPU whose kernel another boot
+ * runs them on).  The 6.1 harness
  * has no -t option, so the lists are cut here before it runs.
  */
 static inline unsigned int filter_tests(const char *want)
 {
+	const char *lbr_only = getenv("LBR_TESTS_LBR_ONLY");
+	bool drop_agnostic = lbr_only && !strcmp(lbr_only, "1");
 	struct __fixture_metadata *f;
 	unsigned int kept = 0;
 
@@ -87,7 +107,8 @@ static inline unsigned int filter_tests(const char *want)
 
 		for (t = f->tests; t; t = next) {
 			next = t->next;
-			if (!test_kept(want, t->name))
+			if (!test_kept(want, t->name) ||
+			    (drop_agnostic && test_agnostic(f->name, t->name)))
 				continue;
 			t->next = NULL;
 			if (head) {

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check lbr_test_agnostic.h against lbr_snap_test.c.
+
+Every test the header lists must exist, and neither its body nor a
+helper it calls (followed four calls deep) may look at the LBR: the
+backend, branch entries, the control MSRs, the capture mode, the PMU.
+Prints one TAP line per listed test; exit 1 on any failure.
+Usage: agnostic.py [TEST_SOURCE [HEADER]]
+"""
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "lbr_snap_test.c")
+HDR = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "lbr_test_agnostic.h")
+
+# What looking at the LBR takes, in the tests' own words.
+TOKENS = [
+    "backend", "nr_entries", "br[", "lbr_lab_cpu", "find_return",
+    "probe_entries", "ctl_msr", "lbr_depth", "NO_LBR", "WAS_OFF",
+    "RAN_AGAIN", "NO_RETURN", "perfmon", "mode=perf", "mode=raw",
+    "lbr_filter", "LBR_EXPECT", "rdmsr", "wrmsr", "xsave", "lbr_info",
+    "kretprobe_pinned", "return_fits", "lbr_read", "lbr_format",
+]
+
+
+def main():
+    src = open(SRC).read()
+    listed = re.findall(r'^\s*"(\w+)\.(\w+)",', open(HDR).read(), re.M)
+    tests = {}
+    heads = list(re.finditer(
+        r'^(?:TEST_F_TIMEOUT|TEST_F)\((\w+), (\w+)', src, re.M))
+    for i, m in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(src)
+        tests[(m.group(1), m.group(2))] = src[m.end():end]
+    funcs = {}
+    for m in re.finditer(r'^static [^\n;(]*?\b(\w+)\([^;{]*?\)\n\{', src,
+                         re.M | re.S):
+        end = src.find("\n}\n", m.end())
+        funcs[m.group(1)] = src[m.end():end]
+
+    def looks(body, depth, seen):
+        for t in TOKENS:
+            if t in body:
+                return t
+        if depth == 4:
+            return None
+        for name, fbody in funcs.items():
+            if name in seen or not re.search(r'\b' + name + r'\(', body):
+                continue
+            seen.add(name)
+            hit = looks(fbody, depth + 1, seen)
+            if hit:
+                return name + "(): " + hit
+        return None
+
+    fails = 0
+    print("1..%d" % len(listed))
+    for n, (fx, name) in enumerate(listed, 1):
+        body = tests.get((fx, name))
+        if body is None:
+            why = "no such test in %s" % os.path.basename(SRC)
+        else:
+            hit = looks(body, 0, set())
+            why = hit and "looks at the LBR: %s" % hit
+        if why:
+            fails += 1
+            print("not ok %d - %s.%s listed as LBR-agnostic: %s" %
+                  (n, fx, name, why))
+        else:
+            print("ok %d - %s.%s never looks at the LBR" % (n, fx, name))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
