@@ -1628,15 +1628,19 @@ TEST_F(cap, flush_discards_and_counts)
 
 struct blocked {
 	int fd;
+	pid_t tid;
 	ssize_t len;
 	long retval;
 };
+
+static bool stack_shows(pid_t tid, const char *fn, int ms);
 
 static void *blocked_read(void *p)
 {
 	struct blocked *b = p;
 	char buf[LBR_SNAP_RECORD_MAX];
 
+	__atomic_store_n(&b->tid, syscall(SYS_gettid), __ATOMIC_RELEASE);
 	b->len = read(b->fd, buf, sizeof(buf));
 	if (b->len > 0)
 		b->retval = ((struct lbr_snap_record *)buf)->retval;
@@ -1652,11 +1656,16 @@ TEST_F(cap, rmmod_with_blocked_reader)
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", 0);
 	b.fd = self->fd;
 	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_read, &b));
-	usleep(200 * 1000);
+	while (!__atomic_load_n(&b.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	/* The reader sleeps in the module's read. */
+	ASSERT_TRUE(stack_shows(b.tid, "lbr_buf_read", 10000));
 	/* The open file pins the module: rmmod refuses, the reader sleeps on. */
 	ret = syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK);
 	EXPECT_EQ(-1, ret);
 	EXPECT_TRUE(errno == EBUSY || errno == EAGAIN) TH_LOG("errno %d", errno);
+	EXPECT_TRUE(stack_shows(b.tid, "lbr_buf_read", 1));
+	EXPECT_EQ(0, __atomic_load_n(&b.len, __ATOMIC_RELAXED));
 	ASSERT_EQ(0, trigger("int", -3, 1));
 	pthread_join(th, NULL);
 	EXPECT_LT(0, b.len);
@@ -4562,8 +4571,11 @@ TEST_F_TIMEOUT(fexit, rmmod_with_a_call_inside, 120)
 	t0 = now_ns();
 	ASSERT_EQ(0, unload());
 	t1 = now_ns();
-	EXPECT_GT(2000ULL * 1000 * 1000, t1 - t0)
-		TH_LOG("unload took %llu ms", (t1 - t0) / 1000000);
+	/* Unloaded while the call (a minute's wait) is still inside. */
+	EXPECT_TRUE(stack_shows(child, "lbr_test_wait", 1))
+		TH_LOG("the unload returned after the call (%llu ms)",
+		       (t1 - t0) / 1000000);
+	TH_LOG("unloaded in %llu ms, a call inside", (t1 - t0) / 1000000);
 	EXPECT_FALSE(direct_listed("lbr_test_wait"));
 	/* The trampoline stays, held, and the log says why. */
 	EXPECT_EQ(1, module_refcnt("lbr_snap_fexit"));
@@ -4995,7 +5007,8 @@ TEST_F_TIMEOUT(fexit, delete_while_sleeping_then_readd, 120)
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, sleeper_thread, &s));
-	usleep(300 * 1000);
+	/* The sleeper is inside (1.5 s of it): the module counts it in. */
+	ASSERT_TRUE(inflight_becomes(self->fd, 0, 1, 10000));
 	/* DEL returns at once; the call in flight still finishes and records. */
 	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
 				"lbr_test_sleep", NULL));
