@@ -64,8 +64,22 @@ fi
 make -s -C "$LBR_TOP/tools" >&2
 cp "$LBR_TOP/tools/lbr-snap" "$out/"
 
+# The functions the source keeps out of kprobes' reach (NOKPROBE_SYMBOL,
+# LBR_DECODE_NOKPROBE, _ASM_NOKPROBE): the capture path, which
+# cap.capture_path_neither_probed_nor_traced checks one by one.
+gen=$out/gen
+mkdir -p "$gen"
+{
+	echo "/* Made by tests/vm/build.sh from src/: the capture path. */"
+	echo "#define LBR_NOKPROBE_FUNCS \\"
+	grep -ho -E '(NOKPROBE_SYMBOL|LBR_DECODE_NOKPROBE|_ASM_NOKPROBE)\([a-z_0-9]+\)' \
+		"$LBR_TOP"/src/*.c "$LBR_TOP"/src/*.S |
+		sed -E 's/.*\((.*)\)/\t"\1", \\/' | sort -u
+	echo
+} >"$gen/lbr_nokprobe.h"
+
 CFLAGS="-O2 -g -Wall -Werror -static -pthread -D_GNU_SOURCE \
-	-I$LBR_TOP/include -I$ks/tools/testing/selftests"
+	-I$LBR_TOP/include -I$ks/tools/testing/selftests -I$gen"
 # libbpf (static) for the test that gives a function to a BPF program.
 LIBS="-lbpf -lelf -lz -lzstd"
 for t in "$LBR_TOP"/tests/selftests/*.c; do
