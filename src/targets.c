@@ -267,6 +267,12 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 		pr_err("targets: empty symbol name\n");
 		return -EINVAL;
 	}
+	/* sym%type/N@hook, each once: what is left is the symbol alone. */
+	if (strpbrk(tok, "%/@")) {
+		pr_err("target '%s': '%%', '/' and '@' come once each, in that order\n",
+		       tok);
+		return -EINVAL;
+	}
 	if (strlen(tok) >= LBR_SNAP_NAME_LEN) {
 		pr_err("target '%.32s...': name longer than %d characters\n",
 		       tok, LBR_SNAP_NAME_LEN - 1);
@@ -284,8 +290,8 @@ void lbr_target_free(struct lbr_target *t)
 
 /*
  * Done with the BTF lbr_target_btf() opened, if it did.  After a load or
- * an add that worked, say why BTF was there but could not be read (7.2's
- * file is one kernel_read() refuses): a failed one has said its one line.
+ * an add that worked, say why BTF was there but could not be read: a
+ * failed one has said its one line.
  */
 static void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
 {
