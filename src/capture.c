@@ -115,7 +115,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	 * Counted per CPU with interrupts off, no atomics; not on a CPU
 	 * lbr_snap reads nothing from (lbr_hw_cpu_online()).  Both hooks
 	 * freeze with interrupts off, so no interrupt's return lands in
-	 * another's frozen window; an NMI's is counted as recursion.
+	 * another's frozen window; an NMI's in here is counted as recursion,
+	 * one before it finds LBR off (see lbr_capture()).
 	 */
 	was_off = depth && lbr_hw_was_off(ctl);
 	if (was_off)

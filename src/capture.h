@@ -65,9 +65,11 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  * counted and LBR unfrozen right here, a few dozen instructions, with
  * per-CPU increments that an interrupt cannot tear (one instruction
  * each), interrupts off only for the unfreeze.  Not inside a capture on
- * this CPU
- * (a target on the capture path, or returning in an NMI): that one is
- * counted as recursion by lbr_capture_record().
+ * this CPU (a target on the capture path, or returning in an NMI): that
+ * one is counted as recursion by lbr_capture_record().  An NMI's return
+ * between another return's freeze and lbr_capture_record() (or in this
+ * short path) finds LBR frozen by it: counted in lbr_off, and recorded
+ * WAS_OFF if it is one to record, its entries the interrupted return's.
  */
 static __always_inline void lbr_capture(struct lbr_target *t,
 					unsigned long ax, unsigned long caller,

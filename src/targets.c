@@ -228,7 +228,7 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 	}
 	hook = strrchr(tok, '@');
 	nargs = strrchr(tok, '/');
-	type = strchr(tok, '%');
+	type = strrchr(tok, '%');
 	t->want = LBR_WANT_DEFAULT;
 	if (hook) {
 		*hook++ = '\0';
@@ -267,16 +267,16 @@ static int lbr_parse_one(char *tok, struct lbr_target *t)
 		pr_err("targets: empty symbol name\n");
 		return -EINVAL;
 	}
-	/* sym%type/N@hook, each once: what is left is the symbol alone. */
-	if (strpbrk(tok, "%/@")) {
-		pr_err("target '%s': '%%', '/' and '@' come once each, in that order\n",
-		       tok);
-		return -EINVAL;
-	}
 	if (strlen(tok) >= LBR_SNAP_NAME_LEN) {
 		pr_err("target '%.32s...': name longer than %d characters\n",
 		       tok, LBR_SNAP_NAME_LEN - 1);
 		return -ENAMETOOLONG;
+	}
+	/* sym%type/N@hook, each once: what is left is the symbol alone. */
+	if (strpbrk(tok, "%/@")) {
+		pr_err("target '%s': '%%', '/' and '@' come at most once each\n",
+		       tok);
+		return -EINVAL;
 	}
 	strscpy(t->name, tok, sizeof(t->name));
 	return errs ? lbr_parse_errnos(errs, t) : 0;
