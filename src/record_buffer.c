@@ -46,35 +46,15 @@
 #include "lbr_read.h"
 #include "lbr_snap.h"
 
-/*
- * A record in a ring: a slot header, then the record.  Slots start
- * 8-byte aligned; one whose len is LBR_SLOT_WRAP only says that the ring
- * goes on at its start (the record after it did not fit at the end).
- */
-struct lbr_slot {
-	u32 len;		/* the slot's bytes, this header included */
-	u32 reserved;		/* keeps the record 8-byte aligned */
-};
-
-#define LBR_SLOT_WRAP	0
-
-/*
- * @head and @tail count bytes since load (64-bit: they never wrap): a
- * record is at offset pos % lbr_ring_size, and as the size (KiB) and every
- * slot are multiples of 8, a wrap marker always fits at the end.  Only
- * the CPU the ring belongs to writes @head (smp_store_release() in
- * lbr_buf_commit(), after the record), only the reader holding
- * lbr_read_lock writes @tail (smp_store_release() once it is done with
- * the record), on a cache line of its own.
- */
-struct lbr_ring {
-	char *data;
-	unsigned long head;
-	u64 committed;		/* by the writer, for the books at unload */
-	unsigned long tail ____cacheline_aligned_in_smp;
-};
+/* The rings' index loads: pair with the other side's release (lbr_ring.h). */
+#define LBR_RING_LOAD_ACQUIRE(p)	smp_load_acquire(p)
+/* The rings' index stores: after the bytes they hand over (lbr_ring.h). */
+#define LBR_RING_STORE_RELEASE(p, v)	smp_store_release(p, v)
+#define LBR_RING_BAD(cond)		WARN_ON_ONCE(cond)
+#include "lbr_ring.h"
 
 static DEFINE_PER_CPU(struct lbr_ring, lbr_rings);
+/* Each ring's size (lbr_ring.size), in bytes. */
 static unsigned long lbr_ring_size __read_mostly;
 
 static DECLARE_WAIT_QUEUE_HEAD(lbr_read_wq);
@@ -140,25 +120,9 @@ static void lbr_wake_readers(struct irq_work *work)
 notrace void *lbr_buf_reserve(unsigned long len, struct lbr_buf_resv *res)
 {
 	struct lbr_ring *r = this_cpu_ptr(&lbr_rings);
-	unsigned long need = ALIGN(sizeof(struct lbr_slot) + len, 8);
-	unsigned long head = r->head;
-	/* Pairs with lbr_ring_consume(): the reader is done with the bytes. */
-	unsigned long tail = smp_load_acquire(&r->tail);
-	unsigned long off = head % lbr_ring_size;
-	unsigned long skip = 0;
-	struct lbr_slot *s;
 
-	if (off + need > lbr_ring_size)
-		skip = lbr_ring_size - off;
-	if (need > lbr_ring_size || head + skip + need - tail > lbr_ring_size)
-		return NULL;
-	if (skip)
-		((struct lbr_slot *)(r->data + off))->len = LBR_SLOT_WRAP;
-	s = (struct lbr_slot *)(r->data + (skip ? 0 : off));
-	s->len = need;
 	res->ring = r;
-	res->head = head + skip + need;
-	return s + 1;
+	return lbr_ring_reserve(r, len, &res->head);
 }
 NOKPROBE_SYMBOL(lbr_buf_reserve);
 
@@ -174,13 +138,7 @@ NOKPROBE_SYMBOL(lbr_buf_reserve);
 notrace void lbr_buf_trim(struct lbr_buf_resv *res, void *rec,
 			  unsigned long len)
 {
-	struct lbr_slot *s = (struct lbr_slot *)rec - 1;
-	unsigned long need = ALIGN(sizeof(*s) + len, 8);
-
-	if (WARN_ON_ONCE(need > s->len))
-		return;
-	res->head -= s->len - need;
-	s->len = need;
+	WARN_ON_ONCE(!lbr_ring_trim(rec, len, &res->head));
 }
 NOKPROBE_SYMBOL(lbr_buf_trim);
 
@@ -192,9 +150,7 @@ notrace void lbr_buf_commit(const struct lbr_buf_resv *res)
 {
 	struct lbr_ring *r = res->ring;
 
-	r->committed++;
-	/* The record, then the index that shows it (lbr_ring_peek()). */
-	smp_store_release(&r->head, res->head);
+	lbr_ring_publish(r, res->head);
 	/*
 	 * The commit before the checks, as wq_has_sleeper() orders it: a
 	 * reader or poller that found too little (lbr_buf_read(),
@@ -208,48 +164,6 @@ notrace void lbr_buf_commit(const struct lbr_buf_resv *res)
 		irq_work_queue(&lbr_wake_work);
 }
 NOKPROBE_SYMBOL(lbr_buf_commit);
-
-static void lbr_ring_consume(struct lbr_ring *r, unsigned long next)
-{
-	/* Done with the oldest record: its bytes go back to the writer. */
-	smp_store_release(&r->tail, next);
-}
-
-/*
- * The slot at @r's tail, the wrap marker stepped over, and in @next where
- * it ends; NULL if the ring is empty.  Under lbr_read_lock, or with no
- * writer left.  A slot the writer did not make would be a defect: the
- * ring is then given up (emptied, with a WARN) rather than walked on.
- */
-static struct lbr_slot *lbr_ring_slot(struct lbr_ring *r, unsigned long *next)
-{
-	/* Pairs with lbr_buf_commit(): the record is whole. */
-	unsigned long head = smp_load_acquire(&r->head);
-	unsigned long tail = r->tail;
-	struct lbr_snap_record *rec;
-	struct lbr_slot *s;
-
-	if (tail == head)
-		return NULL;
-	s = (struct lbr_slot *)(r->data + tail % lbr_ring_size);
-	if (s->len == LBR_SLOT_WRAP) {
-		tail += lbr_ring_size - tail % lbr_ring_size;
-		s = (struct lbr_slot *)r->data;
-	}
-	rec = (struct lbr_snap_record *)(s + 1);
-	/* Whole, aligned, inside the ring and what was published. */
-	if (WARN_ON_ONCE(tail >= head || s->len % 8 ||
-			 s->len < sizeof(*s) + sizeof(*rec) ||
-			 s->len > head - tail ||
-			 tail % lbr_ring_size + s->len > lbr_ring_size ||
-			 rec->size < sizeof(*rec) ||
-			 rec->size > s->len - sizeof(*s))) {
-		lbr_ring_consume(r, head);
-		return NULL;
-	}
-	*next = tail + s->len;
-	return s;
-}
 
 /* The oldest record of @r, or NULL; see lbr_ring_slot(). */
 static struct lbr_snap_record *lbr_ring_peek(struct lbr_ring *r,
@@ -505,6 +419,7 @@ int lbr_buf_init(unsigned int kb)
 	for_each_possible_cpu(cpu) {
 		struct lbr_ring *r = per_cpu_ptr(&lbr_rings, cpu);
 
+		r->size = lbr_ring_size;
 		r->data = kvmalloc_node(lbr_ring_size, GFP_KERNEL |
 					__GFP_NOWARN | __GFP_RETRY_MAYFAIL,
 					cpu_to_node(cpu));
