@@ -258,10 +258,11 @@ fifo_nonblock_feed()
 {
 	local feeder t0 rc i
 
-	rm -f fifo feeding
+	rm -f fifo feeding stop
 	mkfifo fifo
 	exec 3<>fifo	# a reader: the feeder's open() does not wait
-	python3 - fifo 4 <<'EOF2' &
+	# It feeds until told to stop (at most a minute).
+	python3 - fifo 60 <<'EOF2' &
 import os, struct, sys, time
 data = open("stream.bin", "rb").read()
 recs, at = [], 0
@@ -272,7 +273,7 @@ while at + 4 <= len(data):
     at += n
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
 end, i = time.time() + float(sys.argv[2]), 0
-while time.time() < end:
+while time.time() < end and not os.path.exists("stop"):
     try:
         os.write(fd, recs[i % len(recs)])
         i += 1
@@ -293,8 +294,10 @@ EOF2
 	t0=$SECONDS
 	timeout 120 "$LBR" --nonblock -d fifo "${KS[@]}" >/dev/null 2>&1
 	rc=$?
-	[ $((SECONDS - t0)) -lt 3 ] ||
-		echo "--nonblock read on for $((SECONDS - t0)) s while records came" >&2
+	# It ended while the records still came: not when they stopped.
+	kill -0 "$feeder" 2>/dev/null ||
+		echo "--nonblock read on until the writer stopped ($((SECONDS - t0)) s)" >&2
+	touch stop
 	wait "$feeder"
 	exec 3>&-
 	return "$rc"
