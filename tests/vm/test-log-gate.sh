@@ -35,6 +35,7 @@ t bad 'unchecked MSR access error: WRMSR to 0x1d9 (tried to write 0x000000000000
 t bad 'kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)'
 t bad 'UBSAN: array-index-out-of-bounds in src/lbr_decode.c:120:9'
 t bad 'Kernel panic - not syncing: Fatal exception'
+t bad 'lbr_snap: 1200 records committed, 1000 read, 199 flushed, 0 buffered: 1 unaccounted'
 t good 'RETBleed: WARNING: Spectre v2 mitigation leaves CPU vulnerable to RETBleed attacks, data leaks possible!'
 t good 'lbr_snap: legacy LBR, model 0x5e, format 5, depth 32'
 t good 'lbr_snap: target do_sys_openat2: kretprobe'
