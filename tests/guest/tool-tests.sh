@@ -172,15 +172,20 @@ module_loaded && why "lbr_snap still loaded"
 result "trace exits with CMD's status"
 
 # Descendants: the inner sh is a child of CMD; a process that is not a
-# descendant, started before, triggers -E2BIG during the trace.
-(sleep 1; trigger "int -7 1") &
+# descendant, started before, triggers -E2BIG during the trace: once CMD
+# runs (the targets are attached), and CMD waits for it (at most a minute).
+rm -f started outsider-done
+(i=0; while [ ! -e started ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+ [ -e started ] && trigger "int -7 1" && touch outsider-done) &
 other=$!
 lbr-snap trace -e lbr_test_int -- sh -c \
-	"sh -c \"echo 'int -22 2' >$DEV\"; echo 'int -5 1' >$DEV; sleep 2; true" \
+	"touch started; sh -c \"echo 'int -22 2' >$DEV\"; echo 'int -5 1' >$DEV;
+	 i=0; while [ ! -e outsider-done ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i + 1)); done; true" \
 	>t3.out 2>t3.err
 rc=$?
 wait "$other"
 show t3.out
+[ -e outsider-done ] || why "the outsider's call did not come during the trace"
 expect_rc "$rc" 0
 expect_count 2 'lbr_test_int() = -EINVAL$' t3.out
 expect_count 1 'lbr_test_int() = -EIO$' t3.out
