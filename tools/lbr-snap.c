@@ -641,17 +641,52 @@ static bool one_spec(const char *spec)
 	return !comma || (eq && eq < comma);
 }
 
+/*
+ * Is @name a function of the running kernel's, vmlinux or a module's, as
+ * /proc/kallsyms lists it (text symbols; names are there without root)?
+ * True where kallsyms cannot be read: the module will say.
+ */
+static bool kallsyms_has_func(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[600], sym[512], type;
+	bool found = false;
+
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %c %511s", &type, sym) == 2 &&
+			(type == 't' || type == 'T') && !strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
 /* spec: complete each SYM from BTF, one line each; notes to stderr. */
 static int cmd_spec(char **args)
 {
-	char out[LBR_SNAP_NAME_LEN + 8], why[128];
+	char out[LBR_SNAP_NAME_LEN + 8], why[128], name[LBR_SNAP_NAME_LEN];
+	size_t nlen;
 	int ret = 0;
 
 	for (; *args; args++) {
+		if (strpbrk(*args, "*?[")) {
+			pr_err("%s: one function's name, not a pattern", *args);
+			ret = EXIT_USAGE;
+			continue;
+		}
 		if (!one_spec(*args) ||
 		    btf_complete_spec(*args, out, sizeof(out), why, sizeof(why))) {
 			pr_err("bad target: %s", *args);
 			ret = EXIT_USAGE;
+			continue;
+		}
+		nlen = strcspn(*args, "%/@=");
+		snprintf(name, sizeof(name), "%.*s", (int)nlen, *args);
+		/* No BTF of its own, and not a function of this kernel. */
+		if (!strncmp(why, "no BTF for ", 11) && !kallsyms_has_func(name)) {
+			pr_err("%s: no such function in /proc/kallsyms", name);
+			if (ret != EXIT_USAGE)
+				ret = EXIT_ERROR;
 			continue;
 		}
 		if (why[0])

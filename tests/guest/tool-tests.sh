@@ -355,7 +355,15 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	expect_rc "$rc" 125	# trace's own failure, not CMD's
 	expect_count 1 'kfree%void/1 returns void: there is no error to catch; trace --all records every return' void.err
 	module_loaded && why "trace -e kfree loaded lbr_snap"
-	result "spec: %type and /N from BTF, the user's %type kept, %void, no BTF said"
+	# No such function: exit 1, said; a pattern: exit 2; the rest printed.
+	lbr-snap spec lbr_no_such_fn do_sys_openat2 >spec2.out 2>spec2.err
+	expect_rc $? 1
+	expect_count 1 'lbr_no_such_fn: no such function in /proc/kallsyms' spec2.err
+	expect_count 1 '^do_sys_openat2%' spec2.out
+	lbr-snap spec 'vfs_*' >spec3.out 2>spec3.err
+	expect_rc $? 2
+	expect_count 1 "vfs_\\*: one function's name, not a pattern" spec3.err
+	result "spec: %type and /N from BTF, the user's %type kept, %void, no BTF said, no such function or a pattern refused"
 
 	lbr-snap --json trace -e do_sys_openat2@fexit -e lbr_test_int/1@fexit -- \
 		sh -c "cat /lbr-no-such-file; echo 'int -22 2' >$DEV" \
