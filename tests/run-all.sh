@@ -565,10 +565,10 @@ else
 	# Single-threaded TCG guests run two at a time, in two lanes of
 	# about the same length, with the lab's proofs (one core too: in the
 	# foreground they left the other to the prefetch at most).  Times of a
-	# make check-fresh (dabc290): debug-stress 560 s, 6.12 395, 5.10
-	# 339, arch-pmu 306, amd 281, sid 277, pmu3 275, legacy-pmu 268,
-	# stress 223 (382 with 200 fexit cycles), lab-proofs 196, arch 185,
-	# amd-nopmu 178, nested 20: lanes of 1767 s and 1736 s.
+	# warm make check (94ddacf): debug-stress 463 s, sid 324, 6.12 277,
+	# legacy-pmu 268, 5.10 229, stress 180, amd 169, arch-pmu 168, arch
+	# 107, amd-nopmu 95, pmu3 33, nested 15, lab-proofs 1 (proven, or
+	# about 200 when they run): lanes of 1150 s and 1179 s.
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress" \
