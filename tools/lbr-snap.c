@@ -644,7 +644,9 @@ static bool one_spec(const char *spec)
 /*
  * Is @name a function of the running kernel's, vmlinux or a module's, as
  * /proc/kallsyms lists it (text symbols; names are there without root)?
- * True where kallsyms cannot be read: the module will say.
+ * True where kallsyms cannot be read: the module will say.  Not through
+ * ksyms_load(), which is for addresses: it keeps none where they read 0
+ * (kernel.kptr_restrict), and the names are all this needs.
  */
 static bool kallsyms_has_func(const char *name)
 {
