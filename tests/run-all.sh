@@ -226,7 +226,10 @@ style() {
 	echo "ok - checkpatch --no-tree -f: no errors in src/ and include/"
 	grep 'WARNING:' <<<"$out" | cut -d: -f1 | sort | uniq -c |
 		sed 's/^ *\([0-9]*\) \(.*\)/# \2: \1 warnings/'
-	agnostic
+	local rc=0
+	agnostic || rc=1
+	coverage || rc=1
+	return $rc
 }
 
 # The tests the lab CPUs of 6.1 leave out never look at the LBR
@@ -255,6 +258,41 @@ agnostic() {
 		echo "not ok - agnostic.py passed a crafted list with an LBR test and a missing one"
 		return 1
 	fi
+}
+
+# tests/COVERAGE.md names only tests that are there, and every kselftest
+# (tests/coverage.py); a crafted copy naming a test and a case that are
+# not there, and one leaving a kselftest out, must each fail the check.
+coverage() {
+	local d=$LBR_TOP/tests t out rc=0
+	if out=$(python3 "$d/coverage.py"); then
+		echo "ok - COVERAGE.md: every test it names is there, every kselftest named ($(sed -n 's/^# //p' <<<"$out"))"
+	else
+		grep '^not ok' <<<"$out" | sed 's/^not ok - /# /'
+		echo "not ok - COVERAGE.md names a test that is not there, or leaves a kselftest out"
+		rc=1
+	fi
+	t=$(mktemp)
+	sed 's/`cap\.record_fields`/&, `cap.no_such_test`, `unit\/run.sh: no such case here`/' \
+		"$d/COVERAGE.md" >"$t"
+	if ! out=$(python3 "$d/coverage.py" "$t") &&
+	   grep -q '^not ok .* cap\.no_such_test: no such kselftest' <<<"$out" &&
+	   grep -q '^not ok .* unit/run\.sh: no such case here: no such case in tests/unit/run\.sh' <<<"$out"; then
+		echo "ok - coverage.py: a test or a case COVERAGE.md names that is not there fails"
+	else
+		echo "not ok - coverage.py passed a crafted COVERAGE.md naming a test and a case that are not there"
+		rc=1
+	fi
+	sed -E 's/`cap\.record_fields`(, )?//g' "$d/COVERAGE.md" >"$t"
+	if ! out=$(python3 "$d/coverage.py" "$t") &&
+	   grep -q '^not ok - cap\.record_fields (tests/selftests/lbr_snap_test\.c) is not in' <<<"$out"; then
+		echo "ok - coverage.py: a kselftest COVERAGE.md leaves out fails"
+	else
+		echo "not ok - coverage.py passed a crafted COVERAGE.md without cap.record_fields"
+		rc=1
+	fi
+	rm -f "$t"
+	return $rc
 }
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
