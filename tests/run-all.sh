@@ -4,17 +4,19 @@
 # "N passed, N failed, N skipped".
 #
 # Host suites: the package list against the scripts, the kernel-log gate
-# and the TAP plans on crafted input, W=1 build, checkpatch, freeze-first
-# disassembly check, the selftests' helpers, the tool's and the decoder's
-# unit tests.  Guest suites (QEMU TCG, Debian's kernel): the kselftests
-# with -smp 2 and -smp 4 on the stock CPU, the DKMS round trip.  LBR lab
-# (tests/lbr-lab): build its QEMU, its proofs, the kselftests on its legacy
-# and Arch LBR CPUs, where nothing skips for want of LBR, the tool; then on
-# a lab CPU too: sid's 7.2 (call depth tracking on), bullseye's 5.10 and
-# trixie's 6.12 (and on the stock CPU), the debug kernel (KASAN, lockdep,
-# kmemleak), and the stress suite (load/unload storm, runtime and fexit
-# churn) on both kernels; the selftests on the lab's PMU CPU with
-# perfmon version 3 (mode=perf, perf's PMI inside the freeze).
+# and the TAP plans on crafted input, W=1 build, checkpatch and the
+# checks of tests/selftests/lbr_test_agnostic.h and tests/COVERAGE.md,
+# freeze-first disassembly check, the selftests' helpers, the tool's, the
+# decoder's and the ring's unit tests.  Guest suites (QEMU TCG, Debian's
+# kernel): the kselftests with -smp 4 on the stock CPU, the DKMS round
+# trip.  LBR lab (tests/lbr-lab): build its QEMU, its proofs, the
+# kselftests on its legacy and Arch LBR CPUs, where nothing skips for
+# want of LBR, the tool; then on a lab CPU too: sid's 7.2 (call depth
+# tracking on), bullseye's 5.10 and trixie's 6.12, the debug kernel
+# (KASAN, lockdep, kmemleak), and the stress suite (load/unload storm,
+# runtime and fexit churn) on both kernels; the selftests on the lab's
+# PMU CPUs (perfmon 4 and 3, Arch LBR with XSAVES, AMD) and the AMD CPU
+# without PMU.  What each test checks, and where: tests/COVERAGE.md.
 # SUITES="a b" runs a subset (names as printed in "== suite").
 set -uo pipefail
 . "$(dirname "$0")/vm/lib.sh"
@@ -226,7 +228,10 @@ style() {
 	echo "ok - checkpatch --no-tree -f: no errors in src/ and include/"
 	grep 'WARNING:' <<<"$out" | cut -d: -f1 | sort | uniq -c |
 		sed 's/^ *\([0-9]*\) \(.*\)/# \2: \1 warnings/'
-	agnostic
+	local rc=0
+	agnostic || rc=1
+	coverage || rc=1
+	return $rc
 }
 
 # The tests the lab CPUs of 6.1 leave out never look at the LBR
@@ -255,6 +260,44 @@ agnostic() {
 		echo "not ok - agnostic.py passed a crafted list with an LBR test and a missing one"
 		return 1
 	fi
+}
+
+# tests/COVERAGE.md names only tests that are there, and every kselftest
+# (tests/coverage.py); a crafted copy naming a test and a case that are
+# not there, and one leaving a kselftest out, must each fail the check.
+coverage() {
+	local d=$LBR_TOP/tests t out rc=0
+	if out=$(python3 "$d/coverage.py"); then
+		echo "ok - COVERAGE.md: every test it names is there, every kselftest named ($(sed -n 's/^# //p' <<<"$out"))"
+	else
+		grep '^not ok' <<<"$out" | sed 's/^not ok - /# /'
+		echo "not ok - COVERAGE.md names a test that is not there, or leaves a kselftest out"
+		rc=1
+	fi
+	t=$(mktemp)
+	# The backquotes are COVERAGE.md's, not the shell's.
+	# shellcheck disable=SC2016
+	sed 's/`cap\.record_fields`/&, `cap.no_such_test`, `unit\/run.sh: no such case here`/' \
+		"$d/COVERAGE.md" >"$t"
+	if ! out=$(python3 "$d/coverage.py" "$t") &&
+	   grep -q '^not ok .* cap\.no_such_test: no such kselftest' <<<"$out" &&
+	   grep -q '^not ok .* unit/run\.sh: no such case here: no such case in tests/unit/run\.sh' <<<"$out"; then
+		echo "ok - coverage.py: a test or a case COVERAGE.md names that is not there fails"
+	else
+		echo "not ok - coverage.py passed a crafted COVERAGE.md naming a test and a case that are not there"
+		rc=1
+	fi
+	# shellcheck disable=SC2016
+	sed -E 's/`cap\.record_fields`(, )?//g' "$d/COVERAGE.md" >"$t"
+	if ! out=$(python3 "$d/coverage.py" "$t") &&
+	   grep -q '^not ok - cap\.record_fields (tests/selftests/lbr_snap_test\.c) is not in' <<<"$out"; then
+		echo "ok - coverage.py: a kselftest COVERAGE.md leaves out fails"
+	else
+		echo "not ok - coverage.py passed a crafted COVERAGE.md without cap.record_fields"
+		rc=1
+	fi
+	rm -f "$t"
+	return $rc
 }
 
 suite deps "$LBR_TOP/tests/deps/check.sh"
@@ -425,8 +468,8 @@ else
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The oldest and the newest stable kernel the README promises, each on
-	# the stock CPU (no LBR) and a lab CPU; a shorter fuzzer run.  5.10
-	# single-threaded too: with one host thread per vCPU its stock guest
+	# a lab CPU (backend none runs on 6.1's stock CPU, guest-smp4); a
+	# shorter fuzzer run.  5.10 single-threaded too: with one host thread per vCPU its stock guest
 	# once stopped for good at the test after the 103rd (an fexit target
 	# loaded and unloaded: text patching, as in the oopses above), and
 	# ran into run-vm's timeout.
