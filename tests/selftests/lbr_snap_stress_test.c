@@ -7,7 +7,7 @@
  * with single-threaded TCG: under QEMU 7.2's multi-threaded TCG, arming and
  * disarming any kretprobe on a function that another vCPU is executing in a
  * tight loop crashes Debian's 6.1 guest kernel, with the kernel's own
- * sample-sized kretprobe module just as with lbr_snap (README, "Known
+ * sample-sized kretprobe module just as with lbr_snap (tests/README.md, "Known
  * limits of the test lab").  Single-threaded TCG still switches vCPUs
  * while they run, so the races between load, unload and the storm remain.
  */
