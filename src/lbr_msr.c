@@ -29,6 +29,7 @@
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
+#define LBR_DEBUGCTL_BTF		(1ULL << 1)
 #define LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI	(1ULL << 11)
 #define LBR_MSR_SELECT		0x1c8
 #define LBR_MSR_TOS		0x1c9
@@ -771,7 +772,9 @@ static int lbr_cpu_start(unsigned int cpu)
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
 		return 0;
 	}
-	s->valid = true;
+	/* lbr_rearm_after_db() may interrupt this: it reads ctl_set once valid. */
+	barrier();
+	WRITE_ONCE(s->valid, true);
 	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
@@ -786,7 +789,8 @@ static int lbr_cpu_stop(unsigned int cpu)
 	__this_cpu_write(lbr_cpu_depth, 0);
 	if (!s->valid)
 		return 0;
-	s->valid = false;
+	WRITE_ONCE(s->valid, false);
+	barrier();
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
 	    lbr_rdmsr_safe(sel_msr, &now_sel)) {
 		pr_warn("cpu%u: cannot read LBR control MSRs: left as they are\n",
@@ -812,6 +816,29 @@ static int lbr_cpu_stop(unsigned int cpu)
 	if (sel != now_sel)
 		lbr_wrmsr_safe(sel_msr, sel);
 	return 0;
+}
+
+/*
+ * After a debug exception on this CPU (lbr_db.c): the CPU cleared the
+ * enable bit (and, legacy, DEBUGCTL.BTF, which the kernel keeps per task).
+ * Put it back only if the MSR holds what lbr_snap wrote but for those
+ * bits: a value anyone else wrote since stays theirs, as at unload.  One
+ * RDMSR per #DB, and a WRMSR when it was cleared; interrupts off, so that
+ * no hook's freeze and unfreeze lands between the two.
+ */
+static void lbr_rearm_after_db(void)
+{
+	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
+	u64 cleared = lbr_hw.enable_mask, now;
+	unsigned long flags;
+
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL)
+		cleared |= LBR_DEBUGCTL_BTF;
+	local_irq_save(flags);
+	if (READ_ONCE(s->valid) && !lbr_rdmsr_safe(lbr_hw.ctl_msr, &now) &&
+	    !(now & lbr_hw.enable_mask) && !((now ^ s->ctl_set) & ~cleared))
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, now | lbr_hw.enable_mask);
+	local_irq_restore(flags);
 }
 
 /*
@@ -893,13 +920,19 @@ int lbr_hw_start(const char *mode, const char *filter)
 	lbr_cpuhp_state = ret;
 	lbr_syscore_register(&lbr_syscore);
 	lbr_syscore_on = true;
-	return 0;
+	ret = lbr_db_start(lbr_rearm_after_db);
+	if (ret) {
+		pr_err("cannot watch debug exceptions (%d)\n", ret);
+		lbr_hw_stop();
+	}
+	return ret;
 }
 
 void lbr_hw_stop(void)
 {
 	if (lbr_perf_mode)
 		lbr_vlbr_stop();
+	lbr_db_stop();
 	if (lbr_syscore_on)
 		lbr_syscore_unregister(&lbr_syscore);
 	lbr_syscore_on = false;

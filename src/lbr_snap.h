@@ -26,6 +26,11 @@ int lbr_hw_detect(const char *force);
 void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
+
+/* --- LBR back on after a debug exception, mode=raw (lbr_db.c) --- */
+
+int lbr_db_start(void (*rearm)(void));
+void lbr_db_stop(void);
 const char *lbr_hw_mode(void);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
 unsigned int lbr_hw_cpu_online(unsigned int cpu);

@@ -12,6 +12,8 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -1748,10 +1750,10 @@ static bool lbr_lab_cpu(void)
 
 /*
  * Entries the kretprobe path takes after the traced function's return, in
- * the LBR lab, per kernel and mitigation setting: what the README's
- * performance table and `make bench` report.  The path is the same code
- * whatever the target, so any change in it (one more call on the way to
- * the freeze) changes the figure.
+ * the LBR lab, per kernel and mitigation setting: what
+ * docs/performance.md's table and `make bench` report.  The path is the
+ * same code whatever the target, so any change in it (one more call on
+ * the way to the freeze) changes the figure.
  */
 #define PATH_FILLS_LBR	1000	/* more than any LBR holds: never a return */
 
@@ -3287,6 +3289,183 @@ TEST_F_TIMEOUT(cap, suspend_resume_keeps_lbr_on_every_cpu, 120)
 	}
 	EXPECT_EQ(3, with_branches);
 	expect_stats(_metadata, variant, self->fd, 0, 3, 3, 0);
+}
+
+/*
+ * Debug exceptions: the CPU turns LBR off when it delivers #DB (legacy
+ * DEBUGCTL.LBR, Arch LBR's LBREn; the lab does both), and mode=raw puts
+ * it back.  On every CPU, a task pinned there takes three kinds of #DB in
+ * turn: ptrace single steps, a ptrace hardware watchpoint, and a uprobe's
+ * out-of-line step; after each, error returns on that CPU must find LBR
+ * on and carry branches.  The lab's AMD LbrExtV2 keeps LBRV2EN on #DB.
+ */
+
+/* What the watchpoint watches and the uprobe probes, in the traced child. */
+static volatile int db_watched;
+int db_probed(void);
+/* MOV is stepped out of line, not emulated (arch/x86/kernel/uprobes.c). */
+asm(".pushsection .text\n"
+    ".globl db_probed\n"
+    ".type db_probed, @function\n"
+    "db_probed:\n"
+    "	movl $7, %eax\n"
+    "	ret\n"
+    ".size db_probed, .-db_probed\n"
+    ".popsection\n");
+
+static void db_child(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+		_exit(2);
+	raise(SIGSTOP);		/* the steps */
+	raise(SIGSTOP);		/* the watchpoint is set */
+	db_watched = 1;
+	raise(SIGSTOP);		/* the uprobe is set */
+	_exit(db_probed() == 7 ? 0 : 3);
+}
+
+/* Wait for @pid to stop with @sig; its siginfo's si_code in @code. */
+static bool db_stopped(pid_t pid, int sig, int *code)
+{
+	siginfo_t si;
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
+	    WSTOPSIG(st) != sig)
+		return false;
+	if (code) {
+		if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si))
+			return false;
+		*code = si.si_code;
+	}
+	return true;
+}
+
+/* A uprobe on db_probed() for @pid only, through perf's uprobe PMU. */
+static int db_uprobe(pid_t pid)
+{
+	unsigned long long start, end, pgoff, addr = (unsigned long)db_probed;
+	struct perf_event_attr a = { .size = sizeof(a) };
+	char line[512], exe[256], perms[8];
+	FILE *f;
+	int type = -1;
+	ssize_t n;
+
+	f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (type < 0 || n <= 0)
+		return -1;
+	exe[n] = '\0';
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	a.probe_offset = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx", &start, &end, perms,
+			   &pgoff) == 4 && addr >= start && addr < end) {
+			a.probe_offset = addr - start + pgoff;
+			break;
+		}
+	fclose(f);
+	if (!a.probe_offset)
+		return -1;
+	a.type = type;
+	a.uprobe_path = (unsigned long)exe;
+	return syscall(__NR_perf_event_open, &a, pid, -1, -1, 0);
+}
+
+/* Two error returns on @cpu (the caller runs there): LBR on, branches. */
+static void db_expect_lbr(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(cap) *self, int cpu, const char *after)
+{
+	int i;
+
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	ASSERT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+		TH_LOG("%s", lbr_why);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ((unsigned int)cpu, self->recs[i].h.cpu);
+		EXPECT_FALSE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF)
+			TH_LOG("cpu%d: LBR off after %s", cpu, after);
+		EXPECT_LT(0, self->recs[i].h.nr_entries);
+	}
+}
+
+TEST_F_TIMEOUT(cap, debug_exceptions_keep_lbr_on, 300)
+{
+	int ncpu = nr_cpus(), c, i, code, ev, st;
+	unsigned long long bit, val, hits;
+	unsigned int msr;
+	cpu_set_t set;
+	pid_t pid;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	msr = ctl_msr_of(&self->info, &bit);
+	if (!msr)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+
+	for (c = 0; c < ncpu; c++) {
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			db_child(c);
+		ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
+
+		/* Single steps: each is a #DB with DR6.BS. */
+		for (i = 0; i < 20; i++) {
+			ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
+			ASSERT_TRUE(db_stopped(pid, SIGTRAP, &code));
+			ASSERT_EQ(TRAP_TRACE, code);
+		}
+		db_expect_lbr(_metadata, self, c, "ptrace single steps");
+
+		/* Run to the second stop, then watch writes to db_watched. */
+		ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+		ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
+		ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+				    offsetof(struct user, u_debugreg[0]),
+				    (void *)&db_watched));
+		/* DR7: L0, a write of 4 bytes. */
+		ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+				    offsetof(struct user, u_debugreg[7]),
+				    (void *)(1UL | 1UL << 16 | 3UL << 18)));
+		ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+		ASSERT_TRUE(db_stopped(pid, SIGTRAP, &code));
+		ASSERT_EQ(TRAP_HWBKPT, code);
+		ASSERT_EQ(0, ptrace(PTRACE_POKEUSER, pid,
+				    offsetof(struct user, u_debugreg[7]), NULL));
+		db_expect_lbr(_metadata, self, c, "a hardware watchpoint");
+
+		/* Run to the third stop, then probe db_probed(). */
+		ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+		ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
+		ev = db_uprobe(pid);
+		ASSERT_LE(0, ev) TH_LOG("a uprobe on db_probed(): %s", strerror(errno));
+		ASSERT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+		ASSERT_EQ(sizeof(hits), read(ev, &hits, sizeof(hits)));
+		close(ev);
+		ASSERT_EQ(1, hits);
+		db_expect_lbr(_metadata, self, c, "a uprobe's step");
+
+		ASSERT_EQ(0, rdmsr_on(c, msr, &val));
+		EXPECT_EQ(bit, val & bit) TH_LOG("cpu%d: %#x = %#llx", c, msr, val);
+	}
+	expect_stats(_metadata, variant, self->fd, 0, 6 * ncpu, 6 * ncpu, 0);
 }
 
 /* Is call depth tracking on (retbleed=stuff)? */
@@ -5126,8 +5305,8 @@ TEST_F_TIMEOUT(fexit, drain_waits_for_idle_and_rcu_idle_code, 120)
 
 	/*
 	 * Under QEMU 7.2's multi-threaded TCG this test hung its guest three
-	 * times (stop 30 to 32: guest-lbr-legacy-pmu, guest-lbr-arch,
-	 * guest-smp2): CPU 0 in a soft lockup in the rmmod, CPU 1 taking no
+	 * times (in guest-lbr-legacy-pmu, guest-lbr-arch and an SMP stock
+	 * guest): CPU 0 in a soft lockup in the rmmod, CPU 1 taking no
 	 * timer interrupt; never on single-threaded TCG, where most guests
 	 * of make check run it (guest-5.10, guest-6.12, guest-sid-7.2, the
 	 * lab PMU and AMD guests, guest-lbr-arch).
@@ -5360,8 +5539,9 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 
 	/*
 	 * Attaching a direct call to a function every vCPU runs all the time
-	 * can lock up multi-threaded TCG (README, "Known limits of the test
-	 * lab"): the suite that sets LBR_NESTED_CLOCK runs single-threaded.
+	 * can lock up multi-threaded TCG (tests/README.md, "Known limits of
+	 * the test lab"): the suite that sets LBR_NESTED_CLOCK runs
+	 * single-threaded.
 	 */
 	if (!getenv("LBR_NESTED_CLOCK"))
 		SKIP(return, "hooks the clocksource read: run with LBR_NESTED_CLOCK=1 (guest-nested, single-threaded TCG)");

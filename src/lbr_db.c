@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LBR back on after a debug exception (mode=raw).
+ *
+ * Delivering #DB turns LBR off: legacy LBR's IA32_DEBUGCTL.LBR ("the
+ * processor automatically clears the LBR flag" on a debug exception, SDM
+ * vol. 3B, "Monitoring Branches, Exceptions, and Interrupts") and Arch
+ * LBR's IA32_LBR_CTL.LBREn ("on a debug breakpoint event (#DB),
+ * IA32_LBR_CTL.LBREn is cleared", SDM vol. 3B, Architectural LBR).  Linux's #DB handler (exc_debug_kernel(), exc_debug_user()
+ * in arch/x86/kernel/traps.c) sets neither again, and perf does so only at
+ * its next PMU enable, which mode=raw does not have.  Without this stage a
+ * single ptrace step, a hardware watchpoint or a uprobe's out-of-line step
+ * would leave that CPU without LBR until unload, every record of it
+ * WAS_OFF.
+ *
+ * notify_debug() runs the die chain with DIE_DEBUG for every #DB it
+ * handles.  The notifier only queues an irq_work on its CPU, whose callback
+ * puts the enable bit back (lbr_db_start()'s @rearm).  Not in the notifier:
+ * a kernel #DB may be taken inside a hook's frozen window (a hardware
+ * watchpoint on data the hook touches), where the enable bit is clear on
+ * purpose; both hooks keep interrupts off over that window, so the
+ * irq_work runs after it, never inside.  A user #DB's irq_work runs as soon
+ * as exc_debug_user() turns interrupts on, before any hook of that CPU can
+ * run; a kernel #DB's, once the interrupted code turns them on.  What
+ * returns in between finds LBR off and says so (lbr_off, WAS_OFF).
+ *
+ * The chain stops at the first notifier that returns NOTIFY_STOP.  Ours
+ * runs before uprobes' (INT_MAX - 1) and after the hardware breakpoint
+ * layer's (INT_MAX, registered at boot), which stops it for a #DB caused
+ * only by perf breakpoint events that are not ptrace's (perf record -e
+ * mem:ADDR): after one of those, LBR stays off on that CPU until the next
+ * #DB that reaches this notifier, counted as above.  Single steps
+ * (ptrace, uprobes, kprobes where they single-step) and ptrace's
+ * watchpoints reach it.
+ */
+#include <linux/irq_work.h>
+#include <linux/kdebug.h>
+#include <linux/kprobes.h>
+#include <linux/notifier.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+
+#include "lbr_snap.h"
+
+static DEFINE_PER_CPU(struct irq_work, lbr_db_work);
+static void (*lbr_db_rearm)(void);
+static bool lbr_db_on;
+
+static void lbr_db_work_fn(struct irq_work *work)
+{
+	lbr_db_rearm();
+}
+
+/* From the #DB handler: NMI-like for a kernel #DB, interrupts off. */
+static int notrace lbr_db_notify(struct notifier_block *nb, unsigned long val,
+				 void *data)
+{
+	if (val == DIE_DEBUG)
+		irq_work_queue(this_cpu_ptr(&lbr_db_work));
+	return NOTIFY_DONE;
+}
+NOKPROBE_SYMBOL(lbr_db_notify);
+
+static struct notifier_block lbr_db_nb = {
+	.notifier_call = lbr_db_notify,
+	.priority = INT_MAX,
+};
+
+/**
+ * lbr_db_start - call @rearm on a CPU after each debug exception there
+ * @rearm: puts this CPU's LBR enable bit back if a #DB cleared it; called
+ *	in hard interrupt context (an irq_work), or from an irq_work thread
+ *	on PREEMPT_RT, so it must turn interrupts off itself
+ */
+int lbr_db_start(void (*rearm)(void))
+{
+	unsigned int cpu;
+	int ret;
+
+	lbr_db_rearm = rearm;
+	for_each_possible_cpu(cpu)
+		init_irq_work(per_cpu_ptr(&lbr_db_work, cpu), lbr_db_work_fn);
+	ret = register_die_notifier(&lbr_db_nb);
+	lbr_db_on = !ret;
+	return ret;
+}
+
+/* No @rearm call runs or is pending once this returns. */
+void lbr_db_stop(void)
+{
+	unsigned int cpu;
+
+	if (!lbr_db_on)
+		return;
+	/* Waits for the notifiers running (synchronize_rcu()). */
+	unregister_die_notifier(&lbr_db_nb);
+	for_each_possible_cpu(cpu)
+		irq_work_sync(per_cpu_ptr(&lbr_db_work, cpu));
+	lbr_db_on = false;
+}
