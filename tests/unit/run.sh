@@ -1601,6 +1601,25 @@ if command -v man >/dev/null && command -v groff >/dev/null; then
 	check "lbr-snap(8) has every option and command --help has" man_complete
 fi
 
+# Its SYNOPSIS has a line for every command of --help (filter was missing).
+man_synopsis()
+{
+	local word rc=0 text
+
+	text=$(MANWIDTH=200 man -l "$ROOT/dist/man/lbr-snap.8" 2>/dev/null |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p') || return 1
+	for word in $("$LBR" --help | sed -n '/^Commands:/,/^Options:/p' |
+		      grep -o '^  [a-z]\+ ' | tr -d ' '); do
+		grep -qw -- "$word" <<<"$text" && continue
+		echo "lbr-snap(8)'s SYNOPSIS lacks $word"
+		rc=1
+	done
+	return "$rc"
+}
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	check "lbr-snap(8)'s SYNOPSIS has every command of --help" man_synopsis
+fi
+
 # lbr_snap(4): every module parameter and ioctl.
 man4_complete()
 {
@@ -1645,6 +1664,56 @@ try lbr-snap trace -e foo -- ""
 }
 check "bash completion: commands, capture modes, targets, trace's CMD" \
 	completion
+
+# Every command and option --help lists completes, and after each option
+# that takes a PATH or FILE a file name does, not a command (the
+# completion once lacked record, -i and -o, and offered commands there).
+completion_complete()
+{
+	local help words fileopts
+
+	help=$("$LBR" --help) || return 1
+	words=$({ sed -n '/^Commands:/,/^Options:/p' <<<"$help" |
+			grep -o '^  [a-z]\+ '
+		  sed -n '/^Options:/,/^$/p' <<<"$help" |
+			grep -o -- '--[a-z-]*\|^  -[a-zA-Z]'; } | tr -d ' ' | sort -u)
+	fileopts=$(grep -o -- '^  \(-[a-zA-Z], \)\?--[a-z-]* \(PATH\|FILE\)\|^      --[a-z-]* \(PATH\|FILE\)' <<<"$help" |
+		grep -o -- '-[a-zA-Z]\b\|--[a-z-]*')
+	[ -n "$words" ] && [ -n "$fileopts" ] ||
+		{ echo "nothing found in --help"; return 1; }
+	# shellcheck disable=SC2016
+	bash -c '
+_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+_filedir() { COMPREPLY=(FILES); }
+_command_offset() { COMPREPLY=("CMD@$1"); }
+compopt() { :; }
+lbr-snap() { :; }
+. "$1"
+try() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _lbr_snap; }
+rc=0
+for w in $2; do
+	try lbr-snap "$w"
+	[[ " ${COMPREPLY[*]} " == *" $w "* ]] && continue
+	echo "lbr-snap $w<TAB> does not complete $w: ${COMPREPLY[*]}"
+	rc=1
+done
+for o in $3; do
+	for pre in "" "stats" "record"; do
+		# shellcheck disable=SC2086
+		try lbr-snap $pre "$o" ""
+		[ "${COMPREPLY[*]}" = FILES ] && continue
+		echo "lbr-snap $pre $o <TAB> completes ${COMPREPLY[*]}, not a file"
+		rc=1
+	done
+done
+try lbr-snap -i rec.bin re
+[ "${COMPREPLY[*]}" = "report record" ] ||
+	{ echo "lbr-snap -i FILE re<TAB>: ${COMPREPLY[*]}"; rc=1; }
+exit $rc
+' bash "$ROOT/dist/bash-completion/lbr-snap" "$words" "$fileopts"
+}
+check "bash completion: every command and option of --help, files after PATH/FILE" \
+	completion_complete
 
 # ----------------------------------------------------------- command line
 
