@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "branch.h"
 #include "json.h"
 #include "path.h"
 #include "srcline.h"
@@ -683,7 +684,7 @@ static char *bool_buf(char *p, bool v)
  * place (before the target, on the probe path) and the symbols.
  */
 #define MEMO_BITS	12
-#define MEMO_TEXT	464
+#define MEMO_TEXT	488
 
 struct branch_memo {
 	struct lbr_snap_branch b;
@@ -722,10 +723,11 @@ static bool memo_match(const struct branch_memo *m,
 static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 			const struct ksyms *ks, const struct rec_span *sp)
 {
-	char buf[256 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf, *obj;
+	char buf[320 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf, *obj;
 	bool probe = i >= sp->probe, before = i < sp->target;
 	struct lbr_snap_branch b;
 	struct branch_memo *m = NULL;
+	const char *tn;
 
 	rec_branch(r, i, &b);
 	if (i)
@@ -755,6 +757,10 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 	p = uint_buf(p, b.cycles);
 	p = CAT(p, ",\"type\":");
 	p = uint_buf(p, b.type);
+	p = CAT(p, ",\"type_name\":\"");
+	tn = branch_type_name(&b, ks);
+	p = cat(p, tn, strlen(tn));
+	*p++ = '"';
 	p = CAT(p, ",\"probe\":");
 	p = bool_buf(p, probe);
 	p = CAT(p, ",\"before_target\":");

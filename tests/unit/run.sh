@@ -1794,6 +1794,7 @@ help_complete()
 		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
+		    type_name IND_CALL SYSRET ERET IRQ \
 		    from_inline "inlined" ts_sec ts_nsec -v --verbose \
 		    LBR_SNAP_ROOT .ko.zst /usr/lib/debug; do
 		grep -qF -- "$word" help.txt && continue
