@@ -69,6 +69,7 @@ struct opts {
 	const char *vmlinux;	/* -k */
 	const char *output;	/* -o */
 	const char *input;	/* -i */
+	char *rec_header;	/* -i's header, for record (recording.h) */
 	unsigned long long count;
 	bool json;
 	bool nonblock;
@@ -90,6 +91,7 @@ static const char usage[] =
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
+"       lbr-snap [-n N] [--nonblock] -i FILE record -o FILE\n"
 "       lbr-snap --version\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
@@ -126,7 +128,9 @@ static const char usage[] =
 "                       (mode 0600) after what symbolizes them elsewhere:\n"
 "                       kallsyms, the kernel release and build ID, the\n"
 "                       modules with their addresses and build IDs; then\n"
-"                       -i FILE prints them on any machine\n"
+"                       -i FILE prints them on any machine.  From -i FILE,\n"
+"                       that recording's release, build IDs, modules and\n"
+"                       kallsyms are kept, not this machine's\n"
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
 "                       count /N, informative), as targets= takes\n"
@@ -168,8 +172,8 @@ static const char usage[] =
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
 "-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
-"these and trace, -k and -v to all of them but record, -i to streaming\n"
-"and report, -o to record, --full and --only-target to streaming and\n"
+"these and trace, -k and -v to all of them but record, -i to streaming,\n"
+"report and record, -o to record, --full and --only-target to streaming and\n"
 "trace, --pid, --tgid and --comm to streaming and report, -e, --all and\n"
 "--all-tasks to trace, --json to all but flush, record and the target\n"
 "commands.\n"
@@ -376,6 +380,7 @@ static int cmd_record(int fd, const struct opts *o)
 	struct recording_opts ro = {
 		.out = o->output, .device = o->device,
 		.kallsyms = o->kallsyms, .max = o->count,
+		.header = o->rec_header,
 	};
 	struct lbr_snap_info info;
 	int ret = get_info(fd, o->device, &info);
@@ -735,8 +740,8 @@ static const struct {
 	{ OPT_TRACE, 1u << CMD_TRACE,
 	  "-e, --all and --all-tasks only apply to trace" },
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
-	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT,
-	  "-i only applies to streaming and report" },
+	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
+	  "-i only applies to streaming, report and record" },
 	{ OPT_TASK, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "--pid, --tgid and --comm only apply to streaming and report (the module's own: lbr-snap filter)" },
 };
@@ -1136,13 +1141,15 @@ int main(int argc, char **argv)
 		return finish(control_filter(o.device, o.args));
 	if (o.input) {
 		fd = recording_open(o.input, o.vmlinux, srclines_verbose,
-				    replay_kallsyms, sizeof(replay_kallsyms));
+				    replay_kallsyms, sizeof(replay_kallsyms),
+				    &o.rec_header);
 		if (fd < 0)
 			return finish(-fd);
 		o.device = o.input;
 		o.kallsyms = replay_kallsyms;
 		ret = -cmds[o.cmd](fd, &o);
 		close(fd);
+		free(o.rec_header);
 		return finish(ret);
 	}
 	/* FLUSH needs a descriptor opened for writing (and CAP_SYS_ADMIN). */

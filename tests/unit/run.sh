@@ -1885,6 +1885,43 @@ t "-i -v: where it was recorded" 0 "$EXP/stream.txt" - \
 	"$LBR" -i rec-id.bin -v
 check "-i -v: says the release and build ID" grep -qF -f verbose.err err.txt
 
+# A recording made from a recording says where the records were made,
+# not where they were copied: its header (release, build ID, modules,
+# lines not known yet) and kallsyms are the input's.  It once got this
+# machine's release and build ID (and -i did not take record at all).
+python3 - rec.bin <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+head, rest = d.split(b"\nkallsyms ", 1)
+open("rec-far.bin", "wb").write(
+    b"lbr-snap recording 1\nrelease 9.9.9-far\nbuild-id 8899aabb\n"
+    b"module far_mod 0xffffffffc0400000 ccdd\nfuture-line x\n"
+    b"kallsyms " + rest)
+PY
+rerecord()
+{
+	"$LBR" -i rec-far.bin record -o rerec.bin || return 1
+	python3 - rec-far.bin rerec.bin <<'PY' || return 1
+import sys
+a, b = (open(p, "rb").read() for p in sys.argv[1:])
+if a.split(b"\nrecords\n", 1)[0] != b.split(b"\nrecords\n", 1)[0]:
+    sys.exit("the header and kallsyms are not the input's:\n" +
+             b.split(b"\nkallsyms ", 1)[0].decode(errors="replace"))
+PY
+	"$LBR" -i rec-far.bin --json >far.json 2>/dev/null &&
+		"$LBR" -i rerec.bin --json >rerec.json 2>/dev/null &&
+		cmp far.json rerec.json || return 1
+	"$LBR" -n 2 -i rec-far.bin record -o rerec2.bin &&
+		"$LBR" -i rerec2.bin --json >rerec2.json 2>/dev/null &&
+		[ "$(wc -l <rerec2.json)" = 2 ] ||
+		{ echo "-n 2 -i record: not two records"; return 1; }
+	"$LBR" -i rerec2.bin -v >/dev/null 2>rerec.err
+	grep -qx "lbr-snap: rerec2.bin: recorded on 9.9.9-far, kernel build ID 8899aabb" rerec.err ||
+		{ cat rerec.err; return 1; }
+}
+check "-i IN record -o OUT: the input's header and kallsyms, its records" \
+	rerecord
+
 # Not a recording, or a cut one: exit 6, saying why.
 want notrec.err "lbr-snap: stream.bin: not an lbr-snap recording: no 'lbr-snap recording 1' line"
 t "-i of a record stream: exit 6" 6 /dev/null notrec.err "$LBR" -i stream.bin
@@ -1924,7 +1961,7 @@ usage "record -k" "-k and -v do not apply to record" \
 	-d stream.bin -k x record -o j.bin
 usage "record without -o" "record needs -o FILE" -d stream.bin record
 usage "-o without record" "-o only applies to record" -o x.bin stats
-usage "-i with info" "-i only applies to streaming and report" -i rec.bin info
+usage "-i with info" "-i only applies to streaming, report and record" -i rec.bin info
 usage "-i with -d" "-i replays a recording: not with -d" -i rec.bin -d stream.bin
 usage "-i with --kallsyms" "-i brings its own symbols: not with --kallsyms" \
 	-i rec.bin --kallsyms kallsyms.txt
