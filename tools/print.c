@@ -279,6 +279,13 @@ static int put_addr_line(FILE *f, const struct ksyms *ks,
 	return n;
 }
 
+/* put_addr_line() for other printers (report): no padding. */
+void print_addr_line(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		     unsigned long long line_addr, struct srcloc *loc)
+{
+	put_addr_line(f, ks, addr, line_addr, loc, 0);
+}
+
 /* put_addr_line() of @addr's own line */
 static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 		    struct srcloc *loc, int width)
@@ -286,17 +293,24 @@ static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 	return put_addr_line(f, ks, addr, addr, loc, width);
 }
 
-static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
+/* The functions inlined at @loc, a line each, after @indent spaces. */
+void print_inlines(FILE *f, int indent, const char *side,
+		   const struct srcloc *loc)
 {
 	const struct src_inline *in;
 	unsigned int i;
 
 	for (i = 0; i < loc->nr_inline; i++) {
 		in = &loc->inl[i];
-		fprintf(f, "        %s: inlined %s() called at %s:%d\n", side,
-			in->func ? in->func : "?",
+		fprintf(f, "%*s%s%sinlined %s() called at %s:%d\n", indent, "",
+			side, *side ? ": " : "", in->func ? in->func : "?",
 			in->call_file ? in->call_file : "?", in->call_line);
 	}
+}
+
+static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
+{
+	print_inlines(f, 8, side, loc);
 }
 
 static int digits(unsigned int v)
@@ -615,8 +629,8 @@ static void json_no_srcloc(FILE *f, const char *side)
  * ,"side_file":...,"side_line":...,"side_inline":[...] (no "side_" for
  * side "")
  */
-static void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
-			unsigned long long addr)
+void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
+		 unsigned long long addr)
 {
 	const struct src_inline *in;
 	struct srcloc loc;

@@ -51,8 +51,12 @@ REPORT = {
     "paths": list,
 }
 PATH = {"count": INT, "ends_in": STR, "stack": list, "branches": list}
-PATH_FRAME = {"addr": HEX, "sym": OPT_STR}
-PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR}
+PATH_FRAME = {"addr": HEX, "sym": OPT_STR, "file": OPT_STR,
+              "line": (int, type(None)), "inline": list}
+PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
+               "from_file": OPT_STR, "from_line": (int, type(None)),
+               "to_file": OPT_STR, "to_line": (int, type(None)),
+               "from_inline": list, "to_inline": list}
 INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,

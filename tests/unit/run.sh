@@ -860,9 +860,19 @@ src_paths()
 	one_by_one addr3.bin kallsyms.txt -k "$T/vm2.elf" --json || return 1
 	[ "$(grep -c '"from_line":3,' whole.out)" = 3 ] ||
 		{ echo "3 records, not all with their line:"; cat whole.out; return 1; }
+	# report shows them as the records do (it once printed none).
+	"$LBR" -d addr3.bin "${KS[@]}" -k "$T/vm2.elf" report >addr-report.txt ||
+		return 1
+	grep -q '^    \[#0\] _stext+0x[0-9a-f]* (sub/vm2\.c:3) -> _stext+0x[0-9a-f]* (sub/vm2\.c:3)$' addr-report.txt ||
+		{ echo "report:"; cat addr-report.txt; return 1; }
+	"$LBR" -d addr3.bin "${KS[@]}" -k "$T/vm2.elf" report --json \
+		>addr-report.jsonl || return 1
+	python3 "$HERE/check-json.py" report addr-report.jsonl || return 1
+	grep -q "\"from_file\":\"$T/src/sub/vm2.c\",\"from_line\":3," addr-report.jsonl ||
+		{ echo "report --json:"; cat addr-report.jsonl; return 1; }
 }
 if "$LBR" --help | grep -q '^Source lines: built in'; then
-	check "source paths: relative to the build directory in text, whole in JSON" \
+	check "source paths: relative to the build directory in text, whole in JSON; report too" \
 		src_paths
 fi
 
