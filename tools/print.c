@@ -240,18 +240,35 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 	fputc('\n', f);
 }
 
+/* @path less @dir and its '/', if it lies inside @dir; else NULL. */
+static const char *strip_dir(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (n && !strncmp(path, dir, n) && path[n] == '/')
+		return path + n + 1;
+	return NULL;
+}
+
 /*
  * A source path for text output: relative to the tree it was compiled
  * in (the compilation unit's directory, kept by srclines in @loc) when it
- * lies inside it, as the path as given otherwise.
+ * lies inside it; else relative to its module's source tree (an
+ * out-of-tree module's, built in the kernel's tree), when inside that;
+ * as the path as given otherwise.
  */
+static const char *rel_path(const struct srcloc *loc, const char *path)
+{
+	const char *rel = strip_dir(path, loc->comp_dir);
+
+	if (!rel)
+		rel = strip_dir(path, loc->src_root);
+	return rel ? rel : path;
+}
+
 static const char *src_path(const struct srcloc *loc)
 {
-	size_t n = loc->comp_dir ? strlen(loc->comp_dir) : 0;
-
-	if (n && !strncmp(loc->file, loc->comp_dir, n) && loc->file[n] == '/')
-		return loc->file + n + 1;
-	return loc->file;
+	return rel_path(loc, loc->file);
 }
 
 /*
@@ -304,7 +321,8 @@ void print_inlines(FILE *f, int indent, const char *side,
 		in = &loc->inl[i];
 		fprintf(f, "%*s%s%sinlined %s() called at %s:%d\n", indent, "",
 			side, *side ? ": " : "", in->func ? in->func : "?",
-			in->call_file ? in->call_file : "?", in->call_line);
+			in->call_file ? rel_path(loc, in->call_file) : "?",
+			in->call_line);
 	}
 }
 
@@ -482,7 +500,8 @@ static void print_text_stack(FILE *f, const void *arg)
 			in = &loc.inl[j];
 			fprintf(f, "      inlined %s() called at %s:%d\n",
 				in->func ? in->func : "?",
-				in->call_file ? in->call_file : "?",
+				in->call_file ?
+				rel_path(&loc, in->call_file) : "?",
 				in->call_line);
 		}
 	}

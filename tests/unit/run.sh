@@ -876,6 +876,43 @@ if "$LBR" --help | grep -q '^Source lines: built in'; then
 		src_paths
 fi
 
+# A module built out of tree: kbuild compiles it in the kernel's tree
+# (DW_AT_comp_dir) from sources elsewhere, whose absolute paths text
+# showed whole.  Now they are relative to the module's source root, the
+# directory common to its units outside comp_dir; JSON keeps them whole.
+# Two units, one in a subdirectory, built from a directory of their own.
+module_paths()
+{
+	local text addr name want
+
+	rm -rf "$T/modsrc" "$T/modbuild"
+	mkdir -p "$T/modsrc/sub" "$T/modbuild"
+	printf 'int y;\nvoid helper(void)\n{\n\ty++;\n}\n' >"$T/modsrc/sub/b.c"
+	printf 'int x;\nvoid helper(void);\nvoid _text(void) {}\nvoid _start(void) { x++; helper(); }\n' \
+		>"$T/modsrc/a.c"
+	(cd "$T/modbuild" &&
+	 gcc -g -O0 -nostdlib -static -o "$T/mod.elf" "$T/modsrc/a.c" "$T/modsrc/sub/b.c") ||
+		return 1
+	text=$(nm "$T/mod.elf" | awk '$3 == "_text" { print $1 }')
+	for name in _start:a.c:4 helper:sub/b.c:4; do
+		want=${name#*:}
+		addr=$(nm "$T/mod.elf" | awk -v s="${name%%:*}" '$3 == s { print $1 }')
+		addr=$(printf '0x%x' $((0xffffffff81000000 + 0x$addr - 0x$text + 8)))
+		./gen-records addr "$addr" >modaddr.bin
+		"$LBR" -d modaddr.bin "${KS[@]}" -k "$T/mod.elf" >modaddr.txt || return 1
+		grep -q "^  \[#0\] _stext+0x[0-9a-f]* ($want) -> " modaddr.txt ||
+			{ echo "want $want:"; cat modaddr.txt; return 1; }
+		"$LBR" -d modaddr.bin "${KS[@]}" -k "$T/mod.elf" --json >modaddr.jsonl ||
+			return 1
+		grep -q "\"from_file\":\"$T/modsrc/${want%:*}\"" modaddr.jsonl ||
+			{ echo "JSON, want $T/modsrc/${want%:*}:"; cat modaddr.jsonl; return 1; }
+	done
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "source paths outside the build directory: relative to the module's source root" \
+		module_paths
+fi
+
 # -------------------------------------------------- trimming and report
 
 t "--full shows the probe-path entries" 0 "$EXP/stream-full.txt" \
