@@ -112,7 +112,11 @@ static const char usage[] =
 "                       needed), run CMD, print the records of CMD and its\n"
 "                       descendants until it exits, detach; exits with\n"
 "                       CMD's status.  Needs root (CAP_SYS_ADMIN).  trace's\n"
-"                       options end at CMD: \"trace -e X ls -l\" runs ls -l\n"
+"                       options end at CMD: \"trace -e X ls -l\" runs ls -l.\n"
+"                       It says on stderr what it attached and, at the\n"
+"                       end, how many records it printed, each target's\n"
+"                       returns while CMD ran (captured, filtered,\n"
+"                       dropped), and why there were none\n"
 "  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
 "                       BTF as spec does) to the loaded module, saying its\n"
 "                       id and hook; a SPEC that fails does not stop the\n"
@@ -540,23 +544,6 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	       t->recursion, t->inflight, t->lbr_off);
 }
 
-/* A line on a target that has recorded nothing, and the likely why. */
-static void print_target_hint(const struct lbr_snap_target_stats *t)
-{
-	int n = (int)strnlen(t->name, sizeof(t->name));
-
-	if (t->state & LBR_SNAP_TARGET_GONE)
-		printf("hint: %.*s is gone: its module was unloaded, and the hook with it; add it again once the module is back (lbr-snap add), or delete it\n",
-		       n, t->name);
-	else if (!t->hits)
-		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
-		       n, t->name);
-	else if (!t->captured && t->filtered == t->hits)
-		printf("hint: %.*s: all %llu returns filtered (as success, or by an errno list or the task filter): is its return type (%s) right? see `lbr-snap spec %.*s`\n",
-		       n, t->name, t->hits, ret_type_name(t->ret_type), n,
-		       t->name);
-}
-
 static void print_stats_text(const struct lbr_snap_stats *st,
 			     const struct lbr_snap_target_stats *ts,
 			     unsigned int nr)
@@ -572,7 +559,7 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
 	for (i = 0; i < nr; i++)
-		print_target_hint(&ts[i]);
+		print_target_hint(stdout, "hint: ", &ts[i]);
 }
 
 static void print_target_json(const struct lbr_snap_target_stats *t)

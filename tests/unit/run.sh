@@ -1288,8 +1288,15 @@ t "ioctl EIO: exit 1" 1 /dev/null eio.err \
 # The capture mode first: a void target attaches only in mode all, and
 # goes before the mode is restored.
 want trace.err "fake: SET_CAPTURE 1" "fake: ADD_TARGET foo" \
-	"fake: ADD_TARGET bar%ptr" "fake: DEL_TARGET foo" "fake: DEL_TARGET bar" \
-	"fake: SET_CAPTURE 0"
+	"fake: ADD_TARGET bar%ptr" \
+	"lbr-snap: attached foo (kretprobe), bar%ptr (kretprobe), capturing every return; running sh" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: bar%ptr (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: no records: no target was hit while it ran" \
+	"lbr-snap: hint: foo has had no hits: is it called, and not inlined into its callers?" \
+	"lbr-snap: hint: bar has had no hits: is it called, and not inlined into its callers?" \
+	"fake: DEL_TARGET foo" "fake: DEL_TARGET bar" "fake: SET_CAPTURE 0"
 t "trace: --all, attach, run, detach, restore; CMD's exit status" 3 \
 	/dev/null trace.err \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
@@ -1303,7 +1310,14 @@ check "trace: CMD did not run after a failed attach" test ! -e ran
 
 want trace-exists.err "fake: ADD_TARGET foo" \
 	"lbr-snap: foo: already a target (or an alias of one): using it, leaving it attached" \
-	"fake: ADD_TARGET bar" "lbr-snap: no-such-cmd: No such file or directory" \
+	"fake: ADD_TARGET bar" \
+	"lbr-snap: attached foo (a target already), bar (kretprobe); running no-such-cmd" \
+	"lbr-snap: no-such-cmd: No such file or directory" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo: not listed by the module: no counters" \
+	"lbr-snap: bar (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: no records: no target was hit while it ran" \
+	"lbr-snap: hint: bar has had no hits: is it called, and not inlined into its callers?" \
 	"fake: DEL_TARGET bar"
 t "trace: an existing target stays; unknown CMD exits 127" 127 /dev/null \
 	trace-exists.err env FAKE_LBR_ADD_EXISTS=foo \
@@ -1319,6 +1333,12 @@ wait_line()	# FILE LINE
 		sleep 0.05
 	done
 }
+
+# What trace says of target foo when it had no hits.
+FOO_SUMMARY=("lbr-snap: trace: 0 records printed"
+	"lbr-snap: foo (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped"
+	"lbr-snap: no records: no target was hit while it ran"
+	"lbr-snap: hint: foo has had no hits: is it called, and not inlined into its callers?")
 
 # The command says it runs, and leaves its pid for the cleanup.
 CMD_STARTED=(sh -c 'echo started >&2; echo $$ >cmd.pid; exec sleep 30')
@@ -1338,7 +1358,9 @@ trace_signal()
 	cat sig.err >&2
 	return "$rc"
 }
-want trace-sig.err "fake: ADD_TARGET foo" started "fake: DEL_TARGET foo"
+want trace-sig.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running sh" started \
+	"${FOO_SUMMARY[@]}" "fake: DEL_TARGET foo"
 t "trace: SIGTERM goes to CMD, then detach; exit 128+15" 143 /dev/null \
 	trace-sig.err trace_signal
 
@@ -1387,7 +1409,9 @@ t "trace without CAP_SYS_ADMIN: exit 125, no ioctl at all" 125 /dev/null \
 
 # trace's options end at CMD: what follows is CMD's, "--" not needed.
 want trace-nodash.out "-c --json -e bar -- x"
-want trace-nodash.err "fake: ADD_TARGET foo" "fake: DEL_TARGET foo"
+want trace-nodash.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running sh" "${FOO_SUMMARY[@]}" \
+	"fake: DEL_TARGET foo"
 # shellcheck disable=SC2016
 t "trace -e foo CMD ARGS: no --, CMD's options left to CMD; CMD's status" 4 \
 	trace-nodash.out trace-nodash.err \
@@ -1397,10 +1421,50 @@ t "trace -e foo -- CMD still works" 0 - - \
 
 printf 'echo never\n' >noexec
 chmod 644 noexec
-want trace-noexec.err "fake: ADD_TARGET foo" "lbr-snap: ./noexec: Permission denied" \
+want trace-noexec.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running ./noexec" \
+	"lbr-snap: ./noexec: Permission denied" "${FOO_SUMMARY[@]}" \
 	"fake: DEL_TARGET foo"
 t "trace: CMD not executable exits 126" 126 /dev/null trace-noexec.err \
 	"$FAKE" -d paths.bin trace -e foo ./noexec
+# What trace says at the end, from the targets' counters read before it
+# detaches (they go with the targets): returns all filtered, with stats'
+# hint on the return type; returns captured but none of CMD's; records
+# dropped.  It said nothing, and stats could not tell once it detached.
+want trace-filtered.err "fake: ADD_TARGET foo%ptr" \
+	"lbr-snap: attached foo%ptr (kretprobe); running true" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo%ptr (kretprobe): 7 returns: 0 captured, 7 filtered, 0 dropped" \
+	"lbr-snap: no records: every return was filtered (capture errors: --all records every return)" \
+	"lbr-snap: hint: foo: all 7 returns filtered (as success, or by an errno list or the task filter): is its return type (ptr) right? see \`lbr-snap spec foo\`" \
+	"fake: DEL_TARGET foo"
+t "trace: every return filtered: said, with the return type hint" 0 /dev/null \
+	trace-filtered.err env FAKE_LBR_TRACE_COUNTS=0,7,0 \
+	"$FAKE" -d paths.bin trace -e foo%ptr -- true
+want trace-others.err "fake: ADD_TARGET foo@fexit" \
+	"lbr-snap: attached foo@fexit (fexit); running true" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo@fexit (fexit): 8 returns: 5 captured, 2 filtered, 1 dropped" \
+	"lbr-snap: 1 record dropped: the module's buffer was full (buffer_kb=)" \
+	"lbr-snap: no records of true: the 5 captured were other processes' (--all-tasks prints them)" \
+	"fake: DEL_TARGET foo"
+t "trace: captured, none of CMD's; dropped: said" 0 /dev/null \
+	trace-others.err env FAKE_LBR_TRACE_COUNTS=5,2,1 \
+	"$FAKE" -d paths.bin trace -e foo@fexit -- true
+# With --json the summary goes to stderr: stdout is the records alone.
+./gen-records bigts >trace-json.bin
+want trace-json.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running true" \
+	"lbr-snap: trace: 2 records printed" \
+	"lbr-snap: foo (kretprobe): 3 returns: 3 captured, 0 filtered, 0 dropped" \
+	"fake: DEL_TARGET foo"
+t "trace --json: records on stdout, the summary on stderr" 0 - trace-json.err \
+	env FAKE_LBR_TRACE_COUNTS=3,0,0 \
+	"$FAKE" -d trace-json.bin --json --all-tasks trace -e foo -- true
+check "trace --json: stdout is JSON Lines of the 2 records" \
+	sh -c 'python3 "$1" record out.txt && test "$(wc -l <out.txt)" = 2' sh \
+	"$HERE/check-json.py"
+
 t "trace: CMD's own 125 passes through" 125 /dev/null - \
 	"$FAKE" -d paths.bin trace -e foo sh -c 'exit 125'
 want trace-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
