@@ -160,7 +160,8 @@ static const char usage[] =
 "                       /usr/lib/debug/boot/vmlinux-RELEASE,\n"
 "                       /usr/lib/debug/lib/modules/RELEASE/vmlinux)\n"
 "  -v, --verbose        say on stderr which vmlinux and module files give\n"
-"                       source lines, or where they were looked for\n"
+"                       source lines, or where they were looked for; show\n"
+"                       an interrupt's entries one by one, not folded\n"
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
@@ -189,6 +190,7 @@ static const char usage[] =
 "      ...\n"
 "    returned to CALLER_SYM+0xoff; N branches, #0 (oldest) to #N-1 (newest)\n"
 "    [#0] from_sym+0xoff -> to_sym+0xoff [module] (mispredicted)\n"
+"    [interrupt: N entries, #A to #B: ENTRY \u2026 IRET, back to SYM+0xoff (-v unfolds)]\n"
 "    ...\n"
 "    ... N probe-path entries hidden (--full shows them)\n"
 "    (N newest entries made by the probe path)          with --full\n"
@@ -202,6 +204,9 @@ static const char usage[] =
 "LBR_SNAP_ROOT, and if built with libdw) each address is followed by\n"
 "(file:line), and functions inlined there by lines\n"
 "        from: inlined FUNC() called at file:line\n"
+"An interrupt inside a record (its entries from the branch into its entry\n"
+"point to its IRET, by branch type and symbols) is folded into one line\n"
+"unless -v; an exception is not.\n"
 "Branches are numbered from #0, the oldest; the arrows of a record are in\n"
 "one column.  A file is relative to its compilation directory (the\n"
 "kernel's build tree) when inside it, else to its module's source root\n"
@@ -225,7 +230,8 @@ static const char usage[] =
 "  did not reach the caller),\n"
 "  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type,\n"
 "  type_name (perf's: COND, UNCOND, IND, CALL, IND_CALL, RET; a far one\n"
-"  IRQ, ERET, SYSCALL or SYSRET; N/A), probe, before_target, from_file,\n"
+"  IRQ, ERET, SYSCALL or SYSRET; N/A), probe, before_target, interrupt\n"
+"  (an interrupt's entry, which text folds), from_file,\n"
 "  from_line, to_file, to_line,\n"
 "  from_inline, to_inline: [{func, call_file, call_line}]}]: every entry;\n"
 "  file and line are null without debug info, probe is true for the\n"
@@ -916,6 +922,7 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case 'v':
 		srclines_verbose = true;
+		o->po.unfold = true;
 		o->given |= OPT_SYMS;
 		return 0;
 	case OPT_FULL:

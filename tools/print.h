@@ -12,6 +12,7 @@
 struct print_opts {
 	bool full;
 	bool only_target;
+	bool unfold;		/* -v: an interrupt's entries one by one */
 };
 
 void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,

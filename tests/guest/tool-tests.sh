@@ -160,14 +160,16 @@ if [ -n "$LBR" ]; then
 	# LBR_SNAP_REC_NO_RETURN).  An interrupt taken at lbr_test_fail's
 	# first instruction fills the LBR with its own branches, up to the
 	# IRET back into lbr_test_fail, which then stands for the call (seen
-	# once in make check-fresh: a timer interrupt and its softirq).
+	# once in make check-fresh: a timer interrupt and its softirq); the
+	# interrupt is one line then, "[interrupt: ... back to lbr_test_fail".
 	# Each record is one of the three: the call shown (path), an IRET
 	# there instead (irq), no branch shown (noret); most show the call.
 	set -- $(awk 'function tally() { if (c) p++; else if (i) q++; else if (!b) n++ }
 	       /^[0-9.]* cpu/ { if (r) tally(); r = 1; b = c = i = 0; next }
-	       /^  \[#[0-9]+\]/ { b = 1 }
+	       /^  \[#[0-9]+\]|^  \[interrupt/ { b = 1 }
 	       /lbr_test_int\+0x[0-9a-f]+ \[lbr_snap_test_target\]( \([^)]*\))? +-> lbr_test_fail\+0x0 \[lbr_snap_test_target\]/ { c = 1 }
 	       /native_irq_return_iret\+0x[0-9a-f]+ +-> lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]/ { i = 1 }
+	       /^  \[interrupt.* native_irq_return_iret, back to lbr_test_fail\+0x[0-9a-f]+ \[lbr_snap_test_target\]/ { i = 1 }
 	       END { if (r) tally(); print p + 0, q + 0, n + 0 }' t1.out)
 	path=$1 irq=$2 noret=$3
 	[ "$((path + irq + noret))" = 3 ] && [ "$path" -ge 2 ] ||

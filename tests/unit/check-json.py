@@ -32,7 +32,7 @@ BRANCH = {
     "mispred": bool, "flags": INT, "cycles": INT, "type": INT,
     "type_name": ("N/A", "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET",
                   "SYSCALL", "SYSRET", "ERET", "IRQ"),
-    "probe": bool, "before_target": bool,
+    "probe": bool, "before_target": bool, "interrupt": bool,
     "from_file": OPT_STR, "from_line": (int, type(None)),
     "to_file": OPT_STR, "to_line": (int, type(None)),
     "from_inline": list, "to_inline": list,

@@ -1189,6 +1189,73 @@ record_notes()
 check "record notes: LBR found off, recording again after the read, a CPU not read" \
 	record_notes
 
+# An interrupt inside a record (gen_irq()) is one line by default, saying
+# how many entries it folded, which, from where to where and back to
+# what; -v shows them one by one; JSON keeps every entry and marks the
+# interrupt's.  A page fault is the path's own: not folded, also when an
+# interrupt comes inside it (that one is); one whose entry was pushed out
+# is found by its IRET and its handler's calls; legacy LBR's untyped
+# entries fold by the symbols alone; near jumps into an entry point do
+# not.  Each entry was printed, 24 lines of a timer tick in a 32-entry
+# record at times.
+./gen-records irq >irq.bin
+{ cat kallsyms.txt
+  printf '%s\n' "ffffffff81007000 T asm_sysvec_apic_timer_interrupt" \
+	"ffffffff81007100 t sysvec_apic_timer_interrupt" \
+	"ffffffff81007200 T irq_enter_rcu" "ffffffff81007300 T irq_exit_rcu" \
+	"ffffffff81007400 T native_irq_return_iret" \
+	"ffffffff81007500 T asm_exc_page_fault" "ffffffff81007600 t exc_page_fault" \
+	"ffffffff81007700 T irq_text_end"; } >irq-kallsyms.txt
+irq_fold()
+{
+	local folded="(-v unfolds)]"
+
+	"$LBR" -d irq.bin --kallsyms irq-kallsyms.txt >irq.txt || return 1
+	grep '^  \[interrupt' irq.txt >irq-lines.txt
+	want irq-lines.want \
+		"  [interrupt: 9 entries, #2 to #10: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to getname_flags+0x10 $folded" \
+		"  [interrupt: 9 entries, #2 to #10: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to getname_flags+0x10 $folded" \
+		"  [interrupt, its start not recorded: 5 entries, #0 to #4: sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to do_sys_openat2+0x0 $folded" \
+		"  [interrupt: 5 entries, #2 to #6: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to exc_page_fault+0x8 $folded"
+	printf '%b' "$(cat irq-lines.want)\n" >irq-lines.want
+	diff -u irq-lines.want irq-lines.txt || return 1
+	# The entries each record still shows, one by one.
+	awk '/^[0-9]/ { if (n++) print s; s = "" }
+	     /^  \[#/ { s = s " " substr($1, 3, length($1) - 3) }
+	     END { print s }' irq.txt >irq-shown.txt
+	want irq-shown.want " 0 1 11 12" " 0 1 11 12" " 5" " 0 1 2 3 4 5 6" \
+		" 0 1 7 8 9 10" " 0 1 2 3 4 5 6 7 8 9 10 11 12"
+	diff -u irq-shown.want irq-shown.txt || return 1
+	"$LBR" -v -d irq.bin --kallsyms irq-kallsyms.txt >irq-v.txt 2>/dev/null ||
+		return 1
+	grep -q '^  \[interrupt' irq-v.txt && { echo "-v folded:"; cat irq-v.txt; return 1; }
+	[ "$(grep -c '^  \[#' irq-v.txt)" = 63 ] ||
+		{ echo "-v: not the 63 entries:"; cat irq-v.txt; return 1; }
+	"$LBR" -d irq.bin --kallsyms irq-kallsyms.txt --json >irq.jsonl || return 1
+	python3 "$HERE/check-json.py" record irq.jsonl || return 1
+	python3 - irq.jsonl <<'PY'
+import json, sys
+want = [(14, list(range(2, 11)), {2: "IRQ", 10: "ERET"}),
+        (14, list(range(2, 11)), {}),
+        (7, list(range(0, 5)), {4: "ERET"}),
+        (8, [], {1: "IRQ", 5: "ERET"}),
+        (12, list(range(2, 7)), {0: "IRQ", 2: "IRQ", 6: "ERET", 9: "ERET"}),
+        (14, [], {})]
+recs = [json.loads(l) for l in open(sys.argv[1])]
+for n, (r, (nr, irq, far)) in enumerate(zip(recs, want), 1):
+    br = r["branches"]
+    got = ([i for i, b in enumerate(br) if b["interrupt"]],
+           {i: b["type_name"] for i, b in enumerate(br) if b["type"] == 7})
+    if len(br) != nr or got != (irq, far):
+        sys.exit(f"record {n}: {len(br)} branches, interrupt and far {got}; "
+                 f"want {nr}, {irq}, {far}")
+if len(recs) != len(want):
+    sys.exit(f"{len(recs)} records")
+PY
+}
+check "an interrupt in a record: one line (-v: its entries); JSON keeps them, marked" \
+	irq_fold
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
