@@ -205,3 +205,24 @@ int control_capture(const char *path, const char *mode)
 	close(fd);
 	return ret;
 }
+
+/*
+ * A line on a target that has recorded nothing, and the likely why, after
+ * @prefix (stats' counters, or trace's while its command ran).
+ */
+void print_target_hint(FILE *f, const char *prefix,
+		       const struct lbr_snap_target_stats *t)
+{
+	int n = (int)strnlen(t->name, sizeof(t->name));
+
+	if (t->state & LBR_SNAP_TARGET_GONE)
+		fprintf(f, "%s%.*s is gone: its module was unloaded, and the hook with it; add it again once the module is back (lbr-snap add), or delete it\n",
+			prefix, n, t->name);
+	else if (!t->hits)
+		fprintf(f, "%s%.*s has had no hits: is it called, and not inlined into its callers?\n",
+			prefix, n, t->name);
+	else if (!t->captured && t->filtered == t->hits)
+		fprintf(f, "%s%.*s: all %llu returns filtered (as success, or by an errno list or the task filter): is its return type (%s) right? see `lbr-snap spec %.*s`\n",
+			prefix, n, t->name, t->hits, ret_type_name(t->ret_type),
+			n, t->name);
+}

@@ -2,10 +2,17 @@
 #ifndef LBR_SNAP_CONTROL_H
 #define LBR_SNAP_CONTROL_H
 
+#include <stdio.h>
+
+#include <lbr_snap.h>
+
 /* Each returns 0 or an exit code (util.h); messages go to stderr. */
 int control_add(const char *path, char **specs);
 int control_del(const char *path, char **syms);
 int control_filter(const char *path, char **words);
 int control_capture(const char *path, const char *mode);	/* errors|all */
+
+void print_target_hint(FILE *f, const char *prefix,
+		       const struct lbr_snap_target_stats *t);
 
 #endif /* LBR_SNAP_CONTROL_H */

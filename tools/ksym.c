@@ -410,6 +410,22 @@ unsigned long long ksyms_func_end(const struct ksyms *ks,
 	return 0;
 }
 
+/*
+ * The bare name of the symbol @addr lies in (no offset, no module), and
+ * @addr's offset in it in *@off; NULL below every symbol.  Lives as long
+ * as @ks.
+ */
+const char *ksyms_name(const struct ksyms *ks, unsigned long long addr,
+		       unsigned long long *off)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	if (!s)
+		return NULL;
+	*off = addr - s->addr;
+	return ks->pool + s->name;
+}
+
 /* Whether @addr is in a module's symbol, not vmlinux's. */
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr)
 {

@@ -39,6 +39,8 @@ const char *ksyms_sym(const struct ksyms *ks, unsigned long long addr,
 		      size_t *len, bool *found);
 const char *ksyms_sym_plain(const struct ksyms *ks, unsigned long long addr,
 			    size_t *len, bool *found, bool *plain);
+const char *ksyms_name(const struct ksyms *ks, unsigned long long addr,
+		       unsigned long long *off);
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
 unsigned long long ksyms_func_end(const struct ksyms *ks,
 				  unsigned long long addr);

@@ -69,6 +69,7 @@ struct opts {
 	const char *vmlinux;	/* -k */
 	const char *output;	/* -o */
 	const char *input;	/* -i */
+	char *rec_header;	/* -i's header, for record (recording.h) */
 	unsigned long long count;
 	bool json;
 	bool nonblock;
@@ -90,6 +91,7 @@ static const char usage[] =
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
+"       lbr-snap [-n N] [--nonblock] -i FILE record -o FILE\n"
 "       lbr-snap --version\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
@@ -110,7 +112,11 @@ static const char usage[] =
 "                       needed), run CMD, print the records of CMD and its\n"
 "                       descendants until it exits, detach; exits with\n"
 "                       CMD's status.  Needs root (CAP_SYS_ADMIN).  trace's\n"
-"                       options end at CMD: \"trace -e X ls -l\" runs ls -l\n"
+"                       options end at CMD: \"trace -e X ls -l\" runs ls -l.\n"
+"                       It says on stderr what it attached and, at the\n"
+"                       end, how many records it printed, each target's\n"
+"                       returns while CMD ran (captured, filtered,\n"
+"                       dropped), and why there were none\n"
 "  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
 "                       BTF as spec does) to the loaded module, saying its\n"
 "                       id and hook; a SPEC that fails does not stop the\n"
@@ -126,7 +132,9 @@ static const char usage[] =
 "                       (mode 0600) after what symbolizes them elsewhere:\n"
 "                       kallsyms, the kernel release and build ID, the\n"
 "                       modules with their addresses and build IDs; then\n"
-"                       -i FILE prints them on any machine\n"
+"                       -i FILE prints them on any machine.  From -i FILE,\n"
+"                       that recording's release, build IDs, modules and\n"
+"                       kallsyms are kept, not this machine's\n"
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
 "                       count /N, informative), as targets= takes\n"
@@ -152,7 +160,8 @@ static const char usage[] =
 "                       /usr/lib/debug/boot/vmlinux-RELEASE,\n"
 "                       /usr/lib/debug/lib/modules/RELEASE/vmlinux)\n"
 "  -v, --verbose        say on stderr which vmlinux and module files give\n"
-"                       source lines, or where they were looked for\n"
+"                       source lines, or where they were looked for; show\n"
+"                       an interrupt's entries one by one, not folded\n"
 "      --full           also show the probe-path entries (hidden by default)\n"
 "      --only-target    cut the entries before the first one inside the\n"
 "                       target function\n"
@@ -168,8 +177,8 @@ static const char usage[] =
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
 "-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
-"these and trace, -k and -v to all of them but record, -i to streaming\n"
-"and report, -o to record, --full and --only-target to streaming and\n"
+"these and trace, -k and -v to all of them but record, -i to streaming,\n"
+"report and record, -o to record, --full and --only-target to streaming and\n"
 "trace, --pid, --tgid and --comm to streaming and report, -e, --all and\n"
 "--all-tasks to trace, --json to all but flush, record and the target\n"
 "commands.\n"
@@ -181,6 +190,7 @@ static const char usage[] =
 "      ...\n"
 "    returned to CALLER_SYM+0xoff; N branches, #0 (oldest) to #N-1 (newest)\n"
 "    [#0] from_sym+0xoff -> to_sym+0xoff [module] (mispredicted)\n"
+"    [interrupt: N entries, #A to #B: ENTRY \u2026 IRET, back to SYM+0xoff (-v unfolds)]\n"
 "    ...\n"
 "    ... N probe-path entries hidden (--full shows them)\n"
 "    (N newest entries made by the probe path)          with --full\n"
@@ -194,10 +204,14 @@ static const char usage[] =
 "LBR_SNAP_ROOT, and if built with libdw) each address is followed by\n"
 "(file:line), and functions inlined there by lines\n"
 "        from: inlined FUNC() called at file:line\n"
+"An interrupt inside a record (its entries from the branch into its entry\n"
+"point to its IRET, by branch type and symbols) is folded into one line\n"
+"unless -v; an exception is not.\n"
 "Branches are numbered from #0, the oldest; the arrows of a record are in\n"
 "one column.  A file is relative to its compilation directory (the\n"
-"kernel's build tree) when inside it; JSON has it whole.  RET follows the\n"
-"return type\n"
+"kernel's build tree) when inside it, else to its module's source root\n"
+"(a module built out of tree: the directory its units have in common);\n"
+"JSON has it whole.  RET follows the return type\n"
 "declared for the target: int and long as -ENOENT or a decimal number, ptr\n"
 "as NULL, ERR_PTR(-ENOMEM) or hex, bool as true or false.  Addresses below\n"
 "every kernel text symbol print as raw hex, all of them when kallsyms\n"
@@ -215,7 +229,10 @@ static const char usage[] =
 "  first, [] without one (stack_depth=0, or flags has 16: the unwinder\n"
 "  did not reach the caller),\n"
 "  branches: [{from, to, from_sym, to_sym, mispred, flags, cycles, type,\n"
-"  probe, before_target, from_file, from_line, to_file, to_line,\n"
+"  type_name (perf's: COND, UNCOND, IND, CALL, IND_CALL, RET; a far one\n"
+"  IRQ, ERET, SYSCALL or SYSRET; N/A), probe, before_target, interrupt\n"
+"  (an interrupt's entry, which text folds), from_file,\n"
+"  from_line, to_file, to_line,\n"
 "  from_inline, to_inline: [{func, call_file, call_line}]}]: every entry;\n"
 "  file and line are null without debug info, probe is true for the\n"
 "  entries the probe path made, before_target for those --only-target\n"
@@ -233,8 +250,10 @@ static const char usage[] =
 "in the source of its last branch outside the return thunks.\n"
 "report --json, one object a line:\n"
 "  func, func_addr, ret_type, retval, ret, errno, count, nr_paths,\n"
-"  paths: [{count, ends_in, stack: [{addr, sym}],\n"
-"  branches: [{from, to, from_sym, to_sym}]}]\n"
+"  paths: [{count, ends_in, stack: [{addr, sym, file, line, inline}],\n"
+"  branches: [{from, to, from_sym, to_sym, from_file, from_line,\n"
+"  from_inline, to_file, to_line, to_inline}]}]\n"
+"report, text too, has the source lines a record has.\n"
 "\n"
 "LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
 "debug files are looked for (and /proc/modules, for -v's list).\n"
@@ -374,6 +393,7 @@ static int cmd_record(int fd, const struct opts *o)
 	struct recording_opts ro = {
 		.out = o->output, .device = o->device,
 		.kallsyms = o->kallsyms, .max = o->count,
+		.header = o->rec_header,
 	};
 	struct lbr_snap_info info;
 	int ret = get_info(fd, o->device, &info);
@@ -530,23 +550,6 @@ static void print_target_text(const struct lbr_snap_target_stats *t, int w)
 	       t->recursion, t->inflight, t->lbr_off);
 }
 
-/* A line on a target that has recorded nothing, and the likely why. */
-static void print_target_hint(const struct lbr_snap_target_stats *t)
-{
-	int n = (int)strnlen(t->name, sizeof(t->name));
-
-	if (t->state & LBR_SNAP_TARGET_GONE)
-		printf("hint: %.*s is gone: its module was unloaded, and the hook with it; add it again once the module is back (lbr-snap add), or delete it\n",
-		       n, t->name);
-	else if (!t->hits)
-		printf("hint: %.*s has had no hits: is it called, and not inlined into its callers?\n",
-		       n, t->name);
-	else if (!t->captured && t->filtered == t->hits)
-		printf("hint: %.*s: all %llu returns filtered (as success, or by an errno list or the task filter): is its return type (%s) right? see `lbr-snap spec %.*s`\n",
-		       n, t->name, t->hits, ret_type_name(t->ret_type), n,
-		       t->name);
-}
-
 static void print_stats_text(const struct lbr_snap_stats *st,
 			     const struct lbr_snap_target_stats *ts,
 			     unsigned int nr)
@@ -562,7 +565,7 @@ static void print_stats_text(const struct lbr_snap_stats *st,
 		print_target_text(&ts[i], w);
 	printf("read: %llu\nflushed: %llu\n", st->read, st->flushed);
 	for (i = 0; i < nr; i++)
-		print_target_hint(&ts[i]);
+		print_target_hint(stdout, "hint: ", &ts[i]);
 }
 
 static void print_target_json(const struct lbr_snap_target_stats *t)
@@ -733,8 +736,8 @@ static const struct {
 	{ OPT_TRACE, 1u << CMD_TRACE,
 	  "-e, --all and --all-tasks only apply to trace" },
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
-	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT,
-	  "-i only applies to streaming and report" },
+	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
+	  "-i only applies to streaming, report and record" },
 	{ OPT_TASK, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "--pid, --tgid and --comm only apply to streaming and report (the module's own: lbr-snap filter)" },
 };
@@ -919,6 +922,7 @@ static int parse_opt(int c, struct opts *o)
 		return 0;
 	case 'v':
 		srclines_verbose = true;
+		o->po.unfold = true;
 		o->given |= OPT_SYMS;
 		return 0;
 	case OPT_FULL:
@@ -1134,13 +1138,15 @@ int main(int argc, char **argv)
 		return finish(control_filter(o.device, o.args));
 	if (o.input) {
 		fd = recording_open(o.input, o.vmlinux, srclines_verbose,
-				    replay_kallsyms, sizeof(replay_kallsyms));
+				    replay_kallsyms, sizeof(replay_kallsyms),
+				    &o.rec_header);
 		if (fd < 0)
 			return finish(-fd);
 		o.device = o.input;
 		o.kallsyms = replay_kallsyms;
 		ret = -cmds[o.cmd](fd, &o);
 		close(fd);
+		free(o.rec_header);
 		return finish(ret);
 	}
 	/* FLUSH needs a descriptor opened for writing (and CAP_SYS_ADMIN). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "branch.h"
 #include "json.h"
 #include "path.h"
 #include "srcline.h"
@@ -239,18 +240,35 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 	fputc('\n', f);
 }
 
+/* @path less @dir and its '/', if it lies inside @dir; else NULL. */
+static const char *strip_dir(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	if (n && !strncmp(path, dir, n) && path[n] == '/')
+		return path + n + 1;
+	return NULL;
+}
+
 /*
  * A source path for text output: relative to the tree it was compiled
  * in (the compilation unit's directory, kept by srclines in @loc) when it
- * lies inside it, as the path as given otherwise.
+ * lies inside it; else relative to its module's source tree (an
+ * out-of-tree module's, built in the kernel's tree), when inside that;
+ * as the path as given otherwise.
  */
+static const char *rel_path(const struct srcloc *loc, const char *path)
+{
+	const char *rel = strip_dir(path, loc->comp_dir);
+
+	if (!rel)
+		rel = strip_dir(path, loc->src_root);
+	return rel ? rel : path;
+}
+
 static const char *src_path(const struct srcloc *loc)
 {
-	size_t n = loc->comp_dir ? strlen(loc->comp_dir) : 0;
-
-	if (n && !strncmp(loc->file, loc->comp_dir, n) && loc->file[n] == '/')
-		return loc->file + n + 1;
-	return loc->file;
+	return rel_path(loc, loc->file);
 }
 
 /*
@@ -278,6 +296,13 @@ static int put_addr_line(FILE *f, const struct ksyms *ks,
 	return n;
 }
 
+/* put_addr_line() for other printers (report): no padding. */
+void print_addr_line(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		     unsigned long long line_addr, struct srcloc *loc)
+{
+	put_addr_line(f, ks, addr, line_addr, loc, 0);
+}
+
 /* put_addr_line() of @addr's own line */
 static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 		    struct srcloc *loc, int width)
@@ -285,17 +310,25 @@ static int put_addr(FILE *f, const struct ksyms *ks, unsigned long long addr,
 	return put_addr_line(f, ks, addr, addr, loc, width);
 }
 
-static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
+/* The functions inlined at @loc, a line each, after @indent spaces. */
+void print_inlines(FILE *f, int indent, const char *side,
+		   const struct srcloc *loc)
 {
 	const struct src_inline *in;
 	unsigned int i;
 
 	for (i = 0; i < loc->nr_inline; i++) {
 		in = &loc->inl[i];
-		fprintf(f, "        %s: inlined %s() called at %s:%d\n", side,
-			in->func ? in->func : "?",
-			in->call_file ? in->call_file : "?", in->call_line);
+		fprintf(f, "%*s%s%sinlined %s() called at %s:%d\n", indent, "",
+			side, *side ? ": " : "", in->func ? in->func : "?",
+			in->call_file ? rel_path(loc, in->call_file) : "?",
+			in->call_line);
 	}
+}
+
+static void put_inlines(FILE *f, const char *side, const struct srcloc *loc)
+{
+	print_inlines(f, 8, side, loc);
 }
 
 static int digits(unsigned int v)
@@ -467,7 +500,8 @@ static void print_text_stack(FILE *f, const void *arg)
 			in = &loc.inl[j];
 			fprintf(f, "      inlined %s() called at %s:%d\n",
 				in->func ? in->func : "?",
-				in->call_file ? in->call_file : "?",
+				in->call_file ?
+				rel_path(&loc, in->call_file) : "?",
 				in->call_line);
 		}
 	}
@@ -485,16 +519,79 @@ struct text_list {
 	const struct ksyms *ks;
 	unsigned int first, last;
 	int iw;
+	bool unfold;			/* -v: interrupts entry by entry */
 };
+
+/* The function @addr is in, bare, or its hex. */
+static const char *func_name(const struct ksyms *ks, unsigned long long addr,
+			     char *buf, size_t len)
+{
+	unsigned long long off;
+	const char *name = ksyms_name(ks, addr, &off);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "0x%016llx", addr);
+	return buf;
+}
+
+/*
+ * An interrupt's entries in one line: "[interrupt: 9 entries, #2 to #10:
+ * asm_sysvec_apic_timer_interrupt … native_irq_return_iret, back to
+ * getname_flags+0x10 (-v unfolds)]", from the function it entered to
+ * the one its IRET left, and where it returned.  One whose entry came
+ * before the first entry starts at that entry's source.
+ */
+static void print_fold(FILE *f, const struct text_list *tl,
+		       const struct irq_fold *fo)
+{
+	char a[32], b[32];
+	struct lbr_snap_branch in, out;
+	unsigned int n = fo->last - fo->first + 1;
+	const char *sym;
+	bool found;
+	size_t len;
+
+	rec_from_to(tl->r, fo->first, &in);
+	rec_from_to(tl->r, fo->last, &out);
+	fprintf(f, "  [interrupt%s: %u entries, #%u to #%u: %s \u2026 %s, back to ",
+		fo->headless ? ", its start not recorded" : "", n, fo->first,
+		fo->last,
+		fo->headless ? func_name(tl->ks, in.from, a, sizeof(a)) :
+			       func_name(tl->ks, in.to, a, sizeof(a)),
+		func_name(tl->ks, out.from, b, sizeof(b)));
+	sym = ksyms_sym(tl->ks, out.to, &len, &found);
+	fwrite(sym, 1, len, f);
+	fputs(" (-v unfolds)]\n", f);
+}
 
 static void print_text_list(FILE *f, const void *arg)
 {
 	const struct text_list *tl = arg;
-	int fw = from_width(tl->r, tl->ks, tl->first, tl->last);
-	unsigned int i;
+	struct irq_fold folds[IRQ_FOLDS_MAX];
+	unsigned int i, k = 0, nr = 0;
+	int fw = 0, w;
 
-	for (i = tl->first; i < tl->last; i++)
+	if (!tl->unfold)
+		nr = irq_folds(tl->r, tl->ks, tl->first, tl->last, folds);
+	/* The arrows of the entries shown in one column. */
+	for (i = tl->first; i < tl->last; i++) {
+		if (k < nr && i == folds[k].first) {
+			i = folds[k++].last;
+			continue;
+		}
+		w = from_width(tl->r, tl->ks, i, i + 1);
+		if (w > fw)
+			fw = w;
+	}
+	for (i = tl->first, k = 0; i < tl->last; i++) {
+		if (k < nr && i == folds[k].first) {
+			print_fold(f, tl, &folds[k]);
+			i = folds[k++].last;
+			continue;
+		}
 		print_branch(f, tl->r, i, tl->ks, tl->iw, fw);
+	}
 }
 
 void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
@@ -524,8 +621,8 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 	if (first)
 		print_cut_note(f, h, ks, first);
 	tl = (struct text_list){ r, ks, first, last,
-				 last ? digits(last - 1) : 1 };
-	list_key_init(&k, r, first, last, 0);
+				 last ? digits(last - 1) : 1, po->unfold };
+	list_key_init(&k, r, first, last, po->unfold ? 2 : 0);
 	list_print(f, &text_lists, &k, print_text_list, &tl);
 	print_probe_note(f, h, h->nr_entries - last);
 	if ((h->flags & LBR_SNAP_REC_NO_LBR) &&
@@ -614,8 +711,8 @@ static void json_no_srcloc(FILE *f, const char *side)
  * ,"side_file":...,"side_line":...,"side_inline":[...] (no "side_" for
  * side "")
  */
-static void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
-			unsigned long long addr)
+void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
+		 unsigned long long addr)
 {
 	const struct src_inline *in;
 	struct srcloc loc;
@@ -683,11 +780,11 @@ static char *bool_buf(char *p, bool v)
  * place (before the target, on the probe path) and the symbols.
  */
 #define MEMO_BITS	12
-#define MEMO_TEXT	464
+#define MEMO_TEXT	512
 
 struct branch_memo {
 	struct lbr_snap_branch b;
-	bool probe, before;
+	bool probe, before, irq;
 	unsigned short len;		/* 0: unused */
 	char text[MEMO_TEXT];		/* the object, no leading comma */
 };
@@ -695,13 +792,13 @@ struct branch_memo {
 static struct branch_memo *branch_memo;
 
 static struct branch_memo *memo_slot(const struct lbr_snap_branch *b,
-				     bool probe, bool before)
+				     bool probe, bool before, bool irq)
 {
 	unsigned long long h = b->from * 0x9e3779b97f4a7c15ull ^
 			       b->to * 0xc2b2ae3d27d4eb4full ^
 			       ((unsigned long long)b->flags << 32 |
 				(unsigned long long)b->cycles << 8 | b->type) ^
-			       (probe << 1 | before);
+			       (irq << 2 | probe << 1 | before);
 
 	if (!branch_memo)
 		branch_memo = xrealloc(NULL, sizeof(*branch_memo) << MEMO_BITS);
@@ -711,28 +808,31 @@ static struct branch_memo *memo_slot(const struct lbr_snap_branch *b,
 }
 
 static bool memo_match(const struct branch_memo *m,
-		       const struct lbr_snap_branch *b, bool probe, bool before)
+		       const struct lbr_snap_branch *b, bool probe, bool before,
+		       bool irq)
 {
 	return m->len && m->b.from == b->from && m->b.to == b->to &&
 	       m->b.flags == b->flags && m->b.cycles == b->cycles &&
 	       m->b.type == b->type && m->probe == probe &&
-	       m->before == before;
+	       m->before == before && m->irq == irq;
 }
 
 static void json_branch(FILE *f, const struct rec *r, unsigned int i,
-			const struct ksyms *ks, const struct rec_span *sp)
+			const struct ksyms *ks, const struct rec_span *sp,
+			bool irq)
 {
-	char buf[256 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf, *obj;
+	char buf[320 + 2 * JSON_STR_MAX(KSYM_BUF_LEN)], *p = buf, *obj;
 	bool probe = i >= sp->probe, before = i < sp->target;
 	struct lbr_snap_branch b;
 	struct branch_memo *m = NULL;
+	const char *tn;
 
 	rec_branch(r, i, &b);
 	if (i)
 		*p++ = ',';
 	if (!ks->lines) {
-		m = memo_slot(&b, probe, before);
-		if (memo_match(m, &b, probe, before)) {
+		m = memo_slot(&b, probe, before, irq);
+		if (memo_match(m, &b, probe, before, irq)) {
 			p = cat(p, m->text, m->len);
 			fwrite(buf, 1, p - buf, f);
 			return;
@@ -755,10 +855,16 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 	p = uint_buf(p, b.cycles);
 	p = CAT(p, ",\"type\":");
 	p = uint_buf(p, b.type);
+	p = CAT(p, ",\"type_name\":\"");
+	tn = branch_type_name(&b, ks);
+	p = cat(p, tn, strlen(tn));
+	*p++ = '"';
 	p = CAT(p, ",\"probe\":");
 	p = bool_buf(p, probe);
 	p = CAT(p, ",\"before_target\":");
 	p = bool_buf(p, before);
+	p = CAT(p, ",\"interrupt\":");
+	p = bool_buf(p, irq);
 	if (m) {
 		/* No debug info: the same keys each time, in the one write. */
 		p = CAT(p, ",\"from_file\":null,\"from_line\":null,\"from_inline\":[],\"to_file\":null,\"to_line\":null,\"to_inline\":[]}");
@@ -767,6 +873,7 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 			m->b = b;
 			m->probe = probe;
 			m->before = before;
+			m->irq = irq;
 			m->len = p - obj;
 			memcpy(m->text, obj, m->len);
 		}
@@ -822,10 +929,17 @@ struct json_list {
 static void print_json_list(FILE *f, const void *arg)
 {
 	const struct json_list *jl = arg;
-	unsigned int i;
+	unsigned int nr = jl->r->hdr.nr_entries, i, k = 0, n;
+	struct irq_fold folds[IRQ_FOLDS_MAX];
 
-	for (i = 0; i < jl->r->hdr.nr_entries; i++)
-		json_branch(f, jl->r, i, jl->ks, jl->sp);
+	/* Every entry, those of an interrupt marked. */
+	n = irq_folds(jl->r, jl->ks, 0, nr, folds);
+	for (i = 0; i < nr; i++) {
+		while (k < n && folds[k].last < i)
+			k++;
+		json_branch(f, jl->r, i, jl->ks, jl->sp,
+			    k < n && i >= folds[k].first);
+	}
 }
 
 /* One JSON object per line; see --help for the keys. */

@@ -12,10 +12,20 @@
 struct print_opts {
 	bool full;
 	bool only_target;
+	bool unfold;		/* -v: an interrupt's entries one by one */
 };
 
 void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		    const struct print_opts *po);
 void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks);
+
+/* For report: an address and its source, as a record's branch has them. */
+struct srcloc;
+void print_addr_line(FILE *f, const struct ksyms *ks, unsigned long long addr,
+		     unsigned long long line_addr, struct srcloc *loc);
+void print_inlines(FILE *f, int indent, const char *side,
+		   const struct srcloc *loc);
+void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
+		 unsigned long long addr);
 
 #endif /* LBR_SNAP_PRINT_H */

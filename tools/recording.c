@@ -229,10 +229,17 @@ int recording_write(int fd, const struct recording_opts *o)
 		return -EXIT_ERROR;
 	}
 	write_path = o->out;
-	uname(&u);
-	notes_build_id("/sys/kernel/notes", id, sizeof(id));
-	fprintf(f, RECORDING_MAGIC "release %s\nbuild-id %s\n", u.release, id);
-	write_modules(f);
+	if (o->header) {
+		/* Recorded again from a recording: where it was made. */
+		fputs(RECORDING_MAGIC, f);
+		fputs(o->header, f);
+	} else {
+		uname(&u);
+		notes_build_id("/sys/kernel/notes", id, sizeof(id));
+		fprintf(f, RECORDING_MAGIC "release %s\nbuild-id %s\n",
+			u.release, id);
+		write_modules(f);
+	}
 	fprintf(f, "kallsyms %ld\n", n);
 	fwrite(ks, 1, n, f);
 	fputs("records\n", f);
@@ -287,17 +294,21 @@ static bool header_line(FILE *f, char *line, size_t len)
  * @verbose: say where it was recorded
  * @kallsyms: set to a path holding the recorded kallsyms
  * @len: its size
+ * @header: if not NULL, set to the header's lines between the first and
+ *	the kallsyms line, newlines included (to free()), for a recording
+ *	made of this one
  *
  * Return: a descriptor at the first record, or -exit code.
  */
 int recording_open(const char *path, const char *vmlinux, bool verbose,
-		   char *kallsyms, unsigned long len)
+		   char *kallsyms, unsigned long len, char **header)
 {
 	char line[512], release[256] = "?", id[129] = "-", vid[129], *end;
 	unsigned long long size = 0, off;
+	size_t n, hlen = 0, hcap = 0;
 	bool have_size = false;
+	char *hdr = NULL;
 	struct stat st;
-	size_t n;
 	int fd, ks;
 	FILE *f;
 
@@ -324,8 +335,11 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 		return -EXIT_ERROR;
 	}
 	setvbuf(f, NULL, _IONBF, 0);
+	hdr = xrealloc(NULL, hcap = 256);
+	*hdr = '\0';
 	if (!header_line(f, line, sizeof(line)) ||
 	    strcmp(line, "lbr-snap recording 1")) {
+		free(hdr);
 		fclose(f);
 		return bad_recording(path, "no 'lbr-snap recording 1' line");
 	}
@@ -340,15 +354,28 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 			size = strtoull(line + 9, &end, 10);
 			if (errno || *end || end == line + 9 ||
 			    (S_ISREG(st.st_mode) && size > (unsigned long long)st.st_size)) {
+				free(hdr);
 				fclose(f);
 				return bad_recording(path, "a bad kallsyms size");
 			}
 			have_size = true;
 		}
+		if (!have_size) {
+			n = strlen(line);
+			if (hlen + n + 2 > hcap) {
+				hcap = 2 * hcap + n + 256;
+				hdr = xrealloc(hdr, hcap);
+			}
+			memcpy(hdr + hlen, line, n);
+			hdr[hlen + n] = '\n';
+			hlen += n + 1;
+			hdr[hlen] = '\0';
+		}
 	}
 	if (!have_size) {
 		bool io = ferror(f);
 
+		free(hdr);
 		if (io)
 			pr_err("%s: %s", path, strerror(errno));
 		fclose(f);
@@ -366,6 +393,7 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 	ks = memfd_create("lbr-snap-kallsyms", MFD_CLOEXEC);
 	if (ks < 0) {
 		pr_err("memfd_create: %s", strerror(errno));
+		free(hdr);
 		fclose(f);
 		return -EXIT_ERROR;
 	}
@@ -381,6 +409,7 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 
 		if (io)
 			pr_err("%s: %s", path, strerror(errno));
+		free(hdr);
 		close(ks);
 		fclose(f);
 		return io ? -EXIT_ERROR :
@@ -404,8 +433,13 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 	fclose(f);
 	if (fd < 0) {
 		pr_err("%s: %s", path, strerror(errno));
+		free(hdr);
 		close(ks);
 		return -EXIT_ERROR;
 	}
+	if (header)
+		*header = hdr;
+	else
+		free(hdr);
 	return fd;
 }

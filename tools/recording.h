@@ -24,11 +24,17 @@ struct recording_opts {
 	const char *kallsyms;		/* what to embed */
 	unsigned long long max;		/* -n, 0: until interrupted */
 	bool live;			/* leave out lbr-snap's own records */
+	/*
+	 * The header lines to write after the first one, up to kallsyms
+	 * (release, build-id, modules), or NULL for this machine's: a
+	 * recording made from one (-i) is stamped with where it was made.
+	 */
+	const char *header;
 };
 
 int recording_write(int fd, const struct recording_opts *o);
 int recording_open(const char *path, const char *vmlinux, bool verbose,
-		   char *kallsyms, unsigned long len);
+		   char *kallsyms, unsigned long len, char **header);
 int elf_build_id(const char *path, char *hex, unsigned long len);
 
 #endif /* LBR_SNAP_RECORDING_H */

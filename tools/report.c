@@ -17,7 +17,9 @@
 
 #include "json.h"
 #include "path.h"
+#include "print.h"
 #include "report.h"
+#include "srcline.h"
 #include "util.h"
 
 struct edge {
@@ -189,22 +191,34 @@ static void path_end(const struct path *p, const struct ksyms *ks,
 	ksyms_format(ks, p->edges[p->nr - 1].from, buf, len);
 }
 
+/*
+ * A path's call stack and branches, with their source lines and inlined
+ * functions as a record shows them, when there is debug info: a frame's
+ * line is its call's (the return address less one).
+ */
 static void print_path_text(const struct path *p, size_t n, size_t nr,
 			    const struct ksyms *ks)
 {
-	char from[KSYM_BUF_LEN], to[KSYM_BUF_LEN];
+	struct srcloc from, to;
 	unsigned int i;
 
 	printf("  %llu\u00d7 path %zu of %zu%s\n", p->count, n, nr,
 	       p->nr ? ":" : ": no branches");
 	for (i = 0; i < p->nr_stack; i++) {
-		ksyms_format(ks, p->stack[i], from, sizeof(from));
-		printf(i ? "      %s\n" : "    called from %s\n", from);
+		fputs(i ? "      " : "    called from ", stdout);
+		print_addr_line(stdout, ks, p->stack[i], p->stack[i] - 1, &from);
+		putchar('\n');
+		print_inlines(stdout, 8, "", &from);
 	}
 	for (i = 0; i < p->nr; i++) {
-		ksyms_format(ks, p->edges[i].from, from, sizeof(from));
-		ksyms_format(ks, p->edges[i].to, to, sizeof(to));
-		printf("    [#%u] %s -> %s\n", i, from, to);
+		printf("    [#%u] ", i);
+		print_addr_line(stdout, ks, p->edges[i].from, p->edges[i].from,
+				&from);
+		fputs(" -> ", stdout);
+		print_addr_line(stdout, ks, p->edges[i].to, p->edges[i].to, &to);
+		putchar('\n');
+		print_inlines(stdout, 10, "from", &from);
+		print_inlines(stdout, 10, "to", &to);
 	}
 }
 
@@ -248,6 +262,7 @@ static void print_path_json(const struct path *p, const struct ksyms *ks)
 		fputs(i ? ",{\"addr\":" : "{\"addr\":", stdout);
 		json_hex(stdout, p->stack[i]);
 		json_sym_key("sym", ks, p->stack[i]);
+		json_srcloc(stdout, "", ks, p->stack[i] - 1);
 		putchar('}');
 	}
 	fputs("],\"branches\":[", stdout);
@@ -258,6 +273,8 @@ static void print_path_json(const struct path *p, const struct ksyms *ks)
 		json_hex(stdout, p->edges[i].to);
 		json_sym_key("from_sym", ks, p->edges[i].from);
 		json_sym_key("to_sym", ks, p->edges[i].to);
+		json_srcloc(stdout, "from", ks, p->edges[i].from);
+		json_srcloc(stdout, "to", ks, p->edges[i].to);
 		putchar('}');
 	}
 	fputs("]}", stdout);

@@ -543,6 +543,90 @@ static const char *comp_dir(Dwfl_Line *l)
 		    NULL;
 }
 
+/* Whether @path lies inside directory @dir (lexically). */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/*
+ * The length of the longest common directory of @a (@alen bytes) and
+ * @b: what both hold up to a '/' or their end.
+ */
+static size_t common_dir(const char *a, size_t alen, const char *b)
+{
+	size_t i = 0, last = 0;
+
+	for (; i < alen && b[i] && a[i] == b[i]; i++)
+		if (a[i] == '/')
+			last = i;
+	if ((i == alen || a[i] == '/') && (!b[i] || b[i] == '/'))
+		last = i;
+	return last;
+}
+
+/* "" in a module's userdata: its source root was looked for, none found. */
+static char no_root[1];
+
+/*
+ * The directory a module's own sources lie in, for those outside its
+ * compilation directory: an out-of-tree module, built by kbuild in the
+ * kernel's tree (DW_AT_comp_dir) from sources elsewhere, has absolute
+ * paths of its own tree.  Its root is the longest directory common to
+ * the compilation units that are not in their comp_dir (the MOD.mod.c
+ * kbuild writes among them, at the top of the module's tree).  Found
+ * once a module, the first time a file outside comp_dir is looked up,
+ * and kept in the module's userdata; NULL if there is none but "/".
+ */
+static const char *source_root(Dwfl_Module *m)
+{
+	char path[PATH_MAX], *root = NULL;
+	Dwarf_Die *cu = NULL;
+	Dwarf_Attribute attr;
+	const char *name, *dir;
+	size_t len = 0;
+	Dwarf_Addr bias;
+	void **ud;
+
+	if (!dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		return NULL;
+	if (*ud)
+		return *ud == no_root ? NULL : *ud;
+	while ((cu = dwfl_module_nextcu(m, cu, &bias))) {
+		name = dwarf_diename(cu);
+		dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+		if (!name)
+			continue;
+		if (*name == '/')
+			snprintf(path, sizeof(path), "%s", name);
+		else if (dir)
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+		else
+			continue;
+		if (dir && under(path, dir))
+			continue;
+		*strrchr(path, '/') = '\0';	/* its directory */
+		if (!root) {
+			root = strdup(path);
+			if (!root)
+				oom();
+			len = strlen(root);
+		} else {
+			len = common_dir(root, len, path);
+		}
+	}
+	if (root && len > 1) {
+		root[len] = '\0';
+		*ud = root;
+	} else {
+		free(root);
+		*ud = no_root;
+	}
+	return *ud == no_root ? NULL : *ud;
+}
+
 /* srclines_lookup() without the cache; @loc is zeroed. */
 static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 		   unsigned long long addr, struct srcloc *loc)
@@ -564,6 +648,8 @@ static bool lookup(const struct srclines *sl, const struct ksyms *ks,
 	if (!loc->file)
 		return false;
 	loc->comp_dir = comp_dir(l);
+	if (!loc->comp_dir || !under(loc->file, loc->comp_dir))
+		loc->src_root = source_root(m);
 	find_inlines(m, a, loc);
 	return true;
 }
@@ -578,6 +664,7 @@ bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
 	if (!sl) {
 		loc->file = NULL;
 		loc->comp_dir = NULL;
+		loc->src_root = NULL;
 		loc->line = 0;
 		loc->nr_inline = 0;
 		return false;
@@ -594,10 +681,25 @@ bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
 	return e->found;
 }
 
+/* dwfl_getmodules() callback: free a module's source root. */
+static int free_root(Dwfl_Module *m, void **ud, const char *name,
+		     Dwarf_Addr start, void *arg)
+{
+	(void)m;
+	(void)name;
+	(void)start;
+	(void)arg;
+	if (*ud != no_root)
+		free(*ud);
+	*ud = NULL;
+	return DWARF_CB_OK;
+}
+
 void srclines_close(struct srclines *sl)
 {
 	if (!sl)
 		return;
+	dwfl_getmodules(sl->dwfl, free_root, NULL, 0);
 	dwfl_end(sl->dwfl);
 	free(sl->cache);
 	free(sl);

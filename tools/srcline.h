@@ -17,6 +17,9 @@ struct src_inline {
 struct srcloc {
 	const char *file;
 	const char *comp_dir;		/* the CU's DW_AT_comp_dir, or NULL */
+	const char *src_root;		/* outside comp_dir, its module's
+					 * source tree, or NULL
+					 */
 	int line;
 	unsigned int nr_inline;		/* innermost first */
 	struct src_inline inl[SRC_MAX_INLINE];

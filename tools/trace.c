@@ -32,6 +32,7 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "device.h"
 #include "procev.h"
 #include "stream.h"
@@ -59,6 +61,14 @@ struct tracer {
 	bool loaded;			/* we ran modprobe */
 	bool loaded_fexit;		/* ... and it loaded lbr_snap_fexit */
 	bool added[TRACE_MAX_SPECS];	/* we attached -e number i */
+	bool existed[TRACE_MAX_SPECS];	/* -e number i was a target already */
+	unsigned int hooks[TRACE_MAX_SPECS];	/* the hook ADD_TARGET gave */
+	/* Each -e's counters when the command started; found[i]: listed */
+	struct lbr_snap_target_stats before[TRACE_MAX_SPECS];
+	bool found[TRACE_MAX_SPECS];
+	unsigned long long printed;	/* records of the command printed */
+	unsigned long long others;	/* records read, not the command's */
+	bool spawned;			/* the command was started */
 	bool capture_set;
 	unsigned int old_capture;
 	unsigned long long start_ns;
@@ -175,14 +185,19 @@ static void unload_module(const struct tracer *tr)
 		strerror(errno));
 }
 
-static int target_ctl(struct tracer *tr, unsigned long req, const char *spec)
+static int target_ctl(struct tracer *tr, unsigned long req, const char *spec,
+		      unsigned int *hook)
 {
 	struct lbr_snap_target_ctl ctl = { 0 };
+	int ret;
 
 	snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
 	if (req == LBR_SNAP_IOC_DEL_TARGET)
 		ctl.spec[strcspn(ctl.spec, "%/@=")] = '\0';
-	return ioctl(tr->fd, req, &ctl);
+	ret = ioctl(tr->fd, req, &ctl);
+	if (!ret && hook)
+		*hook = ctl.hook;
+	return ret;
 }
 
 static void detach_all(struct tracer *tr)
@@ -192,7 +207,7 @@ static void detach_all(struct tracer *tr)
 	for (i = 0; i < tr->t->nr_specs; i++) {
 		if (!tr->added[i])
 			continue;
-		if (target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, tr->specs[i]))
+		if (target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, tr->specs[i], NULL))
 			pr_err("DEL_TARGET %s: %s", tr->specs[i],
 			       strerror(errno));
 		tr->added[i] = false;
@@ -206,9 +221,11 @@ static int attach_all(struct tracer *tr)
 
 	for (i = 0; i < tr->t->nr_specs; i++) {
 		spec = tr->specs[i];
-		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec)) {
+		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec,
+				&tr->hooks[i])) {
 			tr->added[i] = true;
 		} else if (errno == EEXIST) {
+			tr->existed[i] = true;
 			pr_err("%s: already a target (or an alias of one): using it, leaving it attached",
 			       spec);
 		} else {
@@ -400,8 +417,13 @@ static bool trace_record(const struct rec *r, void *arg)
 {
 	struct tracer *tr = arg;
 
-	if (!wanted(tr, &r->hdr))
+	if (!wanted(tr, &r->hdr)) {
+		/* Records older than the command are no one's concern. */
+		if (r->hdr.ts_ns >= tr->start_ns)
+			tr->others++;
 		return false;
+	}
+	tr->printed++;
 	if (tr->t->json)
 		print_rec_json(stdout, r, &tr->ks);
 	else
@@ -428,6 +450,146 @@ static unsigned long long now_ns(void)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* The name of spec @spec: up to its %type, /N, @hook or =errors. */
+static int spec_name_len(const char *spec)
+{
+	return strcspn(spec, "%/@=");
+}
+
+/*
+ * Each -e target's counters now, from GET_STATS, matched by name: @found[i]
+ * is false for one the module does not list (or when GET_STATS fails).
+ */
+static void read_counters(struct tracer *tr,
+			  struct lbr_snap_target_stats *out, bool *found)
+{
+	struct lbr_snap_target_stats ts[LBR_SNAP_MAX_TARGETS];
+	struct lbr_snap_stats st = {
+		.nr = LBR_SNAP_MAX_TARGETS, .entry_size = sizeof(*ts),
+		.stats_ptr = (uintptr_t)ts,
+	};
+	unsigned int i, j, nr;
+	int n;
+
+	memset(ts, 0, sizeof(ts));
+	for (i = 0; i < tr->t->nr_specs; i++)
+		found[i] = false;
+	if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0)
+		return;
+	nr = st.nr < LBR_SNAP_MAX_TARGETS ? st.nr : LBR_SNAP_MAX_TARGETS;
+	for (i = 0; i < tr->t->nr_specs; i++) {
+		n = spec_name_len(tr->specs[i]);
+		for (j = 0; j < nr; j++) {
+			if (strncmp(ts[j].name, tr->specs[i], n) ||
+			    ts[j].name[n])
+				continue;
+			out[i] = ts[j];
+			found[i] = true;
+			break;
+		}
+	}
+}
+
+/*
+ * On stderr, once the targets are attached and the command about to run:
+ * "lbr-snap: attached foo (kretprobe), bar%ptr (fexit); running CMD".
+ */
+static void say_attached(const struct tracer *tr)
+{
+	const struct trace_opts *t = tr->t;
+	unsigned int i;
+
+	fprintf(stderr, "lbr-snap: %s ", tr->loaded ?
+		"loaded lbr_snap with" : "attached");
+	for (i = 0; i < t->nr_specs; i++) {
+		fprintf(stderr, "%s%s", i ? ", " : "", tr->specs[i]);
+		if (tr->added[i])
+			fprintf(stderr, " (%s)", hook_name(tr->hooks[i]));
+		else if (tr->found[i])
+			fprintf(stderr, " (%s%s)", hook_name(tr->before[i].hook),
+				tr->existed[i] ? ", a target already" : "");
+		else if (tr->existed[i])
+			fputs(" (a target already)", stderr);
+	}
+	fprintf(stderr, "%s; running %s\n",
+		t->capture_all ? ", capturing every return" : "", t->argv[0]);
+}
+
+static unsigned long long delta(unsigned long long now,
+				unsigned long long then)
+{
+	return now >= then ? now - then : now;
+}
+
+/*
+ * On stderr, after the command, while the targets are still attached
+ * (their counters go with them): how many records were printed, each
+ * target's counters over the command's run (returns seen, captured,
+ * filtered, dropped), why there may be no records, and stats' hints.
+ */
+static void say_summary(struct tracer *tr)
+{
+	struct lbr_snap_target_stats now[TRACE_MAX_SPECS], *d;
+	unsigned long long hits = 0, captured = 0, filtered = 0, dropped = 0;
+	bool found[TRACE_MAX_SPECS];
+	const struct trace_opts *t = tr->t;
+	unsigned int i;
+
+	read_counters(tr, now, found);
+	fprintf(stderr, "lbr-snap: trace: %llu %s printed",
+		tr->printed, tr->printed == 1 ? "record" : "records");
+	if (tr->others)
+		fprintf(stderr, " (%llu of other processes not: --all-tasks prints them)",
+			tr->others);
+	fputc('\n', stderr);
+	for (i = 0; i < t->nr_specs; i++) {
+		if (!found[i]) {
+			fprintf(stderr, "lbr-snap: %s: not listed by the module: no counters\n",
+				tr->specs[i]);
+			continue;
+		}
+		d = &now[i];
+		if (tr->found[i]) {
+			d->hits = delta(d->hits, tr->before[i].hits);
+			d->captured = delta(d->captured, tr->before[i].captured);
+			d->filtered = delta(d->filtered, tr->before[i].filtered);
+			d->dropped = delta(d->dropped, tr->before[i].dropped);
+			d->missed = delta(d->missed, tr->before[i].missed);
+		}
+		fprintf(stderr, "lbr-snap: %s (%s): %llu %s: %llu captured, %llu filtered, %llu dropped",
+			tr->specs[i], hook_name(d->hook), d->hits,
+			d->hits == 1 ? "return" : "returns", d->captured,
+			d->filtered, d->dropped);
+		if (d->missed)
+			fprintf(stderr, ", %llu missed by kretprobes",
+				d->missed);
+		fputc('\n', stderr);
+		hits += d->hits;
+		captured += d->captured;
+		filtered += d->filtered;
+		dropped += d->dropped;
+	}
+	if (dropped)
+		fprintf(stderr, "lbr-snap: %llu %s dropped: the module's buffer was full (buffer_kb=)\n",
+			dropped, dropped == 1 ? "record" : "records");
+	if (!tr->printed) {
+		if (captured)
+			fprintf(stderr, "lbr-snap: no records of %s: the %llu captured were other processes' (--all-tasks prints them)\n",
+				t->argv[0], captured);
+		else if (filtered && filtered == hits)
+			fprintf(stderr, "lbr-snap: no records: every return was filtered%s\n",
+				t->capture_all ? "" :
+				" (capture errors: --all records every return)");
+		else
+			fprintf(stderr, "lbr-snap: no records: %s\n",
+				hits ? "none of the returns was captured" :
+				"no target was hit while it ran");
+	}
+	for (i = 0; i < t->nr_specs; i++)
+		if (found[i])
+			print_target_hint(stderr, "lbr-snap: hint: ", &now[i]);
+}
+
 /*
  * Fork and exec the command.  Signals are blocked across the fork, so that
  * none is lost in between: one that came before (after setup()'s check)
@@ -436,7 +598,7 @@ static unsigned long long now_ns(void)
  * child only with the default action (not our handler, whose copy there
  * has no command to pass it to).
  */
-static pid_t spawn(char **argv)
+static pid_t spawn(struct tracer *tr, char **argv)
 {
 	sigset_t all, old;
 	pid_t pid;
@@ -449,6 +611,9 @@ static pid_t spawn(char **argv)
 		errno = EINTR;
 		return -1;
 	}
+	say_attached(tr);
+	tr->spawned = true;
+	fflush(stderr);
 	pid = fork();
 	if (pid) {
 		if (pid > 0)
@@ -487,7 +652,8 @@ static int run_command(struct tracer *tr)
 
 	tr->procev_fd = procev_open();
 	tr->start_ns = now_ns();
-	pid = spawn(tr->t->argv);
+	read_counters(tr, tr->before, tr->found);
+	pid = spawn(tr, tr->t->argv);
 	if (pid < 0) {
 		/* Signalled before the command ran: as in trace_run(). */
 		if (got_signal) {
@@ -553,6 +719,11 @@ int trace_run(const struct trace_opts *t)
 		ksyms_load_lines(&tr.ks, t->kallsyms, t->vmlinux);
 		ret = run_command(&tr);
 		ksyms_free(&tr.ks);
+	}
+	if (tr.spawned) {
+		/* The records first, then what they add up to. */
+		fflush(stdout);
+		say_summary(&tr);
 	}
 	teardown(&tr);
 	free(tr.pids);

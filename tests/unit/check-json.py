@@ -30,11 +30,18 @@ FRAME = {
 BRANCH = {
     "from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
     "mispred": bool, "flags": INT, "cycles": INT, "type": INT,
-    "probe": bool, "before_target": bool,
+    "type_name": ("N/A", "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET",
+                  "SYSCALL", "SYSRET", "ERET", "IRQ"),
+    "probe": bool, "before_target": bool, "interrupt": bool,
     "from_file": OPT_STR, "from_line": (int, type(None)),
     "to_file": OPT_STR, "to_line": (int, type(None)),
     "from_inline": list, "to_inline": list,
 }
+# perf's names (tools/perf/util/branch.c) of the types lbr_snap.h has;
+# type 7, a far transfer, is one of these, or N/A.
+TYPE_NAMES = {0: ("N/A",), 1: ("COND",), 2: ("UNCOND",), 3: ("IND",),
+              4: ("CALL",), 5: ("IND_CALL",), 6: ("RET",),
+              7: ("IRQ", "ERET", "SYSCALL", "SYSRET", "N/A")}
 INLINE = {"func": OPT_STR, "call_file": OPT_STR, "call_line": INT}
 REPORT = {
     "func": OPT_STR, "func_addr": HEX,
@@ -44,8 +51,12 @@ REPORT = {
     "paths": list,
 }
 PATH = {"count": INT, "ends_in": STR, "stack": list, "branches": list}
-PATH_FRAME = {"addr": HEX, "sym": OPT_STR}
-PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR}
+PATH_FRAME = {"addr": HEX, "sym": OPT_STR, "file": OPT_STR,
+              "line": (int, type(None)), "inline": list}
+PATH_BRANCH = {"from": HEX, "to": HEX, "from_sym": OPT_STR, "to_sym": OPT_STR,
+               "from_file": OPT_STR, "from_line": (int, type(None)),
+               "to_file": OPT_STR, "to_line": (int, type(None)),
+               "from_inline": list, "to_inline": list}
 INFO = {
     "abi_version": INT, "backend": STR, "lbr_format": INT, "lbr_depth": INT,
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
@@ -121,6 +132,9 @@ def check_line(kind, obj, where):
                 check_object(inl, INLINE, f"{where}: frame {i} inline {j}")
         for i, br in enumerate(obj["branches"]):
             check_object(br, BRANCH, f"{where}: branch {i}")
+            if br["type_name"] not in TYPE_NAMES.get(br["type"], ("N/A",)):
+                raise ValueError(f"{where}: branch {i}: type {br['type']} "
+                                 f"is not {br['type_name']}")
             for side in ("from_inline", "to_inline"):
                 for j, inl in enumerate(br[side]):
                     check_object(inl, INLINE, f"{where}: branch {i} {side} {j}")

@@ -13,6 +13,10 @@
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
  *   FAKE_LBR_ALL_FILTERED=1  kmalloc_trace's 7 returns were all filtered
+ *   FAKE_LBR_TRACE_COUNTS=C,F,D  a target ADD_TARGET attached shows in
+ *                         GET_STATS with 0 counters the first time, then
+ *                         C captured, F filtered and D dropped returns
+ *                         (0,0,0 without it), as if its command made them
  *
  * ADD_TARGET gives the new target id 7 and the hook its spec names
  * (fexit if it ends in "@fexit", else kretprobe).
@@ -46,6 +50,28 @@ static const struct lbr_snap_target_stats targets[] = {
 	  5, 5, 0, 0, 0, LBR_SNAP_HOOK_FEXIT, 2, 0, 0, 0,
 	  LBR_SNAP_TARGET_GONE, 0 },
 };
+
+/* The targets ADD_TARGET attached, until DEL_TARGET: listed by GET_STATS. */
+static struct {
+	char name[LBR_SNAP_NAME_LEN];
+	unsigned int ret_type, hook, seen;
+} added[LBR_SNAP_MAX_TARGETS];
+static unsigned int nr_added;
+
+static unsigned int spec_ret_type(const char *spec)
+{
+	static const char *const types[] = {
+		[LBR_SNAP_RET_INT] = "%int", [LBR_SNAP_RET_LONG] = "%long",
+		[LBR_SNAP_RET_PTR] = "%ptr", [LBR_SNAP_RET_BOOL] = "%bool",
+		[LBR_SNAP_RET_VOID] = "%void",
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(types); i++)
+		if (strstr(spec, types[i]))
+			return i;
+	return LBR_SNAP_RET_INT;
+}
 
 static int env_int(const char *name, int def)
 {
@@ -108,7 +134,26 @@ static int fake_stats(struct lbr_snap_stats *st)
 		out[1].filtered = out[1].hits;
 		out[1].captured = 0;
 	}
-	st->nr = nr;
+	for (i = 0; i < nr_added && nr + i < st->nr; i++) {
+		struct lbr_snap_target_stats *t = &out[nr + i];
+		unsigned long long c = 0, f = 0, d = 0;
+		const char *counts = getenv("FAKE_LBR_TRACE_COUNTS");
+
+		memset(t, 0, sizeof(*t));
+		memcpy(t->name, added[i].name, sizeof(t->name));
+		t->func_addr = 0xffffffff81001000ull;
+		t->id = 7;
+		t->ret_type = added[i].ret_type;
+		t->hook = added[i].hook;
+		t->nr_args = -1;
+		if (added[i].seen++ && counts)
+			sscanf(counts, "%llu,%llu,%llu", &c, &f, &d);
+		t->captured = c;
+		t->filtered = f;
+		t->dropped = d;
+		t->hits = c + f + d;
+	}
+	st->nr = nr + nr_added;
 	st->read = 107;
 	st->flushed = 3;
 	return 0;
@@ -147,9 +192,29 @@ static int fake_add(struct lbr_snap_target_ctl *ctl)
 		ctl->id = 7;
 		ctl->hook = hook && !strcmp(hook, "@fexit") ?
 			    LBR_SNAP_HOOK_FEXIT : LBR_SNAP_HOOK_KRETPROBE;
+		if (nr_added < ARRAY_SIZE(added)) {
+			snprintf(added[nr_added].name, sizeof(added[0].name),
+				 "%.*s", (int)strcspn(ctl->spec, "%/@="),
+				 ctl->spec);
+			added[nr_added].ret_type = spec_ret_type(ctl->spec);
+			added[nr_added].hook = ctl->hook;
+			added[nr_added++].seen = 0;
+		}
 		return 0;
 	}
 	return -1;
+}
+
+static void fake_del(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_added; i++) {
+		if (strcmp(added[i].name, name))
+			continue;
+		added[i] = added[--nr_added];
+		return;
+	}
 }
 
 int __wrap_ioctl(int fd, unsigned long req, ...)
@@ -199,6 +264,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case LBR_SNAP_IOC_ADD_TARGET:
 		return fake_add(arg);
 	case LBR_SNAP_IOC_DEL_TARGET:
+		fake_del(((struct lbr_snap_target_ctl *)arg)->spec);
 		return fake_ctl("DEL_TARGET",
 				((struct lbr_snap_target_ctl *)arg)->spec);
 	case LBR_SNAP_IOC_SET_CAPTURE: {

@@ -22,6 +22,7 @@
  * real storm, the rest anywhere in the kernel text, the newest two in the
  * lbr_snap module, and one of 4 call stacks of 10 frames (every ninth none).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,14 @@
 #define UNSORTED	0xffffffff81000800ull	/* unsorted_late */
 #define HANDLER		0xffffffffc0100000ull	/* lbr_snap_ret_handler */
 #define EXT4_OPEN	0xffffffffc0200000ull	/* ext4_file_open [ext4] */
+/* Interrupt and exception entry, in irq-kallsyms.txt only (run.sh). */
+#define ASM_SYSVEC	0xffffffff81007000ull	/* asm_sysvec_apic_timer_interrupt */
+#define SYSVEC		0xffffffff81007100ull	/* sysvec_apic_timer_interrupt */
+#define IRQ_ENTER	0xffffffff81007200ull	/* irq_enter_rcu */
+#define IRQ_EXIT	0xffffffff81007300ull	/* irq_exit_rcu */
+#define IRET		0xffffffff81007400ull	/* native_irq_return_iret */
+#define ASM_PF		0xffffffff81007500ull	/* asm_exc_page_fault */
+#define EXC_PF		0xffffffff81007600ull	/* exc_page_fault */
 
 struct layout {
 	unsigned int hdr_size;		/* 0: sizeof(struct lbr_snap_record) */
@@ -708,6 +717,95 @@ static void gen_bigts(void)
 	emit_plain(h);
 }
 
+/*
+ * Interrupts inside records (gen-records irq, with irq-kallsyms.txt): a
+ * timer interrupt in getname_flags, as Arch LBR types them (FAR into the
+ * entry point and out of the IRET) and as legacy LBR (no types); one
+ * whose entry was pushed out of the LBR; a page fault, which is the
+ * path's own; a timer interrupt inside a page fault; and a near jump
+ * into the entry point, which no interrupt is.
+ */
+static void gen_irq_rec(const struct lbr_snap_branch *br, unsigned int nr,
+			bool untyped)
+{
+	struct lbr_snap_record h = hdr("irq", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	struct lbr_snap_branch b[32];
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		b[i] = br[i];
+		if (untyped)
+			b[i].type = LBR_SNAP_BT_UNKNOWN;
+	}
+	h.probe_entries = 1;
+	h.backend = untyped ? LBR_SNAP_BACKEND_INTEL : LBR_SNAP_BACKEND_ARCH;
+	emit(h, b, nr, &native);
+}
+
+static void gen_irq(void)
+{
+	static const struct lbr_snap_branch timer[] = {
+		BR(SYS_OPEN + 0x4a, DO_OPEN, 0, LBR_SNAP_BT_CALL),
+		BR(DO_OPEN + 0x30, GETNAME, 0, LBR_SNAP_BT_CALL),
+		BR(GETNAME + 0x10, ASM_SYSVEC, 0, LBR_SNAP_BT_FAR),
+		BR(ASM_SYSVEC + 0x20, SYSVEC, 0, LBR_SNAP_BT_CALL),
+		BR(SYSVEC + 0x10, IRQ_ENTER, 0, LBR_SNAP_BT_CALL),
+		BR(IRQ_ENTER + 0x30, SYSVEC + 0x15, 0, LBR_SNAP_BT_RET),
+		BR(SYSVEC + 0x40, IRQ_EXIT, 0, LBR_SNAP_BT_CALL),
+		BR(IRQ_EXIT + 0x20, SYSVEC + 0x45, 0, LBR_SNAP_BT_RET),
+		BR(SYSVEC + 0x50, ASM_SYSVEC + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(ASM_SYSVEC + 0x30, IRET, 0, LBR_SNAP_BT_JMP),
+		BR(IRET, GETNAME + 0x10, 0, LBR_SNAP_BT_FAR),
+		BR(GETNAME + 0x88, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+		BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+	};
+	static const struct lbr_snap_branch headless[] = {
+		BR(SYSVEC + 0x40, IRQ_EXIT, 0, LBR_SNAP_BT_CALL),
+		BR(IRQ_EXIT + 0x20, SYSVEC + 0x45, 0, LBR_SNAP_BT_RET),
+		BR(SYSVEC + 0x50, ASM_SYSVEC + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(ASM_SYSVEC + 0x30, IRET, 0, LBR_SNAP_BT_JMP),
+		BR(IRET, DO_OPEN, 0, LBR_SNAP_BT_FAR),
+		BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+	};
+	static const struct lbr_snap_branch fault[] = {
+		BR(DO_OPEN + 0x30, GETNAME, 0, LBR_SNAP_BT_CALL),
+		BR(GETNAME + 0x10, ASM_PF, 0, LBR_SNAP_BT_FAR),
+		BR(ASM_PF + 0x20, EXC_PF, 0, LBR_SNAP_BT_CALL),
+		BR(EXC_PF + 0x30, ASM_PF + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(ASM_PF + 0x30, IRET, 0, LBR_SNAP_BT_JMP),
+		BR(IRET, GETNAME + 0x10, 0, LBR_SNAP_BT_FAR),
+		BR(GETNAME + 0x88, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+		BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+	};
+	static const struct lbr_snap_branch nested[] = {
+		BR(GETNAME + 0x10, ASM_PF, 0, LBR_SNAP_BT_FAR),
+		BR(ASM_PF + 0x20, EXC_PF, 0, LBR_SNAP_BT_CALL),
+		BR(EXC_PF + 0x8, ASM_SYSVEC, 0, LBR_SNAP_BT_FAR),
+		BR(ASM_SYSVEC + 0x20, SYSVEC, 0, LBR_SNAP_BT_CALL),
+		BR(SYSVEC + 0x50, ASM_SYSVEC + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(ASM_SYSVEC + 0x30, IRET, 0, LBR_SNAP_BT_JMP),
+		BR(IRET, EXC_PF + 0x8, 0, LBR_SNAP_BT_FAR),
+		BR(EXC_PF + 0x30, ASM_PF + 0x25, 0, LBR_SNAP_BT_RET),
+		BR(ASM_PF + 0x30, IRET, 0, LBR_SNAP_BT_JMP),
+		BR(IRET, GETNAME + 0x10, 0, LBR_SNAP_BT_FAR),
+		BR(GETNAME + 0x88, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+		BR(THUNK, TRAMP, 0, LBR_SNAP_BT_RET),
+	};
+	struct lbr_snap_branch near[ARRAY_SIZE(timer)];
+
+	gen_irq_rec(timer, ARRAY_SIZE(timer), false);
+	gen_irq_rec(timer, ARRAY_SIZE(timer), true);
+	gen_irq_rec(headless, ARRAY_SIZE(headless), false);
+	gen_irq_rec(fault, ARRAY_SIZE(fault), false);
+	gen_irq_rec(nested, ARRAY_SIZE(nested), false);
+	memcpy(near, timer, sizeof(near));
+	near[2].type = LBR_SNAP_BT_JMP;
+	near[10].type = LBR_SNAP_BT_JMP;
+	gen_irq_rec(near, ARRAY_SIZE(near), false);
+}
+
 /* One record whose one branch goes from @addr to @addr. */
 static void gen_addr(unsigned long long addr)
 {
@@ -761,6 +859,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "bigts")) {
 		gen_bigts();
+		return 0;
+	}
+	if (!strcmp(mode, "irq")) {
+		gen_irq();
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {

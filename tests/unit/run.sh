@@ -860,10 +860,57 @@ src_paths()
 	one_by_one addr3.bin kallsyms.txt -k "$T/vm2.elf" --json || return 1
 	[ "$(grep -c '"from_line":3,' whole.out)" = 3 ] ||
 		{ echo "3 records, not all with their line:"; cat whole.out; return 1; }
+	# report shows them as the records do (it once printed none).
+	"$LBR" -d addr3.bin "${KS[@]}" -k "$T/vm2.elf" report >addr-report.txt ||
+		return 1
+	grep -q '^    \[#0\] _stext+0x[0-9a-f]* (sub/vm2\.c:3) -> _stext+0x[0-9a-f]* (sub/vm2\.c:3)$' addr-report.txt ||
+		{ echo "report:"; cat addr-report.txt; return 1; }
+	"$LBR" -d addr3.bin "${KS[@]}" -k "$T/vm2.elf" report --json \
+		>addr-report.jsonl || return 1
+	python3 "$HERE/check-json.py" report addr-report.jsonl || return 1
+	grep -q "\"from_file\":\"$T/src/sub/vm2.c\",\"from_line\":3," addr-report.jsonl ||
+		{ echo "report --json:"; cat addr-report.jsonl; return 1; }
 }
 if "$LBR" --help | grep -q '^Source lines: built in'; then
-	check "source paths: relative to the build directory in text, whole in JSON" \
+	check "source paths: relative to the build directory in text, whole in JSON; report too" \
 		src_paths
+fi
+
+# A module built out of tree: kbuild compiles it in the kernel's tree
+# (DW_AT_comp_dir) from sources elsewhere, whose absolute paths text
+# showed whole.  Now they are relative to the module's source root, the
+# directory common to its units outside comp_dir; JSON keeps them whole.
+# Two units, one in a subdirectory, built from a directory of their own.
+module_paths()
+{
+	local text addr name want
+
+	rm -rf "$T/modsrc" "$T/modbuild"
+	mkdir -p "$T/modsrc/sub" "$T/modbuild"
+	printf 'int y;\nvoid helper(void)\n{\n\ty++;\n}\n' >"$T/modsrc/sub/b.c"
+	printf 'int x;\nvoid helper(void);\nvoid _text(void) {}\nvoid _start(void) { x++; helper(); }\n' \
+		>"$T/modsrc/a.c"
+	(cd "$T/modbuild" &&
+	 gcc -g -O0 -nostdlib -static -o "$T/mod.elf" "$T/modsrc/a.c" "$T/modsrc/sub/b.c") ||
+		return 1
+	text=$(nm "$T/mod.elf" | awk '$3 == "_text" { print $1 }')
+	for name in _start:a.c:4 helper:sub/b.c:4; do
+		want=${name#*:}
+		addr=$(nm "$T/mod.elf" | awk -v s="${name%%:*}" '$3 == s { print $1 }')
+		addr=$(printf '0x%x' $((0xffffffff81000000 + 0x$addr - 0x$text + 8)))
+		./gen-records addr "$addr" >modaddr.bin
+		"$LBR" -d modaddr.bin "${KS[@]}" -k "$T/mod.elf" >modaddr.txt || return 1
+		grep -q "^  \[#0\] _stext+0x[0-9a-f]* ($want) -> " modaddr.txt ||
+			{ echo "want $want:"; cat modaddr.txt; return 1; }
+		"$LBR" -d modaddr.bin "${KS[@]}" -k "$T/mod.elf" --json >modaddr.jsonl ||
+			return 1
+		grep -q "\"from_file\":\"$T/modsrc/${want%:*}\"" modaddr.jsonl ||
+			{ echo "JSON, want $T/modsrc/${want%:*}:"; cat modaddr.jsonl; return 1; }
+	done
+}
+if "$LBR" --help | grep -q '^Source lines: built in'; then
+	check "source paths outside the build directory: relative to the module's source root" \
+		module_paths
 fi
 
 # -------------------------------------------------- trimming and report
@@ -1142,6 +1189,73 @@ record_notes()
 check "record notes: LBR found off, recording again after the read, a CPU not read" \
 	record_notes
 
+# An interrupt inside a record (gen_irq()) is one line by default, saying
+# how many entries it folded, which, from where to where and back to
+# what; -v shows them one by one; JSON keeps every entry and marks the
+# interrupt's.  A page fault is the path's own: not folded, also when an
+# interrupt comes inside it (that one is); one whose entry was pushed out
+# is found by its IRET and its handler's calls; legacy LBR's untyped
+# entries fold by the symbols alone; near jumps into an entry point do
+# not.  Each entry was printed, 24 lines of a timer tick in a 32-entry
+# record at times.
+./gen-records irq >irq.bin
+{ cat kallsyms.txt
+  printf '%s\n' "ffffffff81007000 T asm_sysvec_apic_timer_interrupt" \
+	"ffffffff81007100 t sysvec_apic_timer_interrupt" \
+	"ffffffff81007200 T irq_enter_rcu" "ffffffff81007300 T irq_exit_rcu" \
+	"ffffffff81007400 T native_irq_return_iret" \
+	"ffffffff81007500 T asm_exc_page_fault" "ffffffff81007600 t exc_page_fault" \
+	"ffffffff81007700 T irq_text_end"; } >irq-kallsyms.txt
+irq_fold()
+{
+	local folded="(-v unfolds)]"
+
+	"$LBR" -d irq.bin --kallsyms irq-kallsyms.txt >irq.txt || return 1
+	grep '^  \[interrupt' irq.txt >irq-lines.txt
+	want irq-lines.want \
+		"  [interrupt: 9 entries, #2 to #10: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to getname_flags+0x10 $folded" \
+		"  [interrupt: 9 entries, #2 to #10: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to getname_flags+0x10 $folded" \
+		"  [interrupt, its start not recorded: 5 entries, #0 to #4: sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to do_sys_openat2+0x0 $folded" \
+		"  [interrupt: 5 entries, #2 to #6: asm_sysvec_apic_timer_interrupt \u2026 native_irq_return_iret, back to exc_page_fault+0x8 $folded"
+	printf '%b' "$(cat irq-lines.want)\n" >irq-lines.want
+	diff -u irq-lines.want irq-lines.txt || return 1
+	# The entries each record still shows, one by one.
+	awk '/^[0-9]/ { if (n++) print s; s = "" }
+	     /^  \[#/ { s = s " " substr($1, 3, length($1) - 3) }
+	     END { print s }' irq.txt >irq-shown.txt
+	want irq-shown.want " 0 1 11 12" " 0 1 11 12" " 5" " 0 1 2 3 4 5 6" \
+		" 0 1 7 8 9 10" " 0 1 2 3 4 5 6 7 8 9 10 11 12"
+	diff -u irq-shown.want irq-shown.txt || return 1
+	"$LBR" -v -d irq.bin --kallsyms irq-kallsyms.txt >irq-v.txt 2>/dev/null ||
+		return 1
+	grep -q '^  \[interrupt' irq-v.txt && { echo "-v folded:"; cat irq-v.txt; return 1; }
+	[ "$(grep -c '^  \[#' irq-v.txt)" = 63 ] ||
+		{ echo "-v: not the 63 entries:"; cat irq-v.txt; return 1; }
+	"$LBR" -d irq.bin --kallsyms irq-kallsyms.txt --json >irq.jsonl || return 1
+	python3 "$HERE/check-json.py" record irq.jsonl || return 1
+	python3 - irq.jsonl <<'PY'
+import json, sys
+want = [(14, list(range(2, 11)), {2: "IRQ", 10: "ERET"}),
+        (14, list(range(2, 11)), {}),
+        (7, list(range(0, 5)), {4: "ERET"}),
+        (8, [], {1: "IRQ", 5: "ERET"}),
+        (12, list(range(2, 7)), {0: "IRQ", 2: "IRQ", 6: "ERET", 9: "ERET"}),
+        (14, [], {})]
+recs = [json.loads(l) for l in open(sys.argv[1])]
+for n, (r, (nr, irq, far)) in enumerate(zip(recs, want), 1):
+    br = r["branches"]
+    got = ([i for i, b in enumerate(br) if b["interrupt"]],
+           {i: b["type_name"] for i, b in enumerate(br) if b["type"] == 7})
+    if len(br) != nr or got != (irq, far):
+        sys.exit(f"record {n}: {len(br)} branches, interrupt and far {got}; "
+                 f"want {nr}, {irq}, {far}")
+if len(recs) != len(want):
+    sys.exit(f"{len(recs)} records")
+PY
+}
+check "an interrupt in a record: one line (-v: its entries); JSON keeps them, marked" \
+	irq_fold
+
 # ---------------------------------------------------------- corrupt input
 
 want good.txt "12.000000 cpu1 ls[123] do_sys_openat2() = -EACCES" \
@@ -1241,8 +1355,15 @@ t "ioctl EIO: exit 1" 1 /dev/null eio.err \
 # The capture mode first: a void target attaches only in mode all, and
 # goes before the mode is restored.
 want trace.err "fake: SET_CAPTURE 1" "fake: ADD_TARGET foo" \
-	"fake: ADD_TARGET bar%ptr" "fake: DEL_TARGET foo" "fake: DEL_TARGET bar" \
-	"fake: SET_CAPTURE 0"
+	"fake: ADD_TARGET bar%ptr" \
+	"lbr-snap: attached foo (kretprobe), bar%ptr (kretprobe), capturing every return; running sh" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: bar%ptr (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: no records: no target was hit while it ran" \
+	"lbr-snap: hint: foo has had no hits: is it called, and not inlined into its callers?" \
+	"lbr-snap: hint: bar has had no hits: is it called, and not inlined into its callers?" \
+	"fake: DEL_TARGET foo" "fake: DEL_TARGET bar" "fake: SET_CAPTURE 0"
 t "trace: --all, attach, run, detach, restore; CMD's exit status" 3 \
 	/dev/null trace.err \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
@@ -1256,7 +1377,14 @@ check "trace: CMD did not run after a failed attach" test ! -e ran
 
 want trace-exists.err "fake: ADD_TARGET foo" \
 	"lbr-snap: foo: already a target (or an alias of one): using it, leaving it attached" \
-	"fake: ADD_TARGET bar" "lbr-snap: no-such-cmd: No such file or directory" \
+	"fake: ADD_TARGET bar" \
+	"lbr-snap: attached foo (a target already), bar (kretprobe); running no-such-cmd" \
+	"lbr-snap: no-such-cmd: No such file or directory" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo: not listed by the module: no counters" \
+	"lbr-snap: bar (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped" \
+	"lbr-snap: no records: no target was hit while it ran" \
+	"lbr-snap: hint: bar has had no hits: is it called, and not inlined into its callers?" \
 	"fake: DEL_TARGET bar"
 t "trace: an existing target stays; unknown CMD exits 127" 127 /dev/null \
 	trace-exists.err env FAKE_LBR_ADD_EXISTS=foo \
@@ -1272,6 +1400,12 @@ wait_line()	# FILE LINE
 		sleep 0.05
 	done
 }
+
+# What trace says of target foo when it had no hits.
+FOO_SUMMARY=("lbr-snap: trace: 0 records printed"
+	"lbr-snap: foo (kretprobe): 0 returns: 0 captured, 0 filtered, 0 dropped"
+	"lbr-snap: no records: no target was hit while it ran"
+	"lbr-snap: hint: foo has had no hits: is it called, and not inlined into its callers?")
 
 # The command says it runs, and leaves its pid for the cleanup.
 CMD_STARTED=(sh -c 'echo started >&2; echo $$ >cmd.pid; exec sleep 30')
@@ -1291,7 +1425,9 @@ trace_signal()
 	cat sig.err >&2
 	return "$rc"
 }
-want trace-sig.err "fake: ADD_TARGET foo" started "fake: DEL_TARGET foo"
+want trace-sig.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running sh" started \
+	"${FOO_SUMMARY[@]}" "fake: DEL_TARGET foo"
 t "trace: SIGTERM goes to CMD, then detach; exit 128+15" 143 /dev/null \
 	trace-sig.err trace_signal
 
@@ -1340,7 +1476,9 @@ t "trace without CAP_SYS_ADMIN: exit 125, no ioctl at all" 125 /dev/null \
 
 # trace's options end at CMD: what follows is CMD's, "--" not needed.
 want trace-nodash.out "-c --json -e bar -- x"
-want trace-nodash.err "fake: ADD_TARGET foo" "fake: DEL_TARGET foo"
+want trace-nodash.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running sh" "${FOO_SUMMARY[@]}" \
+	"fake: DEL_TARGET foo"
 # shellcheck disable=SC2016
 t "trace -e foo CMD ARGS: no --, CMD's options left to CMD; CMD's status" 4 \
 	trace-nodash.out trace-nodash.err \
@@ -1350,10 +1488,50 @@ t "trace -e foo -- CMD still works" 0 - - \
 
 printf 'echo never\n' >noexec
 chmod 644 noexec
-want trace-noexec.err "fake: ADD_TARGET foo" "lbr-snap: ./noexec: Permission denied" \
+want trace-noexec.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running ./noexec" \
+	"lbr-snap: ./noexec: Permission denied" "${FOO_SUMMARY[@]}" \
 	"fake: DEL_TARGET foo"
 t "trace: CMD not executable exits 126" 126 /dev/null trace-noexec.err \
 	"$FAKE" -d paths.bin trace -e foo ./noexec
+# What trace says at the end, from the targets' counters read before it
+# detaches (they go with the targets): returns all filtered, with stats'
+# hint on the return type; returns captured but none of CMD's; records
+# dropped.  It said nothing, and stats could not tell once it detached.
+want trace-filtered.err "fake: ADD_TARGET foo%ptr" \
+	"lbr-snap: attached foo%ptr (kretprobe); running true" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo%ptr (kretprobe): 7 returns: 0 captured, 7 filtered, 0 dropped" \
+	"lbr-snap: no records: every return was filtered (capture errors: --all records every return)" \
+	"lbr-snap: hint: foo: all 7 returns filtered (as success, or by an errno list or the task filter): is its return type (ptr) right? see \`lbr-snap spec foo\`" \
+	"fake: DEL_TARGET foo"
+t "trace: every return filtered: said, with the return type hint" 0 /dev/null \
+	trace-filtered.err env FAKE_LBR_TRACE_COUNTS=0,7,0 \
+	"$FAKE" -d paths.bin trace -e foo%ptr -- true
+want trace-others.err "fake: ADD_TARGET foo@fexit" \
+	"lbr-snap: attached foo@fexit (fexit); running true" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo@fexit (fexit): 8 returns: 5 captured, 2 filtered, 1 dropped" \
+	"lbr-snap: 1 record dropped: the module's buffer was full (buffer_kb=)" \
+	"lbr-snap: no records of true: the 5 captured were other processes' (--all-tasks prints them)" \
+	"fake: DEL_TARGET foo"
+t "trace: captured, none of CMD's; dropped: said" 0 /dev/null \
+	trace-others.err env FAKE_LBR_TRACE_COUNTS=5,2,1 \
+	"$FAKE" -d paths.bin trace -e foo@fexit -- true
+# With --json the summary goes to stderr: stdout is the records alone.
+./gen-records bigts >trace-json.bin
+want trace-json.err "fake: ADD_TARGET foo" \
+	"lbr-snap: attached foo (kretprobe); running true" \
+	"lbr-snap: trace: 2 records printed" \
+	"lbr-snap: foo (kretprobe): 3 returns: 3 captured, 0 filtered, 0 dropped" \
+	"fake: DEL_TARGET foo"
+t "trace --json: records on stdout, the summary on stderr" 0 - trace-json.err \
+	env FAKE_LBR_TRACE_COUNTS=3,0,0 \
+	"$FAKE" -d trace-json.bin --json --all-tasks trace -e foo -- true
+check "trace --json: stdout is JSON Lines of the 2 records" \
+	sh -c 'python3 "$1" record out.txt && test "$(wc -l <out.txt)" = 2' sh \
+	"$HERE/check-json.py"
+
 t "trace: CMD's own 125 passes through" 125 /dev/null - \
 	"$FAKE" -d paths.bin trace -e foo sh -c 'exit 125'
 want trace-nodev.err "lbr-snap: nodev not found: is the lbr_snap module loaded? (modprobe lbr_snap targets=...)"
@@ -1601,6 +1779,25 @@ if command -v man >/dev/null && command -v groff >/dev/null; then
 	check "lbr-snap(8) has every option and command --help has" man_complete
 fi
 
+# Its SYNOPSIS has a line for every command of --help (filter was missing).
+man_synopsis()
+{
+	local word rc=0 text
+
+	text=$(MANWIDTH=200 man -l "$ROOT/dist/man/lbr-snap.8" 2>/dev/null |
+		sed -n '/^SYNOPSIS/,/^DESCRIPTION/p') || return 1
+	for word in $("$LBR" --help | sed -n '/^Commands:/,/^Options:/p' |
+		      grep -o '^  [a-z]\+ ' | tr -d ' '); do
+		grep -qw -- "$word" <<<"$text" && continue
+		echo "lbr-snap(8)'s SYNOPSIS lacks $word"
+		rc=1
+	done
+	return "$rc"
+}
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	check "lbr-snap(8)'s SYNOPSIS has every command of --help" man_synopsis
+fi
+
 # lbr_snap(4): every module parameter and ioctl.
 man4_complete()
 {
@@ -1645,6 +1842,56 @@ try lbr-snap trace -e foo -- ""
 }
 check "bash completion: commands, capture modes, targets, trace's CMD" \
 	completion
+
+# Every command and option --help lists completes, and after each option
+# that takes a PATH or FILE a file name does, not a command (the
+# completion once lacked record, -i and -o, and offered commands there).
+completion_complete()
+{
+	local help words fileopts
+
+	help=$("$LBR" --help) || return 1
+	words=$({ sed -n '/^Commands:/,/^Options:/p' <<<"$help" |
+			grep -o '^  [a-z]\+ '
+		  sed -n '/^Options:/,/^$/p' <<<"$help" |
+			grep -o -- '--[a-z-]*\|^  -[a-zA-Z]'; } | tr -d ' ' | sort -u)
+	fileopts=$(grep -o -- '^  \(-[a-zA-Z], \)\?--[a-z-]* \(PATH\|FILE\)\|^      --[a-z-]* \(PATH\|FILE\)' <<<"$help" |
+		grep -o -- '-[a-zA-Z]\b\|--[a-z-]*')
+	[ -n "$words" ] && [ -n "$fileopts" ] ||
+		{ echo "nothing found in --help"; return 1; }
+	# shellcheck disable=SC2016
+	bash -c '
+_init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+_filedir() { COMPREPLY=(FILES); }
+_command_offset() { COMPREPLY=("CMD@$1"); }
+compopt() { :; }
+lbr-snap() { :; }
+. "$1"
+try() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _lbr_snap; }
+rc=0
+for w in $2; do
+	try lbr-snap "$w"
+	[[ " ${COMPREPLY[*]} " == *" $w "* ]] && continue
+	echo "lbr-snap $w<TAB> does not complete $w: ${COMPREPLY[*]}"
+	rc=1
+done
+for o in $3; do
+	for pre in "" "stats" "record"; do
+		# shellcheck disable=SC2086
+		try lbr-snap $pre "$o" ""
+		[ "${COMPREPLY[*]}" = FILES ] && continue
+		echo "lbr-snap $pre $o <TAB> completes ${COMPREPLY[*]}, not a file"
+		rc=1
+	done
+done
+try lbr-snap -i rec.bin re
+[ "${COMPREPLY[*]}" = "report record" ] ||
+	{ echo "lbr-snap -i FILE re<TAB>: ${COMPREPLY[*]}"; rc=1; }
+exit $rc
+' bash "$ROOT/dist/bash-completion/lbr-snap" "$words" "$fileopts"
+}
+check "bash completion: every command and option of --help, files after PATH/FILE" \
+	completion_complete
 
 # ----------------------------------------------------------- command line
 
@@ -1725,6 +1972,7 @@ help_complete()
 		    125 126 127 "Exit status" SIGINT \
 		    "(mispredicted)" "probe path" "no LBR" ERR_PTR errno \
 		    branches before_target ends_in nr_paths from_file to_line \
+		    type_name IND_CALL SYSRET ERET IRQ \
 		    from_inline "inlined" ts_sec ts_nsec -v --verbose \
 		    LBR_SNAP_ROOT .ko.zst /usr/lib/debug; do
 		grep -qF -- "$word" help.txt && continue
@@ -1815,6 +2063,43 @@ t "-i -v: where it was recorded" 0 "$EXP/stream.txt" - \
 	"$LBR" -i rec-id.bin -v
 check "-i -v: says the release and build ID" grep -qF -f verbose.err err.txt
 
+# A recording made from a recording says where the records were made,
+# not where they were copied: its header (release, build ID, modules,
+# lines not known yet) and kallsyms are the input's.  It once got this
+# machine's release and build ID (and -i did not take record at all).
+python3 - rec.bin <<'PY'
+import sys
+d = open(sys.argv[1], "rb").read()
+head, rest = d.split(b"\nkallsyms ", 1)
+open("rec-far.bin", "wb").write(
+    b"lbr-snap recording 1\nrelease 9.9.9-far\nbuild-id 8899aabb\n"
+    b"module far_mod 0xffffffffc0400000 ccdd\nfuture-line x\n"
+    b"kallsyms " + rest)
+PY
+rerecord()
+{
+	"$LBR" -i rec-far.bin record -o rerec.bin || return 1
+	python3 - rec-far.bin rerec.bin <<'PY' || return 1
+import sys
+a, b = (open(p, "rb").read() for p in sys.argv[1:])
+if a.split(b"\nrecords\n", 1)[0] != b.split(b"\nrecords\n", 1)[0]:
+    sys.exit("the header and kallsyms are not the input's:\n" +
+             b.split(b"\nkallsyms ", 1)[0].decode(errors="replace"))
+PY
+	"$LBR" -i rec-far.bin --json >far.json 2>/dev/null &&
+		"$LBR" -i rerec.bin --json >rerec.json 2>/dev/null &&
+		cmp far.json rerec.json || return 1
+	"$LBR" -n 2 -i rec-far.bin record -o rerec2.bin &&
+		"$LBR" -i rerec2.bin --json >rerec2.json 2>/dev/null &&
+		[ "$(wc -l <rerec2.json)" = 2 ] ||
+		{ echo "-n 2 -i record: not two records"; return 1; }
+	"$LBR" -i rerec2.bin -v >/dev/null 2>rerec.err
+	grep -qx "lbr-snap: rerec2.bin: recorded on 9.9.9-far, kernel build ID 8899aabb" rerec.err ||
+		{ cat rerec.err; return 1; }
+}
+check "-i IN record -o OUT: the input's header and kallsyms, its records" \
+	rerecord
+
 # Not a recording, or a cut one: exit 6, saying why.
 want notrec.err "lbr-snap: stream.bin: not an lbr-snap recording: no 'lbr-snap recording 1' line"
 t "-i of a record stream: exit 6" 6 /dev/null notrec.err "$LBR" -i stream.bin
@@ -1854,7 +2139,7 @@ usage "record -k" "-k and -v do not apply to record" \
 	-d stream.bin -k x record -o j.bin
 usage "record without -o" "record needs -o FILE" -d stream.bin record
 usage "-o without record" "-o only applies to record" -o x.bin stats
-usage "-i with info" "-i only applies to streaming and report" -i rec.bin info
+usage "-i with info" "-i only applies to streaming, report and record" -i rec.bin info
 usage "-i with -d" "-i replays a recording: not with -d" -i rec.bin -d stream.bin
 usage "-i with --kallsyms" "-i brings its own symbols: not with --kallsyms" \
 	-i rec.bin --kallsyms kallsyms.txt
