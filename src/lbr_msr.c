@@ -733,10 +733,20 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
 		*ctl = lbr_arch_ctl_value();
 		*sel = depth;
-	} else {
-		*ctl = s->ctl | lbr_hw.enable_mask;
-		*sel = lbr_select_value();
+		return;
 	}
+	*ctl = s->ctl | lbr_hw.enable_mask;
+	*sel = lbr_select_value();
+	/*
+	 * A FREEZE_LBRS_ON_PMI left set (perf sets it while it has an LBR
+	 * user) would let the next PMI, the NMI watchdog's, turn LBR off:
+	 * before perfmon version 4 the freeze clears DEBUGCTL.LBR, and only
+	 * perf sets it again, for its own LBR users
+	 * (intel_pmu_lbr_enable_all() in arch/x86/events/intel/lbr.c).
+	 * Cleared while lbr_snap holds LBR, given back with the rest.
+	 */
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL)
+		*ctl &= ~LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI;
 }
 
 static int lbr_cpu_start(unsigned int cpu)

@@ -544,7 +544,7 @@ else
 	# -b beside lbr_snap, mode=perf's load.  A shorter fuzzer run.
 	guest_lbr_pmu3() {
 		vm --smp 2 --cpu lbr-legacy-pmu3 --accel tcg,thread=single \
-			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 LBR_EXPECT_PERF=1 nmi_watchdog=0 LBR_TESTS=mode_perf,pmi_in_the_frozen_window,return_inside_the_pmi_freeze,perf_record_b_a_alongside" \
+			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PMU3=1 LBR_EXPECT_PERF=1 nmi_watchdog=0 LBR_TESTS=mode_perf,pmi_in_the_frozen_window,return_inside_the_pmi_freeze,perf_record_b_a_alongside,raw_mode_clears_a_leftover_pmi_freeze" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The selftests on both lab CPUs with the lab PMU at perfmon

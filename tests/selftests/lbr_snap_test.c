@@ -3468,6 +3468,67 @@ TEST_F_TIMEOUT(cap, debug_exceptions_keep_lbr_on, 300)
 	expect_stats(_metadata, variant, self->fd, 0, 6 * ncpu, 6 * ncpu, 0);
 }
 
+/*
+ * A FREEZE_LBRS_ON_PMI someone left set in DEBUGCTL: before perfmon
+ * version 4 a PMI with it clears DEBUGCTL.LBR, and only perf sets it
+ * again, for its own LBR users.  mode=raw clears the bit while it holds
+ * LBR, so PMIs (here a kernel counter's, as the NMI watchdog's would be)
+ * leave LBR on; the unload gives the bit back.  Legacy Intel LBR only; the
+ * freeze that turns LBR off is perfmon 3's (lbr-legacy-pmu3).
+ */
+#define DEBUGCTL_MSR	0x1d9
+#define DEBUGCTL_FRZ	(1ULL << 11)
+#define MAX_CPUS_HERE	64
+
+TEST_F_TIMEOUT(cap, raw_mode_clears_a_leftover_pmi_freeze, 180)
+{
+	unsigned long long found[MAX_CPUS_HERE], val;
+	int ncpu = nr_cpus(), c, i;
+	cpu_set_t set;
+
+	if (!perfmon_version())
+		SKIP(return, "no PMU: no PMI");
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	if (self->info.backend != LBR_SNAP_BACKEND_INTEL)
+		SKIP(return, "FREEZE_LBRS_ON_PMI is legacy Intel LBR's; here: %s",
+		     self->info.backend_name);
+	ASSERT_GE(MAX_CPUS_HERE, ncpu);
+	cap_unload(_metadata, self);
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, DEBUGCTL_MSR, &found[c]));
+		ASSERT_EQ(0, wrmsr_on(c, DEBUGCTL_MSR, found[c] | DEBUGCTL_FRZ));
+	}
+	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
+	ASSERT_EQ(0, perf_unthrottled(self));
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, DEBUGCTL_MSR, &val));
+		EXPECT_EQ(1, val & (DEBUGCTL_FRZ | 1))
+			TH_LOG("cpu%d: DEBUGCTL %#llx while lbr_snap holds LBR", c, val);
+
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		ASSERT_EQ(0, trigger("pmi", 5, 1)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, trigger("int", -22, 2));
+		ASSERT_EQ(2, drain(self->fd, self->recs, MAX_RECS))
+			TH_LOG("%s", lbr_why);
+		for (i = 0; i < 2; i++) {
+			EXPECT_EQ((unsigned int)c, self->recs[i].h.cpu);
+			EXPECT_FALSE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF)
+				TH_LOG("cpu%d: LBR off after the PMIs", c);
+			EXPECT_LT(0, self->recs[i].h.nr_entries);
+		}
+	}
+	expect_stats(_metadata, variant, self->fd, 0, 2 * ncpu, 2 * ncpu, 0);
+	cap_unload(_metadata, self);
+	for (c = 0; c < ncpu; c++) {
+		ASSERT_EQ(0, rdmsr_on(c, DEBUGCTL_MSR, &val));
+		EXPECT_EQ(found[c] | DEBUGCTL_FRZ, val)
+			TH_LOG("cpu%d: the bit was not given back", c);
+		ASSERT_EQ(0, wrmsr_on(c, DEBUGCTL_MSR, found[c]));
+	}
+}
+
 /* Is call depth tracking on (retbleed=stuff)? */
 static bool retbleed_stuffing(void)
 {
