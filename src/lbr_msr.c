@@ -297,6 +297,8 @@ static int lbr_probe_arch(void)
 	if (!(eax & 0xff))
 		return lbr_none("CPUID.0x1c reports no Arch LBR depth");
 	lbr_hw.depth = fls(eax & 0xff) * 8;
+	lbr_hw.arch_cpl = ebx & BIT(0);
+	lbr_hw.arch_kinds = ebx & BIT(1);
 
 	lbr_hw.ctl_msr = LBR_MSR_ARCH_CTL;
 	lbr_hw.enable_mask = LBR_ARCH_CTL_LBREN;
@@ -307,8 +309,9 @@ static int lbr_probe_arch(void)
 	if (!lbr_msr_bits_stick(LBR_MSR_ARCH_CTL, LBR_ARCH_CTL_LBREN))
 		return lbr_none("ARCH_LBR_CTL.LBREn does not stay set (Arch LBR hidden by a hypervisor or emulator)");
 	lbr_probe_pmi_freeze();
-	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
-		 "Arch LBR, depth %u", lbr_hw.depth);
+	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason), "Arch LBR, depth %u%s%s",
+		 lbr_hw.depth, lbr_hw.arch_cpl ? "" : ", every CPL recorded",
+		 lbr_hw.arch_kinds ? "" : ", every kind recorded");
 	return 0;
 }
 
@@ -639,22 +642,12 @@ static u64 lbr_select_value(void)
 	       ((u64)(~lbr_filter.kinds & LBR_KINDS_ALL) << 2);
 }
 
-/* ARCH_LBR_CTL: set bits enable; filter bits 16..22 are in another order. */
+/* ARCH_LBR_CTL: set bits enable, what this CPU can filter (lbr_own.h). */
 static u64 lbr_arch_ctl_value(void)
 {
-	/* JCC, REL_JMP, IND_JMP, REL_CALL, IND_CALL, RET, OTHER_BRANCH */
-	static const u8 arch_bit[] = { 16, 19, 20, 21, 18, 17, 22 };
-	u64 ctl = LBR_ARCH_CTL_LBREN;
-	unsigned int i;
-
-	if (lbr_filter.kernel)
-		ctl |= LBR_ARCH_CTL_OS;
-	if (lbr_filter.user)
-		ctl |= LBR_ARCH_CTL_USR;
-	for (i = 0; i < ARRAY_SIZE(arch_bit); i++)
-		if (lbr_filter.kinds & BIT(i))
-			ctl |= BIT_ULL(arch_bit[i]);
-	return ctl;
+	return lbr_arch_ctl_bits(lbr_filter.kernel, lbr_filter.user,
+				 lbr_filter.kinds, lbr_hw.arch_cpl,
+				 lbr_hw.arch_kinds);
 }
 
 /* The same filter as perf's branch_sample_type, for mode=perf. */
@@ -907,6 +900,13 @@ int lbr_hw_start(const char *mode, const char *filter)
 	}
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
 		return 0;
+	/* Arch LBR without kind filtering records every kind (lbr_own.h). */
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_kinds &&
+	    lbr_filter.kinds != LBR_KINDS_ALL) {
+		pr_err("lbr_filter=%s: this CPU's Arch LBR does not filter by kind of branch (CPUID.0x1c:EBX[1] clear)\n",
+		       filter);
+		return -EINVAL;
+	}
 
 	if (!sysfs_streq(mode, "raw")) {
 		ret = lbr_perf_branch_type(&type);

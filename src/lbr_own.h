@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Giving LBR control MSRs back (mode=raw), shared by the module
- * (lbr_msr.c) and the user-space unit test (tests/unit/decode_test.c).
+ * The LBR control values mode=raw writes, and giving them back, shared
+ * by the module (lbr_msr.c) and the user-space unit test
+ * (tests/unit/decode_test.c).
  */
 #ifndef LBR_OWN_H
 #define LBR_OWN_H
@@ -33,6 +34,34 @@ static inline u64 lbr_give_back(u64 found, u64 set, u64 now)
 static inline u64 lbr_give_back_whole(u64 found, u64 set, u64 now)
 {
 	return now == set ? found : now;
+}
+
+/*
+ * The IA32_LBR_CTL value raw mode writes for a filter: LBREn, then OS (CPL
+ * 0) and USR (CPL > 0) if the CPU filters by CPL, @cpl
+ * (CPUID.(0x1c,0):EBX[0]), and the kinds of branch to keep if it filters
+ * by kind, @by_kind (EBX[1]).  Without those the SDM lets software set
+ * only zeroes there (bits 2:1, 22:16), and the CPU records every CPL, or
+ * every kind; intel_pmu_arch_lbr_init() (arch/x86/events/intel/lbr.c)
+ * marks the perf filters that need them unsupported.  @kinds: bit i keeps
+ * the i-th of jcc, rel_call, ind_call, ret, ind_jmp, rel_jmp, far (the
+ * order of legacy LBR_SELECT's suppress bits 2..8).
+ */
+static inline u64 lbr_arch_ctl_bits(bool kernel, bool user, u8 kinds,
+				    bool cpl, bool by_kind)
+{
+	/* JCC 16, REL_CALL 19, IND_CALL 20, RET 21, IND_JMP 18, REL_JMP 17, OTHER 22 */
+	static const u8 arch_bit[] = { 16, 19, 20, 21, 18, 17, 22 };
+	u64 ctl = 1;	/* LBREn */
+	unsigned int i;
+
+	if (cpl)
+		ctl |= (kernel ? 1ULL << 1 : 0) | (user ? 1ULL << 2 : 0);
+	if (by_kind)
+		for (i = 0; i < sizeof(arch_bit); i++)
+			if (kinds & (1U << i))
+				ctl |= 1ULL << arch_bit[i];
+	return ctl;
 }
 
 #endif /* LBR_OWN_H */

@@ -1743,6 +1743,45 @@ static void test_give_back(void)
 	}
 }
 
+/*
+ * The IA32_LBR_CTL raw mode writes (src/lbr_own.h): only zeroes where the
+ * CPU cannot filter (CPUID.0x1c EBX[0] CPL, EBX[1] kind), where a set bit
+ * would fault the WRMSR.
+ */
+static void test_arch_ctl(void)
+{
+	static const struct {
+		const char *name;
+		bool kernel, user;
+		u8 kinds;
+		bool cpl, by_kind;
+		u64 want;
+	} cases[] = {
+		{ "kernel, every kind, both filters", true, false, 0x7f, true, true,
+		  0x7f0003 },
+		{ "any, ret only", true, true, 0x08, true, true, 0x200007 },
+		{ "jcc, rel_call, ind_call",
+		  true, false, 0x01 | 0x02 | 0x04, true, true,
+		  (1 << 16) | (1 << 19) | (1 << 20) | 0x3 },
+		{ "ind_jmp, rel_jmp, far", false, true, 0x10 | 0x20 | 0x40, true,
+		  true, (1 << 18) | (1 << 17) | (1 << 22) | 0x5 },
+		{ "no CPL filtering: OS and USR stay 0", true, false, 0x7f, false,
+		  true, 0x7f0001 },
+		{ "no kind filtering: bits 22:16 stay 0", true, false, 0x7f, true,
+		  false, 0x3 },
+		{ "neither: LBREn alone", true, true, 0x08, false, false, 0x1 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		expect_u64("lbr_arch_ctl_bits()", cases[i].want,
+			   lbr_arch_ctl_bits(cases[i].kernel, cases[i].user,
+					     cases[i].kinds, cases[i].cpl,
+					     cases[i].by_kind));
+		result("Arch LBR_CTL: %s", cases[i].name);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1772,6 +1811,7 @@ int main(void)
 	test_probe_entries();
 	test_hybrid();
 	test_give_back();
+	test_arch_ctl();
 
 	printf("1..%u\n", nr_tests);
 	printf("# Totals: pass:%u fail:%u skip:0\n", nr_pass, nr_fail);
