@@ -89,8 +89,10 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	this_cpu_inc(c->filtered);
 	/* See lbr_capture_record(). */
 	if (frozen) {
-		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl))
+		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl)) {
 			this_cpu_inc(c->lbr_off);
+			lbr_db_check_soon();
+		}
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt
 		 * in between that changed it (perf turning LBR off in an

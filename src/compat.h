@@ -382,6 +382,23 @@ static inline struct file *lbr_file_open_root_mnt(struct vfsmount *mnt,
 #endif
 }
 
+/*
+ * An irq_work that runs in hard interrupt context, on PREEMPT_RT too
+ * (lbr_db.c): IRQ_WORK_INIT_HARD where the tree has it (6.1.192 on);
+ * 5.10.262 has no PREEMPT_RT of its own, and init_irq_work() runs there in
+ * hard interrupt context.  Kbuild probes <linux/irq_work.h>.
+ */
+#include <linux/irq_work.h>
+static inline void lbr_init_irq_work_hard(struct irq_work *work,
+					  void (*func)(struct irq_work *))
+{
+#ifdef LBR_IRQ_WORK_HARD
+	*work = IRQ_WORK_INIT_HARD(func);
+#else
+	init_irq_work(work, func);
+#endif
+}
+
 #endif /* !__ASSEMBLY__ */
 
 #endif /* LBR_SNAP_COMPAT_H */

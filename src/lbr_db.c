@@ -6,32 +6,41 @@
  * processor automatically clears the LBR flag" on a debug exception, SDM
  * vol. 3B, "Monitoring Branches, Exceptions, and Interrupts") and Arch
  * LBR's IA32_LBR_CTL.LBREn ("on a debug breakpoint event (#DB),
- * IA32_LBR_CTL.LBREn is cleared", SDM vol. 3B, Architectural LBR).  Linux's #DB handler (exc_debug_kernel(), exc_debug_user()
- * in arch/x86/kernel/traps.c) sets neither again, and perf does so only at
+ * IA32_LBR_CTL.LBREn is cleared", SDM vol. 3B, Architectural LBR).
+ * Linux's #DB handler (exc_debug_kernel(), exc_debug_user() in
+ * arch/x86/kernel/traps.c) sets neither again, and perf does so only at
  * its next PMU enable, which mode=raw does not have.  Without this stage a
  * single ptrace step, a hardware watchpoint or a uprobe's out-of-line step
  * would leave that CPU without LBR until unload, every record of it
  * WAS_OFF.
  *
- * notify_debug() runs the die chain with DIE_DEBUG for every #DB it
+ * notify_debug() runs the die chain with DIE_DEBUG for the #DBs it
  * handles.  The notifier only queues an irq_work on its CPU, whose callback
- * puts the enable bit back (lbr_db_start()'s @rearm).  Not in the notifier:
- * a kernel #DB may be taken inside a hook's frozen window (a hardware
- * watchpoint on data the hook touches), where the enable bit is clear on
- * purpose; both hooks keep interrupts off over that window, so the
- * irq_work runs after it, never inside.  A user #DB's irq_work runs as soon
- * as exc_debug_user() turns interrupts on, before any hook of that CPU can
+ * puts the enable bit back (lbr_db_start()'s @rearm): a self-IPI per #DB.
+ * Not in the notifier: a kernel #DB may be taken inside a hook's frozen
+ * window (a hardware watchpoint on data the hook touches), where the
+ * enable bit is clear on purpose; both hooks keep interrupts off over that
+ * window, and the work runs in hard interrupt context (on PREEMPT_RT too),
+ * so after it, never inside.  A user #DB's work runs as soon as
+ * exc_debug_user() turns interrupts on, before any hook of that CPU can
  * run; a kernel #DB's, once the interrupted code turns them on.  What
  * returns in between finds LBR off and says so (lbr_off, WAS_OFF).
  *
- * The chain stops at the first notifier that returns NOTIFY_STOP.  Ours
- * runs before uprobes' (INT_MAX - 1) and after the hardware breakpoint
- * layer's (INT_MAX, registered at boot), which stops it for a #DB caused
- * only by perf breakpoint events that are not ptrace's (perf record -e
- * mem:ADDR): after one of those, LBR stays off on that CPU until the next
- * #DB that reaches this notifier, counted as above.  Single steps
- * (ptrace, uprobes, kprobes where they single-step) and ptrace's
- * watchpoints reach it.
+ * Not every #DB reaches the chain.  For those that do not, a hook that
+ * finds LBR off queues the same work (lbr_db_check_soon()): the first
+ * return after one is counted and recorded WAS_OFF, the next ones find
+ * LBR on.  They are:
+ * - the chain stops at the first notifier that returns NOTIFY_STOP.  Ours
+ *   runs before uprobes' (INT_MAX - 1) and after the hardware breakpoint
+ *   layer's (INT_MAX, registered at boot), which stops it for a #DB caused
+ *   only by perf breakpoint events the CPL excludes (a ptrace watchpoint
+ *   the kernel hits, copying to the watched buffer) or that are not
+ *   ptrace's (perf record -e mem:ADDR); ptrace's watchpoints the task hits
+ *   and single steps reach it;
+ * - exc_debug_kernel() returns before the chain for a step of SYSENTER
+ *   with TF set (a debugger stepping a 32-bit task into the vDSO) and for
+ *   INT1 in the kernel, and, on kernels whose kprobes still single-step
+ *   with TF, for a kprobe's step.
  */
 #include <linux/irq_work.h>
 #include <linux/kdebug.h>
@@ -40,6 +49,7 @@
 #include <linux/percpu.h>
 #include <linux/smp.h>
 
+#include "compat.h"
 #include "lbr_snap.h"
 
 static DEFINE_PER_CPU(struct irq_work, lbr_db_work);
@@ -67,10 +77,25 @@ static struct notifier_block lbr_db_nb = {
 };
 
 /**
+ * lbr_db_check_soon - a hook found LBR off on this CPU: look at it again
+ *
+ * From any context, NMI included; after lbr_db_stop() (every hook is gone
+ * by then) or where nothing is watched (mode=perf, AMD), nothing.  The
+ * re-arm tells a #DB's clear from another writer's as after a #DB.
+ */
+void notrace lbr_db_check_soon(void)
+{
+	if (READ_ONCE(lbr_db_on))
+		irq_work_queue(this_cpu_ptr(&lbr_db_work));
+}
+NOKPROBE_SYMBOL(lbr_db_check_soon);
+
+/**
  * lbr_db_start - call @rearm on a CPU after each debug exception there
  * @rearm: puts this CPU's LBR enable bit back if a #DB cleared it; called
- *	in hard interrupt context (an irq_work), or from an irq_work thread
- *	on PREEMPT_RT, so it must turn interrupts off itself
+ *	in hard interrupt context (an irq_work)
+ *
+ * Return: 0, or the notifier chain's error.
  */
 int lbr_db_start(void (*rearm)(void))
 {
@@ -79,9 +104,10 @@ int lbr_db_start(void (*rearm)(void))
 
 	lbr_db_rearm = rearm;
 	for_each_possible_cpu(cpu)
-		init_irq_work(per_cpu_ptr(&lbr_db_work, cpu), lbr_db_work_fn);
+		lbr_init_irq_work_hard(per_cpu_ptr(&lbr_db_work, cpu),
+				       lbr_db_work_fn);
 	ret = register_die_notifier(&lbr_db_nb);
-	lbr_db_on = !ret;
+	WRITE_ONCE(lbr_db_on, !ret);
 	return ret;
 }
 
@@ -94,7 +120,7 @@ void lbr_db_stop(void)
 		return;
 	/* Waits for the notifiers running (synchronize_rcu()). */
 	unregister_die_notifier(&lbr_db_nb);
+	WRITE_ONCE(lbr_db_on, false);
 	for_each_possible_cpu(cpu)
 		irq_work_sync(per_cpu_ptr(&lbr_db_work, cpu));
-	lbr_db_on = false;
 }

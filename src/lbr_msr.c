@@ -824,22 +824,28 @@ static int lbr_cpu_stop(unsigned int cpu)
 /*
  * After a debug exception on this CPU (lbr_db.c): the CPU cleared the
  * enable bit (and, legacy, DEBUGCTL.BTF, which the kernel keeps per task).
- * Put it back only if the MSR holds what lbr_snap wrote but for those
- * bits: a value anyone else wrote since stays theirs, as at unload.  One
- * RDMSR per #DB, and a WRMSR when it was cleared; interrupts off, so that
- * no hook's freeze and unfreeze lands between the two.
+ * Put it back only if the control MSR holds what lbr_snap wrote but for
+ * those bits, and (legacy) LBR_SELECT the filter lbr_snap wrote: perf,
+ * turning its own LBR off, leaves its filter behind, and any other change
+ * stays its writer's, as at unload.  A writer that clears the enable bit
+ * alone cannot be told from a #DB: LBR comes back on at that CPU's next
+ * one.  One RDMSR per #DB, a second and a WRMSR when LBR was off;
+ * interrupts off, so that no hook's freeze and unfreeze lands in between.
  */
 static void lbr_rearm_after_db(void)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
-	u64 cleared = lbr_hw.enable_mask, now;
+	u64 cleared = lbr_hw.enable_mask, now, sel;
+	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
 	unsigned long flags;
 
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL)
+	if (legacy)
 		cleared |= LBR_DEBUGCTL_BTF;
 	local_irq_save(flags);
 	if (READ_ONCE(s->valid) && !lbr_rdmsr_safe(lbr_hw.ctl_msr, &now) &&
-	    !(now & lbr_hw.enable_mask) && !((now ^ s->ctl_set) & ~cleared))
+	    !(now & lbr_hw.enable_mask) && !((now ^ s->ctl_set) & ~cleared) &&
+	    (!legacy || (!lbr_rdmsr_safe(LBR_MSR_SELECT, &sel) &&
+			 sel == s->select_set)))
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, now | lbr_hw.enable_mask);
 	local_irq_restore(flags);
 }
@@ -923,32 +929,42 @@ int lbr_hw_start(const char *mode, const char *filter)
 		lbr_perf_fallback = ret;	/* said by lbr_hw_report() */
 	}
 
+	/*
+	 * Debug exceptions first, so that none between programming a CPU and
+	 * watching goes unseen; the re-arm waits for the CPU's valid copy.
+	 * Not on AMD: no source at hand says that #DB clears LBRV2EN (the
+	 * lab's LbrExtV2 keeps it), and perf's own disable writes exactly
+	 * what a re-arm would take for one (amd_pmu_lbr_disable_all()).
+	 */
+	if (lbr_hw.backend != LBR_SNAP_BACKEND_AMD) {
+		ret = lbr_db_start(lbr_rearm_after_db);
+		if (ret)
+			return ret;
+	}
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:online",
 				lbr_cpu_start, lbr_cpu_stop);
-	if (ret < 0)
+	if (ret < 0) {
+		lbr_db_stop();
 		return ret;
+	}
 	lbr_cpuhp_state = ret;
 	lbr_syscore_register(&lbr_syscore);
 	lbr_syscore_on = true;
-	ret = lbr_db_start(lbr_rearm_after_db);
-	if (ret) {
-		pr_err("cannot watch debug exceptions (%d)\n", ret);
-		lbr_hw_stop();
-	}
-	return ret;
+	return 0;
 }
 
 void lbr_hw_stop(void)
 {
 	if (lbr_perf_mode)
 		lbr_vlbr_stop();
-	lbr_db_stop();
 	if (lbr_syscore_on)
 		lbr_syscore_unregister(&lbr_syscore);
 	lbr_syscore_on = false;
 	if (lbr_cpuhp_state > 0)
 		cpuhp_remove_state(lbr_cpuhp_state);
 	lbr_cpuhp_state = 0;
+	/* After the CPUs are given back: a #DB until then is no change. */
+	lbr_db_stop();
 	lbr_perf_mode = false;
 	lbr_perf_fallback = 0;
 }

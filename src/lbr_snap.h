@@ -26,11 +26,6 @@ int lbr_hw_detect(const char *force);
 void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
-
-/* --- LBR back on after a debug exception, mode=raw (lbr_db.c) --- */
-
-int lbr_db_start(void (*rearm)(void));
-void lbr_db_stop(void);
 const char *lbr_hw_mode(void);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
 unsigned int lbr_hw_cpu_online(unsigned int cpu);
@@ -115,6 +110,12 @@ static __always_inline bool lbr_hw_was_off(u32 ctl)
 
 int lbr_vlbr_start(u64 branch_type);
 void lbr_vlbr_stop(void);
+
+/* --- LBR back on after a debug exception, mode=raw (lbr_db.c) --- */
+
+int lbr_db_start(void (*rearm)(void));
+void lbr_db_stop(void);
+void lbr_db_check_soon(void);
 
 /* --- targets (targets.c) and their hooks --- */
 
