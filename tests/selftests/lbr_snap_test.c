@@ -4318,7 +4318,7 @@ TEST_F(cap, who_may_read_and_control)
  * available_filter_functions).  Either would add branches before the
  * read, or recurse.
  */
-TEST_F(cap, capture_path_neither_probed_nor_traced)
+TEST_F_TIMEOUT(cap, capture_path_neither_probed_nor_traced, 120)
 {
 	/* As the source marks them (tests/vm/build.sh's lbr_nokprobe.h). */
 	static const char *const path[] = { LBR_NOKPROBE_FUNCS };
@@ -4673,7 +4673,7 @@ static int body_branches(const struct rec *r, unsigned long long fn,
 	return n;
 }
 
-TEST_F(fexit, same_record_as_kretprobe)
+TEST_F_TIMEOUT(fexit, same_record_as_kretprobe, 120)
 {
 	unsigned long long fn = ksym("lbr_test_int");
 	unsigned long long fail = ksym("lbr_test_fail");
