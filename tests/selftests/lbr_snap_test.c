@@ -3347,6 +3347,44 @@ static bool db_stopped(pid_t pid, int sig, int *code)
 	return true;
 }
 
+/*
+ * A db_child() on @cpu, the caller moved there too, stopped at its first
+ * SIGSTOP; it dies with the test, whatever fails (PTRACE_O_EXITKILL).
+ */
+static pid_t db_start_child(struct __test_metadata *_metadata, int cpu)
+{
+	cpu_set_t set;
+	pid_t pid;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		db_child(cpu);
+	ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
+	ASSERT_EQ(0, ptrace(PTRACE_SETOPTIONS, pid, NULL,
+			    (void *)PTRACE_O_EXITKILL));
+	return pid;
+}
+
+/*
+ * @n single steps of @pid: each a #DB with DR6.BS (a step over a SYSCALL
+ * reports TRAP_BRKPT, user_single_step_report()).
+ */
+static void db_steps(struct __test_metadata *_metadata, pid_t pid, int n)
+{
+	int i, code;
+
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
+		ASSERT_TRUE(db_stopped(pid, SIGTRAP, &code));
+		ASSERT_TRUE(code == TRAP_TRACE || code == TRAP_BRKPT)
+			TH_LOG("si_code %d", code);
+	}
+}
+
 /* A uprobe on db_probed() for @pid only, through perf's uprobe PMU. */
 static int db_uprobe(pid_t pid)
 {
@@ -3404,10 +3442,9 @@ static void db_expect_lbr(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(cap, debug_exceptions_keep_lbr_on, 300)
 {
-	int ncpu = nr_cpus(), c, i, code, ev, st;
+	int ncpu = nr_cpus(), c, code, ev, st;
 	unsigned long long bit, val, hits;
 	unsigned int msr;
-	cpu_set_t set;
 	pid_t pid;
 
 	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
@@ -3416,28 +3453,8 @@ TEST_F_TIMEOUT(cap, debug_exceptions_keep_lbr_on, 300)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 
 	for (c = 0; c < ncpu; c++) {
-		CPU_ZERO(&set);
-		CPU_SET(c, &set);
-		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (!pid)
-			db_child(c);
-		ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
-		/* The child goes with the test, whatever fails. */
-		ASSERT_EQ(0, ptrace(PTRACE_SETOPTIONS, pid, NULL,
-				    (void *)PTRACE_O_EXITKILL));
-
-		/*
-		 * Single steps: each is a #DB with DR6.BS (a step over a
-		 * SYSCALL reports TRAP_BRKPT, user_single_step_report()).
-		 */
-		for (i = 0; i < 20; i++) {
-			ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
-			ASSERT_TRUE(db_stopped(pid, SIGTRAP, &code));
-			ASSERT_TRUE(code == TRAP_TRACE || code == TRAP_BRKPT)
-				TH_LOG("si_code %d", code);
-		}
+		pid = db_start_child(_metadata, c);
+		db_steps(_metadata, pid, 20);
 		db_expect_lbr(_metadata, self, c, "ptrace single steps");
 
 		/* Run to the second stop, then watch writes to db_watched. */
@@ -3525,9 +3542,8 @@ TEST_F(cap, lbr_off_as_a_debug_exception_leaves_it_comes_back)
 TEST_F(cap, debug_exception_keeps_another_writers_lbr_off)
 {
 	unsigned long long val, bit, sel = 0;
-	int cpu = nr_cpus() - 1, i, code;
+	int cpu = nr_cpus() - 1;
 	unsigned int msr;
-	cpu_set_t set;
 	pid_t pid;
 
 	cap_load(_metadata, self, variant, "targets=lbr_test_int mode=raw", O_NONBLOCK);
@@ -3544,20 +3560,8 @@ TEST_F(cap, debug_exception_keeps_another_writers_lbr_off)
 			      self->info.backend == LBR_SNAP_BACKEND_ARCH ? 0 :
 			      val & ~bit));
 
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		db_child(cpu);
-	ASSERT_TRUE(db_stopped(pid, SIGSTOP, NULL));
-	ASSERT_EQ(0, ptrace(PTRACE_SETOPTIONS, pid, NULL,
-			    (void *)PTRACE_O_EXITKILL));
-	for (i = 0; i < 5; i++) {
-		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL));
-		ASSERT_TRUE(db_stopped(pid, SIGTRAP, &code));
-	}
+	pid = db_start_child(_metadata, cpu);
+	db_steps(_metadata, pid, 5);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
 
