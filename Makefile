@@ -86,7 +86,7 @@ demo:
 	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) --script tests/demo.sh
 
 # make check-fresh: make demo, then make check, in a minimal Debian 12 root
-# debootstrapped anew, from a clean clone of HEAD, with no cache (about 40
+# debootstrapped anew, from a clean clone of HEAD, with no cache (60 to 90
 # minutes on 2 cores).  Run it whenever a dependency or an install step changes
 # (tests/fresh/check-fresh.sh).  Not part of make check.
 .PHONY: check-fresh

@@ -20,8 +20,8 @@ echo
 echo "# lbr-snap stats"
 lbr-snap stats
 echo
-echo "# lbr-snap trace -e lbr_test_ptr%ptr --only-target -- sh -c 'echo \"ptr -12\" > /dev/lbr_snap_test'"
-lbr-snap trace -e lbr_test_ptr%ptr --only-target -- \
+echo "# lbr-snap trace -e lbr_test_ptr%ptr/1@fexit --only-target -- sh -c 'echo \"ptr -12\" > /dev/lbr_snap_test'"
+lbr-snap trace -e lbr_test_ptr%ptr/1@fexit --only-target -- \
 	sh -c 'echo "ptr -12" > /dev/lbr_snap_test'
 rmmod lbr_snap
 echo
