@@ -29,7 +29,6 @@
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
-#define LBR_DEBUGCTL_BTF		(1ULL << 1)
 #define LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI	(1ULL << 11)
 #define LBR_MSR_SELECT		0x1c8
 #define LBR_MSR_TOS		0x1c9
@@ -822,30 +821,28 @@ static int lbr_cpu_stop(unsigned int cpu)
 }
 
 /*
- * After a debug exception on this CPU (lbr_db.c): the CPU cleared the
- * enable bit (and, legacy, DEBUGCTL.BTF, which the kernel keeps per task).
- * Put it back only if the control MSR holds what lbr_snap wrote but for
- * those bits, and (legacy) LBR_SELECT the filter lbr_snap wrote: perf,
- * turning its own LBR off, leaves its filter behind, and any other change
- * stays its writer's, as at unload.  A writer that clears the enable bit
- * alone cannot be told from a #DB: LBR comes back on at that CPU's next
- * one.  One RDMSR per #DB, a second and a WRMSR when LBR was off;
+ * After a debug exception on this CPU (lbr_db.c), or a hook that found
+ * LBR off: the CPU clears the enable bit on #DB (and, legacy, DEBUGCTL.BTF,
+ * which lbr_snap never sets: the kernel sets it for a task that
+ * block-steps).  Put the enable bit back only if the control MSR holds
+ * exactly what lbr_snap wrote but for it, and (legacy) LBR_SELECT the
+ * filter lbr_snap wrote: perf, turning its own LBR off, leaves its filter
+ * behind, and any other change stays its writer's, as at unload.  A
+ * writer that clears the enable bit alone cannot be told from a #DB: LBR
+ * comes back on.  One RDMSR, a second and a WRMSR when LBR was off;
  * interrupts off, so that no hook's freeze and unfreeze lands in between.
  */
 static void lbr_rearm_after_db(void)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
-	u64 cleared = lbr_hw.enable_mask, now, sel;
-	bool legacy = lbr_hw.backend == LBR_SNAP_BACKEND_INTEL;
+	u64 now, sel;
 	unsigned long flags;
 
-	if (legacy)
-		cleared |= LBR_DEBUGCTL_BTF;
 	local_irq_save(flags);
 	if (READ_ONCE(s->valid) && !lbr_rdmsr_safe(lbr_hw.ctl_msr, &now) &&
-	    !(now & lbr_hw.enable_mask) && !((now ^ s->ctl_set) & ~cleared) &&
-	    (!legacy || (!lbr_rdmsr_safe(LBR_MSR_SELECT, &sel) &&
-			 sel == s->select_set)))
+	    now == (s->ctl_set & ~lbr_hw.enable_mask) &&
+	    (lbr_hw.backend != LBR_SNAP_BACKEND_INTEL ||
+	     (!lbr_rdmsr_safe(LBR_MSR_SELECT, &sel) && sel == s->select_set)))
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, now | lbr_hw.enable_mask);
 	local_irq_restore(flags);
 }
