@@ -91,7 +91,8 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	if (frozen) {
 		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl)) {
 			this_cpu_inc(c->lbr_off);
-			lbr_db_check_soon();
+			if (!(ctl & lbr_hw.enable_mask))
+				lbr_db_check_soon();
 		}
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt

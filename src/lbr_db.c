@@ -43,6 +43,7 @@
  *   with TF, for a kprobe's step.
  */
 #include <linux/irq_work.h>
+#include <linux/jiffies.h>
 #include <linux/kdebug.h>
 #include <linux/kprobes.h>
 #include <linux/notifier.h>
@@ -53,6 +54,8 @@
 #include "lbr_snap.h"
 
 static DEFINE_PER_CPU(struct irq_work, lbr_db_work);
+/* jiffies of this CPU's last lbr_db_check_soon() queueing. */
+static DEFINE_PER_CPU(unsigned long, lbr_db_checked);
 static void (*lbr_db_rearm)(void);
 static bool lbr_db_on;
 
@@ -65,7 +68,8 @@ static void lbr_db_work_fn(struct irq_work *work)
 static int notrace lbr_db_notify(struct notifier_block *nb, unsigned long val,
 				 void *data)
 {
-	if (val == DIE_DEBUG)
+	/* Not on a CPU lbr_snap holds nothing of (offline, going, coming). */
+	if (val == DIE_DEBUG && __this_cpu_read(lbr_cpu_depth))
 		irq_work_queue(this_cpu_ptr(&lbr_db_work));
 	return NOTIFY_DONE;
 }
@@ -77,16 +81,23 @@ static struct notifier_block lbr_db_nb = {
 };
 
 /**
- * lbr_db_check_soon - a hook found LBR off on this CPU: look at it again
+ * lbr_db_check_soon - a hook found LBR's enable bit clear on this CPU
  *
  * From any context, NMI included; after lbr_db_stop() (every hook is gone
  * by then) or where nothing is watched (mode=perf, AMD), nothing.  The
- * re-arm tells a #DB's clear from another writer's as after a #DB.
+ * re-arm tells a #DB's clear from another writer's as after a #DB.  At
+ * most once a jiffy per CPU: while another writer keeps LBR off the
+ * re-arm refuses, and every return there would otherwise cost a
+ * self-IPI and an RDMSR.
  */
 void notrace lbr_db_check_soon(void)
 {
-	if (READ_ONCE(lbr_db_on))
-		irq_work_queue(this_cpu_ptr(&lbr_db_work));
+	unsigned long now = jiffies;
+
+	if (!READ_ONCE(lbr_db_on) || __this_cpu_read(lbr_db_checked) == now)
+		return;
+	__this_cpu_write(lbr_db_checked, now);
+	irq_work_queue(this_cpu_ptr(&lbr_db_work));
 }
 NOKPROBE_SYMBOL(lbr_db_check_soon);
 
