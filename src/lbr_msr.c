@@ -828,8 +828,8 @@ static int lbr_cpu_stop(unsigned int cpu)
  * exactly what lbr_snap wrote but for it, and (legacy) LBR_SELECT the
  * filter lbr_snap wrote: perf, turning its own LBR off, leaves its filter
  * behind, and any other change stays its writer's, as at unload.  A
- * writer that clears the enable bit alone cannot be told from a #DB: LBR
- * comes back on.  One RDMSR, a second and a WRMSR when LBR was off;
+ * writer that clears the enable bit alone cannot be told from a #DB, nor
+ * perf's disable where its filter equals lbr_snap's: LBR comes back on.  One RDMSR, a second and a WRMSR when LBR was off;
  * interrupts off, so that no hook's freeze and unfreeze lands in between.
  */
 static void lbr_rearm_after_db(void)
@@ -910,6 +910,10 @@ int lbr_hw_start(const char *mode, const char *filter)
 		       filter);
 		return -EINVAL;
 	}
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_cpl &&
+	    !(lbr_filter.kernel && lbr_filter.user))
+		pr_warn("lbr_filter=%s: this CPU's Arch LBR does not filter by CPL (CPUID.0x1c:EBX[0] clear): records hold every CPL's branches\n",
+			filter);
 
 	if (!sysfs_streq(mode, "raw")) {
 		ret = lbr_perf_branch_type(&type);

@@ -78,6 +78,9 @@ const char *lbr_hook_name(u8 hook)
 static const char * const lbr_own_path_prefixes[] = {
 	"irq_work_", "ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
 	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
+	/* lbr_db_check_soon()'s irq_work_queue() raises a self-IPI */
+	"arch_irq_work_raise", "__irq_work_queue_local", "apic_send_IPI_self",
+	"x2apic_send_IPI_self", "default_send_IPI_self",
 };
 
 /*
