@@ -21,7 +21,7 @@ endif
 PWD_ := $(CURDIR)
 
 .PHONY: all module tools clean check check-host vm-run demo style \
-	install install-tools dkms-install dkms-uninstall
+	install install-tools dkms-source dkms-install dkms-uninstall
 
 all: module tools
 
@@ -132,17 +132,24 @@ LBR_VERSION = $(shell sed -n 's/^\#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' $
 DKMS_SRC = /usr/src/lbr_snap-$(LBR_VERSION)
 DKMS_STEPS ?= add build install
 
+# make dkms-source [DESTDIR=...]: that copy alone, for a package
+# (debian/rules) or a chroot (tests/dkms/check.sh): the one list of what
+# DKMS builds from.
+dkms-source:
+	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	install -d $(DESTDIR)$(DKMS_SRC)/src $(DESTDIR)$(DKMS_SRC)/include
+	install -m 0644 Makefile Kbuild $(DESTDIR)$(DKMS_SRC)/
+	install -m 0644 src/*.c src/*.h src/*.S $(DESTDIR)$(DKMS_SRC)/src/
+	install -m 0644 include/*.h $(DESTDIR)$(DKMS_SRC)/include/
+	sed 's/#MODULE_VERSION#/$(LBR_VERSION)/' dkms.conf >$(DESTDIR)$(DKMS_SRC)/dkms.conf
+
 dkms-install:
 	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
 	@test -f /lib/modules/$(KVER)/build/Makefile || { \
 		echo "no headers for $(KVER) in /lib/modules/$(KVER)/build; pass KVER=, one of:"; \
 		ls /lib/modules; exit 1; }
-	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/src $(DKMS_SRC)/include
-	cp Makefile Kbuild $(DKMS_SRC)/
-	cp src/*.c src/*.h src/*.S $(DKMS_SRC)/src/
-	cp include/*.h $(DKMS_SRC)/include/
-	sed 's/@PKGVER@/$(LBR_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	$(MAKE) -s dkms-source DESTDIR=
 	@set -e; for step in $(DKMS_STEPS); do \
 		if [ $$step = add ] && dkms status -m lbr_snap -v $(LBR_VERSION) | grep -q .; then \
 			echo "lbr_snap/$(LBR_VERSION) already added to DKMS"; continue; fi; \
