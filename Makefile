@@ -3,6 +3,8 @@
 # lbr_snap: `make` builds lbr_snap.ko and tools/lbr-snap.
 #   KDIR=...   kernel build tree (default: running kernel's, else the newest
 #              installed headers)
+#   make deb                       Debian packages lbr-snap-dkms and lbr-snap
+#                                  in build/deb/ (debian/; DEB_DIR=...)
 #   make check                     full test suite in QEMU guests
 #   make check-fresh               make demo and make check in a new Debian 12
 #   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu] [SMP=2]
@@ -21,7 +23,7 @@ endif
 PWD_ := $(CURDIR)
 
 .PHONY: all module tools clean check check-host vm-run demo style \
-	install install-tools dkms-install dkms-uninstall
+	install install-tools dkms-source dkms-install dkms-uninstall deb
 
 all: module tools
 
@@ -132,17 +134,24 @@ LBR_VERSION = $(shell sed -n 's/^\#define LBR_SNAP_VERSION[ \t]*"\(.*\)"/\1/p' $
 DKMS_SRC = /usr/src/lbr_snap-$(LBR_VERSION)
 DKMS_STEPS ?= add build install
 
+# make dkms-source [DESTDIR=...]: that copy alone, for a package
+# (debian/rules) or a chroot (tests/dkms/check.sh): the one list of what
+# DKMS builds from.
+dkms-source:
+	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	rm -rf $(DESTDIR)$(DKMS_SRC)
+	install -d $(DESTDIR)$(DKMS_SRC)/src $(DESTDIR)$(DKMS_SRC)/include
+	install -m 0644 Makefile Kbuild $(DESTDIR)$(DKMS_SRC)/
+	install -m 0644 src/*.c src/*.h src/*.S $(DESTDIR)$(DKMS_SRC)/src/
+	install -m 0644 include/*.h $(DESTDIR)$(DKMS_SRC)/include/
+	sed 's/#MODULE_VERSION#/$(LBR_VERSION)/' dkms.conf >$(DESTDIR)$(DKMS_SRC)/dkms.conf
+
 dkms-install:
 	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
 	@test -f /lib/modules/$(KVER)/build/Makefile || { \
 		echo "no headers for $(KVER) in /lib/modules/$(KVER)/build; pass KVER=, one of:"; \
 		ls /lib/modules; exit 1; }
-	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/src $(DKMS_SRC)/include
-	cp Makefile Kbuild $(DKMS_SRC)/
-	cp src/*.c src/*.h src/*.S $(DKMS_SRC)/src/
-	cp include/*.h $(DKMS_SRC)/include/
-	sed 's/@PKGVER@/$(LBR_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	$(MAKE) -s dkms-source DESTDIR=
 	@set -e; for step in $(DKMS_STEPS); do \
 		if [ $$step = add ] && dkms status -m lbr_snap -v $(LBR_VERSION) | grep -q .; then \
 			echo "lbr_snap/$(LBR_VERSION) already added to DKMS"; continue; fi; \
@@ -155,3 +164,27 @@ dkms-uninstall:
 	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
 	-dkms remove lbr_snap/$(LBR_VERSION) --all
 	rm -rf $(DKMS_SRC)
+
+# make deb [DEB_DIR=build/deb]: the Debian packages lbr-snap-dkms (the
+# module's sources for DKMS, as make dkms-source copies them) and lbr-snap
+# (make install-tools into /usr, the udev rule), built with
+# dpkg-buildpackage from debian/ in a copy of the tree in DEB_DIR, so that
+# nothing of the build lands in the tree or beside it.  The version is
+# LBR_SNAP_VERSION: the copy's debian/changelog is written from it.  Installs
+# the deb group of tests/deps/packages first (root, if any is missing).
+# tests/deb/roundtrip.sh installs the .debs in a Debian 12 root.
+DEB_DIR ?= $(CURDIR)/build/deb
+DEB_TREE = $(DEB_DIR)/lbr-snap-$(LBR_VERSION)
+deb:
+	@test -n "$(LBR_VERSION)" || { echo "no LBR_SNAP_VERSION in src/lbr_snap.h"; exit 1; }
+	tests/deps/install.sh deb
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_TREE)
+	cp -r Makefile Kbuild dkms.conf src include tools dist debian $(DEB_TREE)/
+	{ echo "lbr-snap ($(LBR_VERSION)) unstable; urgency=medium"; echo; \
+	  echo "  * lbr_snap $(LBR_VERSION) (LBR_SNAP_VERSION of src/lbr_snap.h)."; echo; \
+	  echo " -- $$(sed -n 's/^Maintainer: //p' debian/control)  $$(git log -1 --format=%cD 2>/dev/null || date -R)"; \
+	} >$(DEB_TREE)/debian/changelog
+	cd $(DEB_TREE) && dpkg-buildpackage -b --no-sign
+	rm -rf $(DEB_TREE)
+	@ls $(DEB_DIR)/*.deb

@@ -9,7 +9,7 @@
 # freeze-first disassembly check, the selftests' helpers, the tool's, the
 # decoder's and the ring's unit tests.  Guest suites (QEMU TCG, Debian's
 # kernel): the kselftests with -smp 4 on the stock CPU, the DKMS round
-# trip.  LBR lab (tests/lbr-lab): build its QEMU, its proofs, the
+# trip; the Debian packages' round trip in a Debian 12 root.  LBR lab (tests/lbr-lab): build its QEMU, its proofs, the
 # kselftests on its legacy and Arch LBR CPUs, where nothing skips for
 # want of LBR, the tool; then on a lab CPU too: sid's 7.2 (call depth
 # tracking on), bullseye's 5.10 and trixie's 6.12, the debug kernel
@@ -84,7 +84,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
 ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers tool-unit decode-unit ring-unit
-	guest-smp4 dkms-roundtrip lab-qemu lab-proofs
+	guest-smp4 dkms-roundtrip deb-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
@@ -165,7 +165,7 @@ suite_join() {	# suite names, in the order to report them
 
 t_check=$(date +%s)
 # Everything make check needs, in one apt-get run (tests/deps/packages).
-"$LBR_TOP/tests/deps/install.sh" build kernel guest debug-kernel dkms lab-build lab-run ||
+"$LBR_TOP/tests/deps/install.sh" build kernel guest debug-kernel dkms deb deb-test lab-build lab-run ||
 	{ echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 # The guest kernel (lbr_guest_kver, but a failure still ends with totals).
 kver=${KVER:-$("$LBR_TOP/tests/vm/kernel.sh" bookworm)} ||
@@ -347,6 +347,10 @@ vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
 # vCPUs for the tests that race CPUs; 2 vCPUs run in every lane below.
 suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
 suite dkms-roundtrip "$LBR_TOP/tests/dkms/roundtrip.sh"
+# make deb, lintian, and the packages installed, DKMS-built for two
+# kernels' headers (the second through AUTOINSTALL) and purged in a
+# Debian 12 root (tests/deb/roundtrip.sh; nothing on the host's dpkg).
+suite deb-roundtrip "$LBR_TOP/tests/deb/roundtrip.sh"
 
 lab_qemu() {
 	local t0=$(date +%s) q

@@ -114,15 +114,12 @@ in_chroot() {
 	fi
 	mkdir -p "$root/lib/modules/$kver"
 	ln -sfn "$kdir" "$root/lib/modules/$kver/build"
-	# What make dkms-install copies, done by hand: the chroot has no
-	# checkout, and its dkms is the one under test.
+	# What make dkms-install copies, into the chroot (make dkms-source):
+	# the chroot has no checkout, and its dkms is the one under test.
 	src=$root/usr/src/lbr_snap-$VER
 	run dkms remove "lbr_snap/$VER" --all >/dev/null 2>&1
-	rm -rf "$src" && mkdir -p "$src/src" "$src/include"
-	cp "$TOP/Makefile" "$TOP/Kbuild" "$src/"
-	cp "$TOP"/src/*.c "$TOP"/src/*.h "$src/src/"
-	cp "$TOP"/include/*.h "$src/include/"
-	sed "s/@PKGVER@/$VER/" "$TOP/dkms.conf" >"$src/dkms.conf"
+	make -s -C "$TOP" dkms-source DESTDIR="$root" >&2 ||
+		{ notok "$rel: make dkms-source DESTDIR=$root"; return; }
 	if run dkms add "lbr_snap/$VER" >&2 && run dkms build "lbr_snap/$VER" -k "$kver" >&2; then
 		ok "$rel ($(run dkms --version)): dkms add + build -k $kver"
 	else
