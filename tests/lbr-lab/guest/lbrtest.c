@@ -588,6 +588,41 @@ static void test_msr_storage(void)
 	lbr_clear();
 }
 
+/*
+ * The lab's count of this vCPU's RDMSRs and WRMSRs (MSR 0x4c4252, the
+ * read itself counted): known accesses, one of them faulting, move it by
+ * exactly their number.  Tried a few times: an interrupt or a context
+ * switch may make an access of its own in between.
+ */
+#define MSR_LAB_MSR_ACCESSES	0x4c4252
+
+static void test_msr_count(void)
+{
+	uint32_t ctl = amd ? MSR_AMD_DBG_EXTN_CFG :
+		       arch ? MSR_ARCH_LBR_CTL : MSR_DEBUGCTL;
+	uint64_t c0 = 0, c1 = 0, v = 0;
+	int try, i;
+
+	for (try = 0; try < 5; try++) {
+		c0 = rdmsr(MSR_LAB_MSR_ACCESSES);
+		for (i = 0; i < 5; i++)
+			v = rdmsr(ctl);
+		for (i = 0; i < 3; i++)
+			wrmsr(ctl, v);
+		/* A #GP: the counter is read-only. */
+		wrmsr_try(MSR_LAB_MSR_ACCESSES, 1);
+		c1 = rdmsr(MSR_LAB_MSR_ACCESSES);
+		if (c1 - c0 == 5 + 3 + 1 + 1)
+			break;
+	}
+	result(c1 - c0 == 10,
+	       "MSR 0x4c4252 counts RDMSR and WRMSR, a faulting one too: "
+	       "%" PRIu64 " for 5 RDMSRs, 3 WRMSRs, 1 #GP and its own read",
+	       c1 - c0);
+	result(wrmsr_try(MSR_LAB_MSR_ACCESSES, 0) == -EIO,
+	       "MSR 0x4c4252 is read-only (#GP on WRMSR)");
+}
+
 static void test_asm(void)
 {
 	const struct cfg user_all = { .user = true, .kinds = ALL_NEAR };
@@ -603,6 +638,7 @@ static void test_asm(void)
 
 	test_cpuid_msrs();
 	test_msr_storage();
+	test_msr_count();
 
 	/* LBR off (DEBUGCTL.LBR=0 / LBREn=0): nothing recorded */
 	{
