@@ -250,7 +250,10 @@ struct lbr_snap_target_stats {
 	__u64 recursion;	/* returns inside lbr_snap's own capture
 				 * (the target is on its path, or returned
 				 * in an NMI that came during one):
-				 * counted, not recorded
+				 * counted, not recorded; an fexit
+				 * target's successes under
+				 * capture=errors leave before the capture
+				 * and count as filtered
 				 */
 	__s64 inflight;		/* fexit: calls inside the function now */
 	/* Only when lbr_snap_stats.entry_size covers it: */

@@ -14,6 +14,7 @@
 #include <linux/percpu.h>
 
 #include "lbr_snap.h"
+#include "ret_class.h"
 
 DECLARE_PER_CPU(unsigned int, lbr_capture_nesting);
 extern bool lbr_capture_all;
@@ -21,32 +22,6 @@ extern bool lbr_capture_all;
 void lbr_capture_record(struct lbr_target *t, unsigned long ax,
 			unsigned long caller, bool frozen, u32 ctl,
 			unsigned long ret_site);
-
-/* The return value, sign-extended from the declared width. */
-static __always_inline s64 lbr_retval(u8 type, unsigned long ax)
-{
-	switch (type) {
-	case LBR_SNAP_RET_INT:
-		return (s32)ax;
-	case LBR_SNAP_RET_BOOL:
-		return (u8)ax != 0;
-	default:
-		return (s64)ax;
-	}
-}
-
-/* errors mode: a negative errno, NULL or ERR_PTR, or false. */
-static __always_inline bool lbr_is_error(u8 type, s64 ret)
-{
-	switch (type) {
-	case LBR_SNAP_RET_PTR:
-		return !ret || IS_ERR_VALUE((unsigned long)ret);
-	case LBR_SNAP_RET_BOOL:
-		return !ret;
-	default:
-		return ret < 0 && ret >= -MAX_ERRNO;
-	}
-}
 
 /**
  * lbr_capture - record one return of a target
@@ -61,10 +36,11 @@ static __always_inline bool lbr_is_error(u8 type, s64 ret)
  *
  * From a hook, with preemption off.  Unfreezes LBR.
  *
- * Most returns are successes, which capture=errors leaves out: they are
- * counted and LBR unfrozen right here, a few dozen instructions, with
- * per-CPU increments that an interrupt cannot tear (one instruction
- * each), interrupts off only for the unfreeze.  Not inside a capture on
+ * Most returns are successes, which capture=errors leaves out.  On fexit
+ * the trampoline lets them go before it freezes (ret_class.h); on a
+ * kretprobe they are counted and LBR unfrozen right here, a few dozen
+ * instructions, with per-CPU increments that an interrupt cannot tear
+ * (one instruction each), interrupts off only for the unfreeze.  Not inside a capture on
  * this CPU (a target on the capture path, or returning in an NMI): that
  * one is counted as recursion by lbr_capture_record().  An NMI's return
  * between another return's freeze and lbr_capture_record() (or in this

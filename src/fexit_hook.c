@@ -157,6 +157,36 @@ static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)
 	return 0;
 }
 
+/*
+ * The returns @t's trampoline lets go before the freeze, under
+ * capture=all if @all: those the capture would filter by value alone.
+ */
+static struct lbr_ret_quiet lbr_fexit_quiet_of(const struct lbr_target *t,
+					       bool all)
+{
+	return lbr_ret_quiet_for(t->ret_type, all, t->nr_errnos > 0);
+}
+
+/**
+ * lbr_fexit_recapture - tell @t's trampoline of a new capture mode
+ * @t: an attached fexit target
+ * @all: capture=all
+ *
+ * Under the targets' lock, as lbr_fexit_attach().
+ */
+void lbr_fexit_recapture(const struct lbr_target *t, bool all)
+{
+	struct lbr_ret_quiet q = lbr_fexit_quiet_of(t, all);
+
+	lbr_fexit_slot_set_quiet(t->slot, &q);
+}
+
+/* Returns @t's trampoline let go, on top of its counters. */
+u64 lbr_fexit_quiet_returns(const struct lbr_target *t)
+{
+	return t->slot < 0 ? 0 : lbr_fexit_slot_quiet(t->slot);
+}
+
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
  * @t: a resolved target
@@ -168,6 +198,7 @@ static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)
  */
 int lbr_fexit_attach(struct lbr_target *t, bool asked)
 {
+	struct lbr_ret_quiet q;
 	int ret;
 
 	if (!LBR_HAVE_DIRECT_CALLS) {
@@ -182,7 +213,8 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	if (ret)
 		return ret;
 	/* ftrace maps sym+0 to its fentry site. */
-	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0);
+	q = lbr_fexit_quiet_of(t, lbr_capture_every_return());
+	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0, &q);
 	if (ret == -EBUSY) {
 		lbr_fexit_refuse(t, asked, "busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)",
 				 ret);

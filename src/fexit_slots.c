@@ -78,6 +78,14 @@ DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
  */
 u8 lbr_fexit_regs_only[LBR_FEXIT_SLOTS];
 
+/*
+ * Each slot's test of the return value (ret_class.h): the returns its
+ * trampoline lets go without freezing, counted in lbr_fexit_quiet.  A
+ * limit of 0 lets none go: every return reaches the client.
+ */
+struct lbr_ret_quiet lbr_fexit_rets[LBR_FEXIT_SLOTS] __aligned(LBR_RET_QUIET_SIZE);
+DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
+
 static void lbr_fexit_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
 static void lbr_fexit_detach_locked(unsigned int slot);
@@ -321,12 +329,65 @@ void lbr_fexit_unregister(void)
 EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
 
 /**
+ * lbr_fexit_slot_set_quiet - change the returns @slot lets go
+ * @slot: from lbr_fexit_slot_get()
+ * @quiet: the returns its trampoline lets go without freezing LBR or
+ *	calling the client (struct lbr_ret_quiet): the client's filter
+ *	would not record them
+ *
+ * For a change of what the client records (capture=errors or all): the
+ * limit only (struct lbr_ret_quiet).  Calls already past the test are
+ * the client's to filter.
+ */
+void lbr_fexit_slot_set_quiet(unsigned int slot,
+			      const struct lbr_ret_quiet *quiet)
+{
+	struct lbr_ret_quiet *r;
+
+	if (slot >= LBR_FEXIT_SLOTS)
+		return;
+	mutex_lock(&lbr_fexit_lock);
+	r = &lbr_fexit_rets[slot];
+	/*
+	 * The limit alone, one store: a call on its way through the test
+	 * sees the old one or the new one, with the fields that go with
+	 * either, which depend on the function's return type only.
+	 */
+	if (test_bit(slot, lbr_fexit_used) &&
+	    !WARN_ON_ONCE(r->bias != quiet->bias || r->shift != quiet->shift))
+		WRITE_ONCE(r->limit, quiet->limit);
+	mutex_unlock(&lbr_fexit_lock);
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_set_quiet);
+
+/**
+ * lbr_fexit_slot_quiet - returns @slot's trampoline let go since it was got
+ * @slot: from lbr_fexit_slot_get()
+ *
+ * A sum over CPUs taken without a lock: a figure for statistics.
+ */
+u64 lbr_fexit_slot_quiet(unsigned int slot)
+{
+	u64 sum = 0;
+	int cpu;
+
+	if (slot >= LBR_FEXIT_SLOTS)
+		return 0;
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_quiet, cpu)->n[slot]);
+	return sum;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
+
+/**
  * lbr_fexit_slot_get - hook the function at @ip with a trampoline
  * @ip: the function's address (ftrace maps it to its fentry site)
  * @data: given back to the client's callbacks for this slot
  * @regs_only: every argument of the function is in a register (the
  *	caller knows it from BTF, not from a user): the trampoline copies
  *	none of the caller's stack words
+ * @quiet: the returns the trampoline lets go without freezing LBR or
+ *	calling the client (lbr_fexit_slot_set_quiet())
  *
  * When every slot is taken and some are draining, waits for one pass of
  * the drain (its grace periods, never a traced call) and tries again.
@@ -334,12 +395,13 @@ EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
  * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
  * ones still have calls inside, or what ftrace said.
  */
-int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only)
+int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
+		       const struct lbr_ret_quiet *quiet)
 {
 	bool retried = false;
 	struct lbr_fexit_slot *s;
 	unsigned int slot;
-	int ret;
+	int cpu, ret;
 
 	if (!LBR_HAVE_DIRECT_CALLS)
 		return -EOPNOTSUPP;
@@ -364,6 +426,10 @@ again:
 	s = &lbr_fexit_slots[slot];
 	s->data = data;
 	WRITE_ONCE(lbr_fexit_regs_only[slot], regs_only);
+	/* No call of an earlier user is left: the slot drained. */
+	lbr_fexit_rets[slot] = *quiet;
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu_ptr(&lbr_fexit_quiet, cpu)->n[slot], 0);
 	s->direct.ip = ip;
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
 	/* Used before the first call can come: the exit probe looks at it. */

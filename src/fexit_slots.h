@@ -28,6 +28,8 @@
 #include <linux/percpu.h>
 #include <linux/types.h>
 
+#include "ret_class.h"
+
 /**
  * struct lbr_fexit_client - what lbr_snap gives lbr_snap_fexit
  * @capture: the traced function of the slot got with @data returned @ax
@@ -60,15 +62,20 @@ struct lbr_fexit_client {
  * or lbr_fexit_slot_get() differ.  A kernel with MODVERSIONS would refuse
  * it by CRC; one without would not.  Version 2: @keep is the low half's,
  * the capture gets that half, lbr_fexit_slot_get() takes @regs_only.
- * Version 3: lbr_fexit_slot_unhook().
+ * Version 3: lbr_fexit_slot_unhook().  Version 4: a slot lets the
+ * returns of its struct lbr_ret_quiet go without calling ->capture().
  */
-#define lbr_fexit_register	lbr_fexit_register_v3
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v3
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v3
+#define lbr_fexit_register	lbr_fexit_register_v4
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v4
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v4
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
-int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only);
+int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
+		       const struct lbr_ret_quiet *quiet);
+void lbr_fexit_slot_set_quiet(unsigned int slot,
+			      const struct lbr_ret_quiet *quiet);
+u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
 void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);
 long lbr_fexit_slot_inflight(unsigned int slot);
@@ -86,14 +93,17 @@ extern const u32 lbr_fexit_ret_offs[2][LBR_FEXIT_SLOTS];
 extern u32 lbr_fexit_ctl_msr;
 extern u32 lbr_fexit_keep;
 
-/* Called by the trampolines (fexit_tramp.S). */
+/* Read by the trampolines (fexit_tramp.S). */
 extern u8 lbr_fexit_regs_only[LBR_FEXIT_SLOTS];
+extern struct lbr_ret_quiet lbr_fexit_rets[LBR_FEXIT_SLOTS];
 
 /* Calls inside each slot's function on this CPU, in and out. */
 struct lbr_fexit_calls {
 	long n[LBR_FEXIT_SLOTS];	/* 8 bytes each: fexit_tramp.S */
 };
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
+/* Returns each slot's trampoline let go on this CPU (no freeze, no client). */
+DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);

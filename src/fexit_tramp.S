@@ -18,12 +18,18 @@
  * its arguments.  The BPF trampoline copies them the same way, knowing
  * their size from BTF; this one copies LBR_FEXIT_STACK_WORDS.
  *
- * The instruction the function returns to turns interrupts off and then
- * freezes LBR with RDMSR/AND/WRMSR, with no branch in between: the
- * function's RET (or its JMP to the return thunk and the thunk's RET) is
- * the last branch recorded, and nothing can move the task to another CPU
- * or run an interrupt handler between the freeze and the read.  Then the
- * capture code runs in C (lbr_fexit_exit_*(), which counts the call out),
+ * The instruction the function returns to turns interrupts off and tests
+ * the value against the slot's struct lbr_ret_quiet (ret_class.h): a
+ * return the slot does not record, a success under capture=errors, is
+ * counted and goes straight back, with no MSR access (on real silicon
+ * each costs hundreds of cycles, and a WRMSR of DEBUGCTL in a guest is a
+ * VM exit).  For any other the test's one branch is not taken, so it
+ * leaves no LBR entry, and the trampoline freezes LBR with
+ * RDMSR/AND/WRMSR, with no branch in between: the function's RET (or its
+ * JMP to the return thunk and the thunk's RET) is the last branch
+ * recorded, and nothing can move the task to another CPU or run an
+ * interrupt handler between the return and the read.  Then the capture
+ * code runs in C (lbr_fexit_exit_*(), which counts the call out),
  * interrupts are restored and the trampoline returns straight to the
  * caller with the function's return value, skipping the frame of the
  * fentry call.
@@ -37,6 +43,7 @@
 
 #include "compat.h"
 #include "fexit_slots.h"
+#include "ret_quiet.S"
 
 .macro LBR_FEXIT_TRAMP kind, n
 /*
@@ -87,11 +94,15 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 .Lret_\kind\()_\n:
 	/*
 	 * Back from the traced function: %rax and %rdx hold its value, and
-	 * %rsp points at the copy.  Interrupts off, then the freeze: no
-	 * branch before the WRMSR.
+	 * %rsp points at the copy.  Interrupts off first: none may come
+	 * between the function's return and the freeze.  A return the slot
+	 * does not record (a success, under capture=errors) goes: no MSR
+	 * touched.  Any other falls through that test, no branch taken, to
+	 * the freeze, no branch before the WRMSR.
 	 */
 	pushfq
 	cli
+	LBR_RET_QUIET	lbr_fexit_rets+LBR_RET_QUIET_SIZE*\n, %rip, .Lquiet_\kind\()_\n
 	movq	%rax, %r10
 	movq	%rdx, %r11
 .ifc \kind, lbr
@@ -119,6 +130,15 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	popfq
 	leave				/* the copy goes too */
 	/* Drop the return into the traced function: back to its caller. */
+	addq	$8, %rsp
+	UNWIND_HINT_FUNC
+	RET
+.Lquiet_\kind\()_\n:
+	/* Counted, and counted out: a success costs this and no MSR access. */
+	incq	PER_CPU_VAR(lbr_fexit_quiet + 8 * \n)
+	decq	PER_CPU_VAR(lbr_fexit_calls + 8 * \n)
+	popfq
+	leave
 	addq	$8, %rsp
 	UNWIND_HINT_FUNC
 	RET

@@ -28,8 +28,11 @@
  *
  * Not every #DB reaches the chain.  For those that do not, a hook that
  * finds LBR off queues the same work (lbr_db_check_soon()): the first
- * return after one is counted and recorded WAS_OFF, the next ones find
- * LBR on.  They are:
+ * return after one that freezes is counted and recorded WAS_OFF, the next
+ * ones find LBR on.  On fexit only the returns a target records freeze
+ * (a success under capture=errors leaves the trampoline first, with no
+ * MSR access): there it is the first error after such a #DB that comes
+ * out WAS_OFF.  They are:
  * - the chain stops at the first notifier that returns NOTIFY_STOP.  Ours
  *   runs before uprobes' (INT_MAX - 1) and after the hardware breakpoint
  *   layer's (INT_MAX, registered at boot), which stops it for a #DB caused

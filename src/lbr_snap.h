@@ -225,6 +225,8 @@ void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
+void lbr_fexit_recapture(const struct lbr_target *t, bool all);
+u64 lbr_fexit_quiet_returns(const struct lbr_target *t);
 
 /*
  * A record as the capture path leaves it in a ring: the ABI's header, then

@@ -790,11 +790,23 @@ int lbr_targets_set_capture(bool all)
 	for (i = 0; !all && !t && i < lbr_nr_targets; i++)
 		if (lbr_targets[i]->ret_type == LBR_SNAP_RET_VOID)
 			t = lbr_targets[i];
-	if (t)
+	if (t) {
 		pr_err_ratelimited("capture errors: target '%s' returns void; detach it first\n",
 				   t->name);
-	else
-		lbr_capture_set_every_return(all);
+	} else {
+		/*
+		 * The fexit trampolines let successes go before the capture
+		 * sees them: they stop before the capture records them, and
+		 * start after it no longer does.
+		 */
+		if (!all)
+			lbr_capture_set_every_return(false);
+		for (i = 0; i < lbr_nr_targets; i++)
+			if (lbr_targets[i]->hook == LBR_SNAP_HOOK_FEXIT)
+				lbr_fexit_recapture(lbr_targets[i], all);
+		if (all)
+			lbr_capture_set_every_return(true);
+	}
 	mutex_unlock(&lbr_targets_lock);
 	return t ? -EBUSY : 0;
 }
@@ -828,7 +840,14 @@ static void lbr_target_stats(const struct lbr_target *t,
 		st->lbr_off += READ_ONCE(c->lbr_off);
 	}
 	st->missed = lbr_kretprobe_missed(t);
-	st->inflight = t->hook == LBR_SNAP_HOOK_FEXIT ? lbr_fexit_inflight(t) : 0;
+	if (t->hook == LBR_SNAP_HOOK_FEXIT) {
+		u64 quiet = lbr_fexit_quiet_returns(t);
+
+		/* Let go by the trampoline: filtered before the capture. */
+		st->hits += quiet;
+		st->filtered += quiet;
+		st->inflight = lbr_fexit_inflight(t);
+	}
 }
 
 /**

@@ -83,7 +83,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 
 # Every suite, in order; SUITES= may name only these, and suite() runs
 # only these, so a name cannot be mistyped into running nothing.
-ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers tool-unit decode-unit ring-unit
+ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers tool-unit decode-unit ring-unit ret-class-unit
 	guest-smp4 dkms-roundtrip deb-roundtrip lab-qemu lab-proofs
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
@@ -341,6 +341,7 @@ suite helpers helpers
 suite tool-unit "$LBR_TOP/tests/unit/run.sh"
 suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"
 suite ring-unit bash "$LBR_TOP/tests/unit/ring.sh"
+suite ret-class-unit bash "$LBR_TOP/tests/unit/ret_class.sh"
 
 vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
 # The stock CPU (no LBR: backend none, the "nolbr" trampolines), with 4

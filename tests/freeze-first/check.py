@@ -17,6 +17,17 @@ and fails unless
   lbr_fexit_exit_*) hold no atomic read-modify-write (a LOCK prefix, or
   XCHG with memory, locked without one): the counts of calls in flight are
   per CPU, no cache line is shared between CPUs on the way through,
+- in each such trampoline, what runs first on the traced function's
+  return is PUSHF, CLI and the quiet test of the trampoline's own slot
+  (LBR_RET_QUIET, src/ret_quiet.S: a fixed shape of loads from
+  lbr_fexit_rets, shifts, a SUB and a CMP, then one JB): its JB is taken
+  only for a value below the slot's limit, a return the slot lets go,
+  and jumps past the freeze path's return to the quiet path, which is
+  exactly: the per-CPU count of the slot's quiet returns, its count of
+  calls out, POPF, LEAVE, the fentry call's return dropped, a return
+  (tests/unit/ret_class.sh runs the same instructions on every return
+  type: an error never takes the JB, and a branch not taken leaves no
+  LBR entry),
 and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
 load from a field the module stores the control MSR numbers into
 (DEBUGCTL 0x1d9, ARCH_LBR_CTL 0x14ce, AMD DBG_EXTN_CFG 0xc000010f; found
@@ -209,6 +220,69 @@ def local_forward(i, body, limit):
     return i.addr < dest <= limit and any(j.addr == dest for j in body)
 
 
+QUIET_SIZE, QUIET_LIMIT, QUIET_BIAS, QUIET_SHIFT = 32, 0, 8, 16
+
+
+def quiet_test(name, slot, insns, body):
+    """insns: from the return site; the number of instructions of PUSHF,
+    CLI and the quiet test at their start, or (None, message)"""
+    def field(i, want):
+        tgt = i.target()
+        if not tgt or tgt[0] != "lbr_fexit_rets" or tgt[1] % QUIET_SIZE != want:
+            return None
+        return tgt[1] // QUIET_SIZE
+    shape = [("pushf", r"^$", None), ("cli", r"^$", None),
+             ("mov", r"^0x0\(%rip\),%rcx$", QUIET_SHIFT), ("mov", r"^%rax,%r10$", None),
+             ("shl", r"^%cl,%r10$", None), ("sar", r"^%cl,%r10$", None),
+             ("sub", r"^0x0\(%rip\),%r10$", QUIET_BIAS),
+             ("cmp", r"^0x0\(%rip\),%r10$", QUIET_LIMIT)]
+    if len(insns) < len(shape) + 1:
+        return None, f"{name}: no quiet test after the function's return"
+    for i, (mnem, ops, off) in zip(insns, shape):
+        if i.mnem not in (mnem, mnem + "q") or not re.match(ops, i.ops) or \
+                (off is not None and field(i, off) != slot):
+            return None, (f"{name}: '{i.text}' at {i.addr:#x}: not PUSHF, CLI and the "
+                          f"quiet test of slot {slot} (LBR_RET_QUIET) on the function's return")
+    jb = insns[len(shape)]
+    m = re.match(r"^([0-9a-f]+) <", jb.ops)
+    if jb.mnem not in ("jb", "jc", "jnae") or not m or jb.reloc:
+        return None, (f"{name}: '{jb.text}' at {jb.addr:#x}: the quiet test must end "
+                      "in a JB, taken only below the slot's limit")
+    dest = int(m.group(1), 16)
+    wr = [i.addr for i in body if i.mnem == "wrmsr" and i.addr > jb.addr]
+    rets = [i.addr for i in body if i.addr > (wr[0] if wr else jb.addr) and i.transfers()
+            and not re.match(r"^l?call", i.mnem)]
+    if not wr or not rets or dest <= rets[0]:
+        return None, (f"{name}: the quiet test's JB at {jb.addr:#x} goes to {dest:#x}, "
+                      "not past the freeze path's return")
+    path = [i for i in body if i.addr >= dest]
+    if not path or path[0].addr != dest:
+        return None, f"{name}: the quiet test's JB goes to {dest:#x}, no instruction of it"
+    return len(shape) + 1, quiet_path(name, slot, path)
+
+
+def quiet_path(name, slot, path):
+    """the quiet path, exactly: count the return, count the call out,
+    restore the flags, drop the frame and the fentry call's return, return;
+    "" or what is wrong"""
+    def per_cpu(i, mnem, sym):
+        return i.mnem == mnem and i.reloc is not None and \
+            i.reloc[0] == sym and i.reloc[1] == 8 * slot and i.ops.startswith("%gs:")
+    want = [(lambda i: per_cpu(i, "incq", "lbr_fexit_quiet"), f"incq %gs:lbr_fexit_quiet+{8 * slot}"),
+            (lambda i: per_cpu(i, "decq", "lbr_fexit_calls"), f"decq %gs:lbr_fexit_calls+{8 * slot}"),
+            (lambda i: i.mnem in ("popf", "popfq"), "popf"),
+            (lambda i: i.mnem in ("leave", "leaveq"), "leave"),
+            (lambda i: i.mnem in ("add", "addq") and i.ops == "$0x8,%rsp", "add $0x8,%rsp"),
+            (lambda i: i.mnem in ("ret", "retq") or
+             (i.mnem == "jmp" and i.reloc is not None and i.reloc[0] == "__x86_return_thunk"),
+             "a return")]
+    for k, (ok, what) in enumerate(want):
+        if k >= len(path) or not ok(path[k]):
+            got = f"'{path[k].text}' at {path[k].addr:#x}" if k < len(path) else "the end"
+            return f"{name}: the quiet path has {got} where {what} must be"
+    return ""
+
+
 def locked(i):
     """an atomic read-modify-write: LOCK-prefixed, or XCHG with memory"""
     words = i.text.split()
@@ -254,9 +328,13 @@ def main(objs):
                 bad += 1
                 break
         else:
-            ok, msg = check(t, body[rest[0] + 1:], fields)
+            after = body[rest[0] + 1:]
+            n, msg = quiet_test(t, int(t.rsplit("_", 1)[1]), after, body)
+            ok = n is not None and not msg
             if ok:
-                ok, msg = irqs_off(t, body[rest[0] + 1:])
+                ok, msg = check(t, after[n:], fields)
+            if ok:
+                ok, msg = irqs_off(t, after)
             if not ok:
                 print("not ok - " + msg)
                 bad += 1
@@ -278,8 +356,10 @@ def main(objs):
         status = 1
     else:
         print(f"ok - fexit trampolines: all {len(tramps)} freeze with the control "
-              "MSR before any control transfer after the traced function returns, "
-              "interrupts off")
+              "MSR before any control transfer after the traced function returns "
+              "but the quiet test's JB, not taken for an error, interrupts off "
+              "from the return; the quiet path counts, restores the flags and "
+              "returns, nothing else")
     return status
 
 

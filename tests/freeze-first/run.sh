@@ -50,6 +50,7 @@ lbr_fexit_lbr_0:
 	call lbr_fexit_call_rest
 	pushfq
 	@CLI@
+	@Q@
 	mov lbr_fexit_ctl_msr(%rip), %ecx
 	rdmsr
 	@T@
@@ -59,23 +60,34 @@ lbr_fexit_lbr_0:
 1:	popfq
 	pop %rbp
 	ret
+9:	@QP@
 lbr_detect:
 	movl $0x1d9, lbr_hw+0x10(%rip)
 	movl $0x14ce, lbr_hw+0x10(%rip)
 	ret
 	.data
-	.globl lbr_hw, lbr_fexit_ctl_msr
+	.globl lbr_hw, lbr_fexit_ctl_msr, lbr_fexit_rets
+	.globl lbr_fexit_quiet, lbr_fexit_calls
 lbr_hw:	.zero 64
 lbr_fexit_ctl_msr:	.long 0
+lbr_fexit_rets:	.zero 64
+lbr_fexit_quiet:	.zero 16
+lbr_fexit_calls:	.zero 16
 ASM
+
+# The quiet test of slot 0 (src/ret_quiet.S) and its path.
+quiet='mov lbr_fexit_rets+16(%rip), %rcx; mov %rax, %r10; shl %cl, %r10; sar %cl, %r10; sub lbr_fexit_rets+8(%rip), %r10; cmp lbr_fexit_rets(%rip), %r10; jb 9f'
+qpath='incq %gs:lbr_fexit_quiet; decq %gs:lbr_fexit_calls; popfq; leave; add \$8, %rsp; ret'
 
 # $1 name, $2 handler line, $3 trampoline line, $4 ECX line, $5 before the
 # trampoline's call; $6 = pass|fail; $7 the trampoline's CLI (default cli),
-# $8 what follows its WRMSR (default nop)
+# $8 what follows its WRMSR (default nop), $9 its quiet test (default
+# $quiet), $10 its quiet path (default $qpath)
 crafted() {
 	local o=$tmp/$1.o got
 	sed -e "s|@H@|$2|" -e "s|@T@|$3|" -e "s|@ECX@|$4|" -e "s|@PRE@|$5|" \
 		-e "s|@CLI@|${7-cli}|" -e "s|@POST@|${8-nop}|" \
+		-e "s|@Q@|${9-$quiet}|" -e "s|@QP@|${10-$qpath}|" \
 		"$tmp/tmpl.S" >"$tmp/$1.S"
 	if ! as --64 -o "$o" "$tmp/$1.S" 2>"$tmp/$1.as"; then
 		notok "$1: the assembler refuses it: $(head -n1 "$tmp/$1.as")"
@@ -141,6 +153,46 @@ crafted "trampoline: lock add after the freeze" nop nop "$ecx" nop fail cli \
 	'lock addq \$1, lbr_hw(%rip)'
 crafted "trampoline: xchg of registers (not locked)" nop nop "$ecx" \
 	'xchg %rax, %rdx' pass
+# The quiet test: its shape, on its own slot, after PUSHF and CLI, one JB
+# past the freeze path's return to a path that is exactly the counts, POPF
+# and the return.
+q() { printf '%s' "$quiet" | sed "$1"; }
+p() { printf '%s' "$qpath" | sed "$1"; }
+crafted "quiet test missing" nop nop "$ecx" nop fail cli nop nop
+crafted "quiet test: JAE, taken for an error" nop nop "$ecx" nop fail cli nop \
+	"$(q 's/jb 9f/jae 9f/')"
+crafted "quiet test: JB into the freeze" nop nop "$ecx" nop fail cli nop \
+	"$(q 's/jb 9f/jb 8f/'); 8:"
+crafted "quiet test: JB to the POPF after the freeze" nop nop "$ecx" nop fail \
+	cli nop "$(q 's/jb 9f/jb 1f/')"
+crafted "quiet test: a second JB" nop nop "$ecx" nop fail cli nop \
+	"$quiet; jb 9f"
+crafted "quiet test: another slot's limit" nop nop "$ecx" nop fail cli nop \
+	"$(q 's/cmp lbr_fexit_rets(/cmp lbr_fexit_rets+32(/')"
+crafted "quiet test: limit from lbr_hw" nop nop "$ecx" nop fail cli nop \
+	"$(q 's/cmp lbr_fexit_rets(/cmp lbr_hw(/')"
+crafted "quiet test: CMPXCHG for CMP (RAX clobbered)" nop nop "$ecx" nop fail \
+	cli nop "$(q 's/cmp lbr_fexit_rets(%rip), %r10/cmpxchg %r10, lbr_fexit_rets(%rip)/')"
+crafted "quiet test: no SAR (an int's upper half kept)" nop nop "$ecx" nop fail \
+	cli nop "$(q 's/sar %cl, %r10; //')"
+crafted "quiet test: RDX tested, not RAX" nop nop "$ecx" nop fail cli nop \
+	"$(q 's/mov %rax, %r10/mov %rdx, %r10/')"
+crafted "quiet test: before the CLI" nop nop "$ecx" nop fail nop nop \
+	"$quiet; cli"
+crafted "quiet path: RDMSR" nop nop "$ecx" nop fail cli nop "$quiet" \
+	"mov lbr_hw+0x10(%rip), %ecx; rdmsr; $qpath"
+crafted "quiet path: a WRMSR behind a JZ" nop nop "$ecx" nop fail cli nop \
+	"$quiet" "jz 8f; 8: mov lbr_hw+0x10(%rip), %ecx; wrmsr; $qpath"
+crafted "quiet path: a call" nop nop "$ecx" nop fail cli nop "$quiet" \
+	"call lbr_detect; $qpath"
+crafted "quiet path: JMP back to the exit path" nop nop "$ecx" nop fail cli \
+	nop "$quiet" 'jmp 1b'
+crafted "quiet path: no count out (the slot never drains)" nop nop "$ecx" nop \
+	fail cli nop "$quiet" "$(p 's/decq %gs:lbr_fexit_calls; //')"
+crafted "quiet path: another slot's count" nop nop "$ecx" nop fail cli nop \
+	"$quiet" "$(p 's/incq %gs:lbr_fexit_quiet/incq %gs:lbr_fexit_quiet+8/')"
+crafted "quiet path: no POPF (interrupts stay off)" nop nop "$ecx" nop fail \
+	cli nop "$quiet" "$(p 's/popfq; //')"
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail

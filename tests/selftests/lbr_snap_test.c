@@ -5279,6 +5279,131 @@ TEST_F(fexit, noreturn_refused)
 }
 
 /*
+ * The RDMSRs and WRMSRs this CPU has executed: the LBR lab's counter, MSR
+ * 0x4c4252 (tests/lbr-lab/README.md, "Counting MSR accesses").  -1 where
+ * there is none: real silicon faults on it, stock QEMU reads 0.
+ */
+#define LAB_MSR_ACCESSES	0x4c4252
+
+static long long lab_msr_accesses(int cpu)
+{
+	unsigned long long a, b;
+
+	if (msr_io(cpu, LAB_MSR_ACCESSES, &a, false) ||
+	    msr_io(cpu, LAB_MSR_ACCESSES, &b, false) || b <= a)
+		return -1;
+	return b;
+}
+
+/* MSR accesses on CPU 0 (the caller runs there) of trigger(@fn, @v, @n). */
+static long long msr_cost(const char *fn, long v, unsigned long n)
+{
+	long long before = lab_msr_accesses(0), after;
+
+	if (before < 0 || trigger(fn, v, n))
+		return -1;
+	after = lab_msr_accesses(0);
+	return after < 0 ? -1 : after - before;
+}
+
+/*
+ * A return its target does not record leaves the fexit trampoline before
+ * the freeze (ret_class.h): counted as a hit and filtered, no record, and
+ * on the LBR lab, whose vCPUs count RDMSR and WRMSR, no MSR access at all,
+ * where it took a freeze (RDMSR, WRMSR) and an unfreeze (WRMSR) before.
+ * An error of every return type still freezes, and is recorded with the
+ * function's return as its newest branch; capture=all set at run time
+ * makes the trampolines record successes too, and errors takes it back.
+ */
+TEST_F(fexit, success_leaves_before_the_freeze)
+{
+	static const struct {
+		const char *fn;
+		long ok, err;
+	} fns[] = {
+		{ "int", 5, -22 }, { "long", 5, -22 },
+		{ "ptr", 1, 0 }, { "bool", 1, 0 },
+	};
+	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
+	const unsigned long n = 1000, nerr = 20;
+	long long base, cost_ok[4], cost_err[4];
+	struct lbr_snap_info info;
+	struct lbr_snap_stats hdr;
+	cpu_set_t one;
+	unsigned int i;
+	int got, k;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	/* What the calls cost unhooked: the test device, the syscalls. */
+	base = msr_cost("int", 5, n);
+	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit,lbr_test_long%long/1@fexit,lbr_test_ptr%ptr/1@fexit,lbr_test_bool%bool/1@fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	for (i = 0; i < 4; i++) {
+		cost_ok[i] = msr_cost(fns[i].fn, fns[i].ok, n);
+		cost_err[i] = msr_cost(fns[i].fn, fns[i].err, nerr);
+		ASSERT_EQ(0, trigger(fns[i].fn, fns[i].ok, n - 1));
+		ASSERT_EQ(0, trigger(fns[i].fn, fns[i].ok, 1));
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	ASSERT_EQ(4, hdr.nr);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, st[i].hook) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(3 * n + nerr, st[i].hits) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(3 * n, st[i].filtered) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(nerr, st[i].captured) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(0, st[i].dropped) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(0, st[i].lbr_off) TH_LOG("%s", st[i].name);
+	}
+	got = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(4 * nerr, got) TH_LOG("%s", lbr_why);
+	for (k = 0; k < got; k++) {
+		const struct rec *r = &self->recs[k];
+
+		EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, r->h.hook);
+		EXPECT_EQ(fns[r->h.target_id].err, r->h.retval)
+			TH_LOG("record %d of target %u", k, r->h.target_id);
+		if (r->h.backend != LBR_SNAP_BACKEND_NONE)
+			EXPECT_LT(0, r->h.nr_entries) TH_LOG("record %d", k);
+	}
+
+	if (base < 0) {
+		TH_LOG("no LBR lab MSR counter on this CPU: MSR accesses not measured");
+	} else {
+		for (i = 0; i < 4; i++) {
+			TH_LOG("%s: %.3f MSR accesses per success (%lld unhooked for %lu calls), %.1f per error",
+			       fns[i].fn, (double)(cost_ok[i] - base) / n, base,
+			       n, (double)cost_err[i] / nerr);
+			/* A tick's access or two; a freeze would be 2000. */
+			EXPECT_GE(n / 50, cost_ok[i] - base) TH_LOG("%s", fns[i].fn);
+			/* The counter sees this path: each error froze. */
+			if (info.backend != LBR_SNAP_BACKEND_NONE)
+				EXPECT_LE(2 * nerr, cost_err[i]) TH_LOG("%s", fns[i].fn);
+		}
+	}
+
+	/* capture=all at run time: the trampolines let nothing go. */
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ALL));
+	ASSERT_EQ(0, trigger("int", 5, 3));
+	ASSERT_EQ(0, trigger("bool", 1, 2));
+	got = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(5, got) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ERRORS));
+	ASSERT_EQ(0, trigger("int", 5, 3));
+	ASSERT_EQ(0, trigger("bool", 1, 2));
+	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(3 * n + 3, st[0].filtered);
+	EXPECT_EQ(nerr + 3, st[0].captured);
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, unload());
+}
+
+/*
  * The traced function's module goes while hooked: ftrace drops its
  * records, so the direct call is removed as it goes, and the target's
  * removal later frees the trampoline (before, ftrace would no longer find
@@ -5702,7 +5827,8 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 	char cs[64] = "", spec[128];
 	const char *fn = NULL;
 	struct lbr_snap_stats hdr;
-	unsigned int i;
+	unsigned int i, mine;
+	int n;
 	__u32 hook;
 	FILE *f;
 
@@ -5736,7 +5862,10 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 	ASSERT_TRUE(ftrace_can_trace(fn))
 		TH_LOG("clocksource %s: %s is not one fexit can hook", cs, fn);
 
-	/* errors: the clock's own (positive) returns are filtered early. */
+	/*
+	 * errors: the clock's own (positive) returns leave its trampoline
+	 * before the freeze, nested or not: filtered, never recursion.
+	 */
 	ASSERT_EQ(0, load("targets=lbr_test_int/1@fexit"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
@@ -5745,23 +5874,41 @@ TEST_F(fexit, nested_return_counted_not_recorded)
 	ASSERT_EQ(0, trigger("int", -22, 5));
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
 	ASSERT_EQ(2, hdr.nr);
-	/* Each capture of lbr_test_int read the clock: nested, not recorded. */
 	EXPECT_EQ(5, st[0].hits);
 	EXPECT_EQ(5, st[0].captured);
 	EXPECT_EQ(0, st[0].recursion);
+	/* Each capture of lbr_test_int read the clock. */
+	EXPECT_LE(5, st[1].filtered) TH_LOG("%s: %llu filtered", fn, st[1].filtered);
+	EXPECT_EQ(0, st[1].recursion);
+	EXPECT_EQ(0, st[1].captured);
+	/*
+	 * capture=all: the clock's returns reach the capture, and those
+	 * inside lbr_test_int's are nested: counted, not recorded.
+	 */
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ALL));
+	ASSERT_EQ(0, trigger("int", -22, 5));
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ERRORS));
+	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
+	EXPECT_EQ(10, st[0].captured);
+	EXPECT_EQ(0, st[0].recursion);
 	EXPECT_LE(5, st[1].recursion)
 		TH_LOG("%s: %llu nested returns", fn, st[1].recursion);
-	EXPECT_EQ(0, st[1].captured);
+	EXPECT_EQ(0, st[1].dropped);
 	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET, fn, NULL));
-	EXPECT_EQ(5, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
+	n = drain(self->fd, self->recs, MAX_RECS);
 	/*
 	 * The clock is read after the outer capture unfroze LBR: the nested
 	 * return froze it again and must undo that, or the next capture on
 	 * that CPU finds LBR off.
 	 */
-	for (i = 0; i < 5; i++)
+	for (i = 0, mine = 0; i < (unsigned int)n; i++) {
+		if (self->recs[i].h.target_id)
+			continue;	/* the clock's own, under capture=all */
+		mine++;
 		EXPECT_FALSE(self->recs[i].h.flags & LBR_SNAP_REC_WAS_OFF)
 			TH_LOG("record %u: LBR was left frozen", i);
+	}
+	EXPECT_EQ(10, mine) TH_LOG("%s", lbr_why);
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_EQ(0, unload());
