@@ -344,16 +344,20 @@ result ".ci/run: binary bytes in the output, the totals stay last, make's status
 # tests/bench/cost.sh on crafted guest logs (COST_LOGS): figures that meet
 # every goal of issue #17 pass; one over a goal, a figure missing, a
 # dropped record or a reader that lost records fails, with the goal named.
-cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD [FEXIT_EXIT]]
+cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD [FEXIT_EXIT [FEXIT_HIT_MSR [BPF_HIT]]]]
 	{
-		for w in base-miss:10000 base-hit:9800 ftrace-miss:11100 \
-			floor-miss:10400 floor-hit:10200 kretprobe-miss:$2 \
-			kretprobe-hit:10250 fexit-miss:10700 fexit-hit:$3 \
-			none-miss:10600 none-hit:10230 \
-			ftrace-stack-miss:13000 kretprobe-stack-miss:12000 \
-			fexit-stack-miss:11500 base-exit:200000 \
-			kretprobe-exit:201000 fexit-exit:${5:-201500}; do
-			echo "COST what=${w%%:*} runs=1,2,3 median=${w#*:}.0"
+		for w in base-miss:10000:0.01 base-hit:9800:0.00 \
+			ftrace-miss:11100:0.01 floor-miss:10400:0.01 \
+			floor-hit:10200:0.00 kretprobe-miss:$2:3.01 \
+			kretprobe-hit:10250:3.00 fexit-miss:10700:3.01 \
+			fexit-hit:$3:${6:-0.00} none-miss:10600:0.01 \
+			none-hit:10230:0.00 ftrace-stack-miss:13000:0.01 \
+			kretprobe-stack-miss:12000:3.01 \
+			fexit-stack-miss:11500:3.01 base-exit:200000:0.00 \
+			kretprobe-exit:201000:0.00 fexit-exit:${5:-201500}:0.00 \
+			bpf-miss:10300:0.01 bpf-hit:${7:-9950}:0.00; do
+			v=${w#*:}
+			echo "COST what=${w%%:*} runs=1,2,3 median=${v%%:*}.0 msr=${v#*:}"
 		done
 		[ -z "${4:-}" ] || echo "COST_BAD what=kretprobe-miss why=$4"
 	} >"$1"
@@ -401,7 +405,27 @@ sed -i '/read-xsaves-miss/d' "$T/cost/lbr-legacy-read.log"
 cost_case "a missing read figure fails" 1 "cost: no read figures for lbr-legacy"
 read_log "$T/cost/lbr-legacy-read.log"
 cost_case "every goal met" 0 \
-	"cost cpu=lbr-legacy hook=kretprobe case=captured added=1000 ftrace_event=1100 ratio=0.91 floor=400"
+	"cost cpu=lbr-legacy hook=kretprobe case=captured added=1000 ftrace_event=1100 ratio=0.91 floor=400 msr_accesses=3.00"
+cost_case "the MSR accesses of a success through fexit: none" 0 \
+	"cost cpu=lbr-legacy hook=fexit case=filtered added=100 .* msr_accesses=0.00"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900 "" "" 3.00
+cost_case "a success through fexit with MSR accesses fails" 1 \
+	"goal cpu=lbr-legacy fexit filtered: msr_accesses 3.00 <= 0.01 FAIL"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+cost_case "the hooked lines: fexit beside an empty BPF fexit program" 0 \
+	"hooked cpu=lbr-legacy case=success added_insns=100 msr_accesses=0.00 bpf_added_insns=150"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900 "" "" "" 9880
+cost_case "a success dearer than the empty BPF program fails" 1 \
+	"goal cpu=lbr-legacy hooked success: added_insns 100 < bpf_added_insns 80 FAIL"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+grep -v bpf-hit "$T/cost/lbr-legacy-cost.log" >"$T/cost/x" &&
+	mv "$T/cost/x" "$T/cost/lbr-legacy-cost.log"
+cost_case "a missing BPF figure fails" 1 "cost: no hooked figure for success"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
+sed -i 's/ msr=.*//' "$T/cost/lbr-legacy-cost.log"
+cost_case "a guest without the MSR access count fails" 1 \
+	"cost: no MSR access count for fexit filtered on lbr-legacy"
+cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
 cost_log "$T/cost/lbr-legacy-cost.log" 11200 9900
 cost_case "kretprobe captured over the ftrace event fails" 1 \
 	"goal cpu=lbr-legacy kretprobe captured: added 1200 <= ftrace_event 1100 FAIL"

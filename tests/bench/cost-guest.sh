@@ -9,7 +9,8 @@
 # open() of a missing file (do_sys_openat2 returns -ENOENT: an error, so
 # captured) and of an existing one (a success: filtered), with no probe,
 # with an ftrace kretprobe event, with a kretprobe whose handler does
-# nothing (the floor), and with lbr_snap on each hook and on backend=none,
+# nothing (the floor), with an empty BPF fexit program (bpf: the anchor
+# of a hook's cost), and with lbr_snap on each hook and on backend=none,
 # all without call stacks; then the captured open() with call stacks:
 # the ftrace event with a stacktrace trigger, lbr_snap with its default
 # stack_depth= on each hook.  And per fork() of a child that exits at
@@ -105,6 +106,8 @@ captured_all() {
 }
 
 cost() {
+	# The LBR lab's MSR access count, read through /dev/cpu/0/msr.
+	modprobe msr 2>/dev/null
 	measure base-miss $MISS
 	measure base-hit $HIT
 	measure_exits base-exit
@@ -121,6 +124,25 @@ cost() {
 	measure floor-miss $MISS
 	measure floor-hit $HIT
 	rmmod lbr_snap_test_target || exit 1
+
+	# The anchor of a hook's cost: an empty BPF fexit program on the
+	# same function (lbr_snap_bpf_bench hold), attached while measured.
+	lbr_snap_bpf_bench hold do_sys_openat2 >/tmp/hold.out &
+	hpid=$!
+	i=0
+	while ! grep -q '^HELD' /tmp/hold.out && kill -0 $hpid 2>/dev/null &&
+	      [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if grep -q '^HELD' /tmp/hold.out; then
+		measure bpf-miss $MISS
+		measure bpf-hit $HIT
+	else
+		echo "COST_BAD what=bpf-miss why=$(sed -n 's/.*why=//p' /tmp/hold.out)_not_held"
+	fi
+	kill $hpid 2>/dev/null
+	wait $hpid 2>/dev/null
 
 	# 64 MiB holds every record of the runs (about 620 bytes each, 800
 	# with a stack).  The ftrace event keeps no call stack: lbr_snap is

@@ -14,8 +14,9 @@
 # with no probe, measured in the same boot: a missing file (do_sys_openat2
 # returns -ENOENT: captured) and an existing one (a success: filtered).
 # Prints per CPU
-#   cost cpu=<cpu> hook=<hook> case=<captured|filtered> added=N ftrace_event=M ratio=R floor=F
+#   cost cpu=<cpu> hook=<hook> case=<captured|filtered> added=N ftrace_event=M ratio=R floor=F msr_accesses=A
 #   cost cpu=<cpu> hook=<kretprobe|fexit> case=captured-stack added=N ftrace_event=M ratio=R floor=F
+#   hooked cpu=<cpu> case=<success|error> added_insns=N msr_accesses=A bpf_added_insns=B
 #   reader cpu=<cpu> lbr_snap_rps=N trace_pipe_rps=M ratio=R lost=L
 #          text_rps=T text_ratio=TR text_lost=L trace_pipe_lost=L
 #          storm_rps=S text_storm_rps=S trace_pipe_storm_rps=S
@@ -24,6 +25,14 @@
 # ftrace_event is what an ftrace kretprobe event (r:... ret=$retval) adds
 # to the same open(); floor what a kretprobe with an empty handler adds
 # (the kretprobe machinery itself).  hook=none is backend=none (no LBR).
+# msr_accesses is RDMSRs and WRMSRs per open() above the same open()
+# with no probe, counted by the LBR lab's vCPU (MSR 0x4c4252): -icount
+# counts each as one instruction, real silicon as hundreds of cycles and
+# a KVM guest's WRMSR of DEBUGCTL as a VM exit.  The hooked lines put the
+# fexit hook's figures beside an empty BPF fexit program's on the same
+# function (the least a BPF tool such as retsnoop attaches): success is
+# an existing file's open() (do_sys_openat2 returns an fd), error a
+# missing one's.
 # captured and filtered are without call stacks (stack_depth=0), as the
 # event has none; captured-stack is with the default stack_depth= (16),
 # its ftrace_event the event with a stacktrace trigger.
@@ -39,7 +48,12 @@
 #
 # The goals (issue #17), each checked, "goal ... FAIL" and exit 1 if not:
 #   captured, kretprobe: added <= 1.0 x ftrace_event; fexit: <= 0.8 x
-#   filtered, fexit: added <= 120; kretprobe: added <= floor + 60
+#   filtered, fexit: added <= 120 and msr_accesses <= 0.01 (a success
+#           leaves the trampoline before the freeze); kretprobe: added
+#           <= floor + 60
+#   hooked success (fexit, a success of the hooked function): fewer
+#           instructions than an empty BPF fexit program on it adds
+#           (bpf_added_insns), and no MSR access
 #   reader: lbr-snap --json and text drain at least as fast as
 #           trace_pipe, nothing lost (as_fast(): on the exact figures,
 #           a tick's slack on the last write)
@@ -126,6 +140,12 @@ median() {
 	sed -n "s/^COST what=$1 .*median=\([0-9.]*\).*/\1/p" "$2" | tr -d '\r' | head -n1
 }
 
+# msr WHAT LOG: the MSR accesses per call of a COST line's median run,
+# "" where the guest had no LBR lab counter.
+msr() {
+	sed -n "s/^COST what=$1 .* msr=\([0-9.]*\).*/\1/p" "$2" | tr -d '\r' | head -n1
+}
+
 # goal NAME OK: print the verdict; a FAIL fails the run.
 goal() {
 	if [ "$2" = 1 ]; then
@@ -159,8 +179,10 @@ for cpu in $cpus; do
 		for case in captured filtered; do
 			if [ $case = captured ]; then
 				w=$(median $hook-miss "$f") base=$bm floor=$flm
+				mw=$(msr $hook-miss "$f") mb=$(msr base-miss "$f")
 			else
 				w=$(median $hook-hit "$f") base=$bh floor=$flh
+				mw=$(msr $hook-hit "$f") mb=$(msr base-hit "$f")
 			fi
 			if [ -z "$w" ]; then
 				echo "cost: no figure for $hook $case on $cpu" >&2
@@ -170,7 +192,16 @@ for cpu in $cpus; do
 			read -r added ratio fl < <(awk -v w="$w" -v b="$base" \
 				-v e="$ev" -v fl="$floor" 'BEGIN {
 				printf "%.0f %.2f %.0f\n", w - b, (w - b) / e, fl - b }')
-			echo "cost cpu=$cpu hook=$hook case=$case added=$added ftrace_event=$ev ratio=$ratio floor=$fl"
+			# MSR accesses per call above the base: where the
+			# guest counts them (the LBR lab), else "-".
+			ma=-
+			if [ -n "$mw" ] && [ -n "$mb" ]; then
+				ma=$(awk -v w="$mw" -v b="$mb" 'BEGIN { printf "%.2f", w - b }')
+			else
+				echo "cost: no MSR access count for $hook $case on $cpu (no LBR lab counter?)" >&2
+				status=1
+			fi
+			echo "cost cpu=$cpu hook=$hook case=$case added=$added ftrace_event=$ev ratio=$ratio floor=$fl msr_accesses=$ma"
 			case $hook-$case in
 			kretprobe-captured)
 				goal "cpu=$cpu kretprobe captured: added $added <= ftrace_event $ev" \
@@ -183,9 +214,37 @@ for cpu in $cpus; do
 					$((added <= fl + 60)) ;;
 			fexit-filtered)
 				goal "cpu=$cpu fexit filtered: added $added <= 120" \
-					$((added <= 120)) ;;
+					$((added <= 120))
+				goal "cpu=$cpu fexit filtered: msr_accesses $ma <= 0.01" \
+					$(awk -v m="$ma" 'BEGIN { print (m != "-" && m <= 0.01) }') ;;
 			esac
 		done
+	done
+	# A hooked call on fexit beside an empty BPF fexit program on the
+	# same function: instructions and MSR accesses added, per case.
+	for case in success error; do
+		if [ $case = error ]; then
+			w=$(median fexit-miss "$f") b=$bm bw=$(median bpf-miss "$f")
+			mw=$(msr fexit-miss "$f") mb=$(msr base-miss "$f")
+		else
+			w=$(median fexit-hit "$f") b=$bh bw=$(median bpf-hit "$f")
+			mw=$(msr fexit-hit "$f") mb=$(msr base-hit "$f")
+		fi
+		if [ -z "$w" ] || [ -z "$bw" ] || [ -z "$mw" ] || [ -z "$mb" ]; then
+			echo "cost: no hooked figure for $case on $cpu" >&2
+			status=1
+			continue
+		fi
+		read -r added bpf ma < <(awk -v w="$w" -v b="$b" -v bw="$bw" \
+			-v mw="$mw" -v mb="$mb" 'BEGIN {
+			printf "%.0f %.0f %.2f\n", w - b, bw - b, mw - mb }')
+		echo "hooked cpu=$cpu case=$case added_insns=$added msr_accesses=$ma bpf_added_insns=$bpf"
+		if [ $case = success ]; then
+			goal "cpu=$cpu hooked success: added_insns $added < bpf_added_insns $bpf" \
+				$((added < bpf))
+			goal "cpu=$cpu hooked success: msr_accesses $ma = 0" \
+				$(awk -v m="$ma" 'BEGIN { print (m <= 0.01) }')
+		fi
 	done
 	# The captured return with its call stack (stack_depth=, the
 	# default) beside the ftrace event with a stacktrace trigger.

@@ -11,6 +11,13 @@
  *   BENCH func=F hook=bpf records=N min=A median=B max=C no_return=R
  * or "records=0 why=..." when the kernel refuses something.
  *
+ * And, for make bench's cost table, the anchor of what a hook costs:
+ *   lbr_snap_bpf_bench hold FUNC
+ * attaches an empty BPF fexit program to FUNC (it returns 0 and does
+ * nothing else, as retsnoop's least would), prints "HELD func=F" and
+ * keeps it attached until it is killed; or "HOLD func=F why=..." and
+ * exits 1 when the kernel refuses.
+ *
  * usage: lbr_snap_bpf_bench FUNC N openat|testdev [RETFUNC...]
  *   openat:  each call is an open() of a file that does not exist
  *            (do_sys_openat2);
@@ -211,6 +218,50 @@ static int cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* hold FUNC: an empty fexit program on FUNC until killed. */
+static int hold(const char *name)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id, prog, link;
+
+	if (!btf || libbpf_get_error(btf)) {
+		printf("HOLD func=%s why=no-kernel-btf\n", name);
+		return 1;
+	}
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+	btf__free(btf);
+	if (id <= 0) {
+		printf("HOLD func=%s why=no-btf-for-function\n", name);
+		return 1;
+	}
+	{
+		LIBBPF_OPTS(bpf_prog_load_opts, o,
+			    .expected_attach_type = BPF_TRACE_FEXIT,
+			    .attach_btf_id = id);
+
+		prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "lbr_bench_empty",
+				     "GPL", insns,
+				     sizeof(insns) / sizeof(insns[0]), &o);
+	}
+	if (prog < 0) {
+		printf("HOLD func=%s why=program-refused\n", name);
+		return 1;
+	}
+	link = bpf_raw_tracepoint_open(NULL, prog);
+	if (link < 0) {
+		printf("HOLD func=%s why=attach-refused\n", name);
+		return 1;
+	}
+	printf("HELD func=%s\n", name);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	struct range fn[MAX_FUNCS], tramp;
@@ -221,6 +272,8 @@ int main(int argc, char **argv)
 	struct btf *btf;
 	int id;
 
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		return hold(argv[2]);
 	if (argc < 4 || argc > 4 + MAX_FUNCS - 1) {
 		fprintf(stderr, "usage: %s FUNC N openat|testdev [RETFUNC...]\n",
 			argv[0]);

@@ -8,7 +8,10 @@
  *	timed with CLOCK_MONOTONIC; prints
  *	  OPENS runs=A,B,C median=M
  *	in nanoseconds per call, to 0.1 ns.  Under QEMU's -icount shift=0 a
- *	nanosecond of guest time is one guest instruction.
+ *	nanosecond of guest time is one guest instruction.  On the LBR lab,
+ *	which counts each vCPU's RDMSRs and WRMSRs (MSR 0x4c4252, read
+ *	through /dev/cpu/0/msr: the guest has one CPU), the line goes on
+ *	with " msr=X", the median run's MSR accesses per call, to 0.01.
  *   lbr_snap_cost exits CALLS RUNS
  *	the same for CALLS fork()s of a child that exits at once, each
  *	waited for: EXITS runs=A,B,C median=M, per fork, exit and wait.
@@ -42,6 +45,7 @@
  *	not take a vCPU from a reader still writing its last records.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +89,25 @@ static void calls(const char *path, unsigned long n)
 	}
 }
 
+/*
+ * The LBR lab's count of this CPU's MSR accesses, or -1 (not the lab, or
+ * no msr module): tests/lbr-lab/README.md, "Counting MSR accesses".
+ */
+#define LAB_MSR_ACCESSES	0x4c4252
+
+static long long msr_accesses(void)
+{
+	unsigned long long v;
+	int fd = open("/dev/cpu/0/msr", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &v, sizeof(v), LAB_MSR_ACCESSES);
+	close(fd);
+	return n == sizeof(v) ? (long long)v : -1;
+}
+
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -123,7 +146,10 @@ static int timed(const char *tag, void (*fn)(const char *, unsigned long),
 		 const char *path, unsigned long n, unsigned long runs)
 {
 	unsigned long long t[16], sorted[16], t0;
-	unsigned long r;
+	long long m[16], m0 = msr_accesses(), m1 = msr_accesses();
+	/* Stock QEMU reads 0: a counter counts its own read. */
+	bool lab = m0 >= 0 && m1 > m0;
+	unsigned long r, mid;
 
 	if (!n || !runs || runs > 16) {
 		fprintf(stderr, "lbr_snap_cost: 1..16 runs of at least 1 call\n");
@@ -131,18 +157,30 @@ static int timed(const char *tag, void (*fn)(const char *, unsigned long),
 	}
 	fn(path, n / 2 + 1);	/* warm the caches and the path */
 	for (r = 0; r < runs; r++) {
+		m0 = lab ? msr_accesses() : 0;
 		t0 = now_ns();
 		fn(path, n);
 		/* Tenths of a nanosecond per call. */
 		t[r] = ((now_ns() - t0) * 10 + n / 2) / n;
+		m1 = lab ? msr_accesses() : 0;
+		/* The two reads' own accesses are the counter's, not fn's. */
+		m[r] = m1 - m0 - 1;
 	}
 	memcpy(sorted, t, sizeof(t));
 	qsort(sorted, runs, sizeof(sorted[0]), cmp_ull);
 	printf("%s runs=", tag);
 	for (r = 0; r < runs; r++)
 		printf("%s%llu.%llu", r ? "," : "", t[r] / 10, t[r] % 10);
-	printf(" median=%llu.%llu\n", sorted[runs / 2] / 10,
+	printf(" median=%llu.%llu", sorted[runs / 2] / 10,
 	       sorted[runs / 2] % 10);
+	/* The MSR accesses of the run whose time is the median. */
+	for (mid = 0; lab && mid < runs; mid++) {
+		if (t[mid] == sorted[runs / 2]) {
+			printf(" msr=%.2f", (double)m[mid] / n);
+			break;
+		}
+	}
+	printf("\n");
 	return 0;
 }
 
