@@ -229,11 +229,9 @@ void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);
 
-/**
- * lbr_fexit_slot_inflight - calls inside @slot's function right now
- * @slot: a slot
- */
-long lbr_fexit_slot_inflight(unsigned int slot)
+/* @slot's count in @counts summed over CPUs, without a lock. */
+static long lbr_fexit_sum(struct lbr_fexit_calls __percpu *counts,
+			  unsigned int slot)
 {
 	long sum = 0;
 	int cpu;
@@ -241,8 +239,17 @@ long lbr_fexit_slot_inflight(unsigned int slot)
 	if (slot >= LBR_FEXIT_SLOTS)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_calls, cpu)->n[slot]);
+		sum += READ_ONCE(per_cpu_ptr(counts, cpu)->n[slot]);
 	return sum;
+}
+
+/**
+ * lbr_fexit_slot_inflight - calls inside @slot's function right now
+ * @slot: a slot
+ */
+long lbr_fexit_slot_inflight(unsigned int slot)
+{
+	return lbr_fexit_sum(&lbr_fexit_calls, slot);
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_inflight);
 
@@ -368,14 +375,7 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_set_quiet);
  */
 u64 lbr_fexit_slot_quiet(unsigned int slot)
 {
-	u64 sum = 0;
-	int cpu;
-
-	if (slot >= LBR_FEXIT_SLOTS)
-		return 0;
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(&lbr_fexit_quiet, cpu)->n[slot]);
-	return sum;
+	return lbr_fexit_sum(&lbr_fexit_quiet, slot);
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
 
