@@ -266,8 +266,11 @@ def quiet_path(name, slot, path):
     restore the flags, drop the frame and the fentry call's return, return;
     "" or what is wrong"""
     def per_cpu(i, mnem, sym):
-        return i.mnem == mnem and i.reloc is not None and \
-            i.reloc[0] == sym and i.reloc[1] == 8 * slot and i.ops.startswith("%gs:")
+        # %gs:sym+off, absolute up to 6.x, RIP-relative since (PER_CPU_VAR)
+        if i.mnem != mnem or i.reloc is None or not i.ops.startswith("%gs:"):
+            return False
+        where = i.target() if "(%rip)" in i.ops else i.reloc[:2]
+        return where == (sym, 8 * slot)
     want = [(lambda i: per_cpu(i, "incq", "lbr_fexit_quiet"), f"incq %gs:lbr_fexit_quiet+{8 * slot}"),
             (lambda i: per_cpu(i, "decq", "lbr_fexit_calls"), f"decq %gs:lbr_fexit_calls+{8 * slot}"),
             (lambda i: i.mnem in ("popf", "popfq"), "popf"),
