@@ -121,8 +121,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	was_off = depth && lbr_hw_was_off(ctl);
 	if (was_off) {
 		c->lbr_off++;
-		if (!(ctl & lbr_hw.enable_mask))	/* not a PMI's freeze */
-			lbr_db_check_soon();
+		lbr_capture_found_off(ctl);
 	}
 	/* capture=errors and a success that came in nested: not recorded. */
 	if (!READ_ONCE(lbr_capture_all) && !lbr_is_error(t->ret_type, ret)) {

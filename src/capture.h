@@ -23,6 +23,17 @@ void lbr_capture_record(struct lbr_target *t, unsigned long ax,
 			unsigned long caller, bool frozen, u32 ctl,
 			unsigned long ret_site);
 
+/*
+ * A freeze found LBR off: if the enable bit itself was clear (not a PMI's
+ * freeze, which leaves it set), a debug exception may have cleared it:
+ * ask for the re-arm (lbr_db.c).
+ */
+static __always_inline void lbr_capture_found_off(u32 ctl)
+{
+	if (!(ctl & lbr_hw.enable_mask))
+		lbr_db_check_soon();
+}
+
 /**
  * lbr_capture - record one return of a target
  * @t: the target
@@ -40,8 +51,8 @@ void lbr_capture_record(struct lbr_target *t, unsigned long ax,
  * the trampoline lets them go before it freezes (ret_class.h); on a
  * kretprobe they are counted and LBR unfrozen right here, a few dozen
  * instructions, with per-CPU increments that an interrupt cannot tear
- * (one instruction each), interrupts off only for the unfreeze.  Not inside a capture on
- * this CPU (a target on the capture path, or returning in an NMI): that
+ * (one instruction each), interrupts off only for the unfreeze.  Not
+ * inside a capture on this CPU (a target on the capture path, or returning in an NMI): that
  * one is counted as recursion by lbr_capture_record().  An NMI's return
  * between another return's freeze and lbr_capture_record() (or in this
  * short path) finds LBR frozen by it: counted in lbr_off, and recorded
@@ -67,8 +78,7 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	if (frozen) {
 		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl)) {
 			this_cpu_inc(c->lbr_off);
-			if (!(ctl & lbr_hw.enable_mask))
-				lbr_db_check_soon();
+			lbr_capture_found_off(ctl);
 		}
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt

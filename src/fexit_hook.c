@@ -176,9 +176,7 @@ static struct lbr_ret_quiet lbr_fexit_quiet_of(const struct lbr_target *t,
  */
 void lbr_fexit_recapture(const struct lbr_target *t, bool all)
 {
-	struct lbr_ret_quiet q = lbr_fexit_quiet_of(t, all);
-
-	lbr_fexit_slot_set_quiet(t->slot, &q);
+	lbr_fexit_slot_set_limit(t->slot, lbr_fexit_quiet_of(t, all).limit);
 }
 
 /* Returns @t's trampoline let go, on top of its counters. */

@@ -83,7 +83,8 @@ u8 lbr_fexit_regs_only[LBR_FEXIT_SLOTS];
  * trampoline lets go without freezing, counted in lbr_fexit_quiet.  A
  * limit of 0 lets none go: every return reaches the client.
  */
-struct lbr_ret_quiet lbr_fexit_rets[LBR_FEXIT_SLOTS] __aligned(LBR_RET_QUIET_SIZE);
+struct lbr_ret_quiet lbr_fexit_rets[LBR_FEXIT_SLOTS]
+	__read_mostly __aligned(LBR_RET_QUIET_SIZE);
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 
 static void lbr_fexit_drain(struct work_struct *work);
@@ -336,36 +337,25 @@ void lbr_fexit_unregister(void)
 EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
 
 /**
- * lbr_fexit_slot_set_quiet - change the returns @slot lets go
+ * lbr_fexit_slot_set_limit - change the returns @slot lets go
  * @slot: from lbr_fexit_slot_get()
- * @quiet: the returns its trampoline lets go without freezing LBR or
- *	calling the client (struct lbr_ret_quiet): the client's filter
- *	would not record them
+ * @limit: the new limit of its struct lbr_ret_quiet, for a change of
+ *	what the client records (capture=errors or all); bias and shift
+ *	depend on the function's return type only and stay
  *
- * For a change of what the client records (capture=errors or all): the
- * limit only (struct lbr_ret_quiet).  Calls already past the test are
- * the client's to filter.
+ * One store: a call on its way through the test sees the old limit or
+ * the new one.  Calls already past the test are the client's to filter.
  */
-void lbr_fexit_slot_set_quiet(unsigned int slot,
-			      const struct lbr_ret_quiet *quiet)
+void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit)
 {
-	struct lbr_ret_quiet *r;
-
 	if (slot >= LBR_FEXIT_SLOTS)
 		return;
 	mutex_lock(&lbr_fexit_lock);
-	r = &lbr_fexit_rets[slot];
-	/*
-	 * The limit alone, one store: a call on its way through the test
-	 * sees the old one or the new one, with the fields that go with
-	 * either, which depend on the function's return type only.
-	 */
-	if (test_bit(slot, lbr_fexit_used) &&
-	    !WARN_ON_ONCE(r->bias != quiet->bias || r->shift != quiet->shift))
-		WRITE_ONCE(r->limit, quiet->limit);
+	if (test_bit(slot, lbr_fexit_used))
+		WRITE_ONCE(lbr_fexit_rets[slot].limit, limit);
 	mutex_unlock(&lbr_fexit_lock);
 }
-EXPORT_SYMBOL_GPL(lbr_fexit_slot_set_quiet);
+EXPORT_SYMBOL_GPL(lbr_fexit_slot_set_limit);
 
 /**
  * lbr_fexit_slot_quiet - returns @slot's trampoline let go since it was got
@@ -387,7 +377,7 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
  *	caller knows it from BTF, not from a user): the trampoline copies
  *	none of the caller's stack words
  * @quiet: the returns the trampoline lets go without freezing LBR or
- *	calling the client (lbr_fexit_slot_set_quiet())
+ *	calling the client (lbr_fexit_slot_set_limit())
  *
  * When every slot is taken and some are draining, waits for one pass of
  * the drain (its grace periods, never a traced call) and tries again.

@@ -73,8 +73,7 @@ int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
 int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
 		       const struct lbr_ret_quiet *quiet);
-void lbr_fexit_slot_set_quiet(unsigned int slot,
-			      const struct lbr_ret_quiet *quiet);
+void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);
 u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
 void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);

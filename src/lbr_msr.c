@@ -829,8 +829,9 @@ static int lbr_cpu_stop(unsigned int cpu)
  * filter lbr_snap wrote: perf, turning its own LBR off, leaves its filter
  * behind, and any other change stays its writer's, as at unload.  A
  * writer that clears the enable bit alone cannot be told from a #DB, nor
- * perf's disable where its filter equals lbr_snap's: LBR comes back on.  One RDMSR, a second and a WRMSR when LBR was off;
- * interrupts off, so that no hook's freeze and unfreeze lands in between.
+ * perf's disable where its filter equals lbr_snap's: LBR comes back on.
+ * One RDMSR, a second and a WRMSR when LBR was off; interrupts off, so
+ * that no hook's freeze and unfreeze lands in between.
  */
 static void lbr_rearm_after_db(void)
 {
