@@ -5314,6 +5314,25 @@ static int msr_cost(const char *fn, long v, unsigned long n,
 }
 
 /*
+ * msr_cost() @runs times, *@cost the least: a timer or a perf PMI that
+ * lands inside one run adds its own accesses, which no call made.
+ */
+static int msr_cost_least(const char *fn, long v, unsigned long n,
+			  unsigned long runs, long long *cost)
+{
+	long long c;
+	int ret = 0;
+
+	*cost = -1;
+	for (; runs && !ret; runs--) {
+		ret = msr_cost(fn, v, n, &c);
+		if (c >= 0 && (*cost < 0 || c < *cost))
+			*cost = c;
+	}
+	return ret;
+}
+
+/*
  * A return its target does not record leaves the fexit trampoline before
  * the freeze (ret_class.h): counted as a hit and filtered, no record, and
  * on the LBR lab, whose vCPUs count RDMSR and WRMSR, no MSR access at all,
@@ -5332,7 +5351,7 @@ TEST_F(fexit, success_leaves_before_the_freeze)
 		{ "ptr", 1, 0 }, { "bool", 1, 0 },
 	};
 	struct lbr_snap_target_stats st[LBR_SNAP_MAX_TARGETS];
-	const unsigned long n = 1000, nerr = 20;
+	const unsigned long n = 1000, nerr = 20, runs = 3;
 	long long base, cost_ok[4], cost_err[4];
 	struct lbr_snap_info info;
 	struct lbr_snap_stats hdr;
@@ -5344,21 +5363,22 @@ TEST_F(fexit, success_leaves_before_the_freeze)
 	CPU_SET(0, &one);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
 	/* What the calls cost unhooked: the test device, the syscalls. */
-	ASSERT_EQ(0, msr_cost("int", 5, n, &base));
+	ASSERT_EQ(0, msr_cost_least("int", 5, n, runs, &base));
 	ASSERT_EQ(0, load("targets=lbr_test_int%int/1@fexit,lbr_test_long%long/1@fexit,lbr_test_ptr%ptr/1@fexit,lbr_test_bool%bool/1@fexit"));
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, get_info(self->fd, &info));
 	for (i = 0; i < 4; i++) {
-		ASSERT_EQ(0, msr_cost(fns[i].fn, fns[i].ok, n, &cost_ok[i]));
+		ASSERT_EQ(0, msr_cost_least(fns[i].fn, fns[i].ok, n, runs,
+					    &cost_ok[i]));
 		ASSERT_EQ(0, msr_cost(fns[i].fn, fns[i].err, nerr, &cost_err[i]));
 	}
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
 	ASSERT_EQ(4, hdr.nr);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, st[i].hook) TH_LOG("%s", st[i].name);
-		EXPECT_EQ(n + nerr, st[i].hits) TH_LOG("%s", st[i].name);
-		EXPECT_EQ(n, st[i].filtered) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(runs * n + nerr, st[i].hits) TH_LOG("%s", st[i].name);
+		EXPECT_EQ(runs * n, st[i].filtered) TH_LOG("%s", st[i].name);
 		EXPECT_EQ(nerr, st[i].captured) TH_LOG("%s", st[i].name);
 		EXPECT_EQ(0, st[i].dropped) TH_LOG("%s", st[i].name);
 		EXPECT_EQ(0, st[i].lbr_off) TH_LOG("%s", st[i].name);
@@ -5379,11 +5399,14 @@ TEST_F(fexit, success_leaves_before_the_freeze)
 		TH_LOG("no LBR lab MSR counter on this CPU: MSR accesses not measured");
 	} else {
 		for (i = 0; i < 4; i++) {
-			TH_LOG("%s: %.3f MSR accesses per success (%lld unhooked for %lu calls), %.1f per error",
+			TH_LOG("%s: %.3f MSR accesses per success (%lld unhooked for %lu calls, least of %lu runs), %.1f per error",
 			       fns[i].fn, (double)(cost_ok[i] - base) / n, base,
-			       n, (double)cost_err[i] / nerr);
-			/* A tick's access or two; a freeze would be 2000. */
-			EXPECT_GE(n / 50, cost_ok[i] - base) TH_LOG("%s", fns[i].fn);
+			       n, runs, (double)cost_err[i] / nerr);
+			/*
+			 * Timers' accesses only; one access per success would
+			 * be n, a freeze and an unfreeze 3n.
+			 */
+			EXPECT_GE(n / 10, cost_ok[i] - base) TH_LOG("%s", fns[i].fn);
 			/* The counter sees this path: each error froze. */
 			if (info.backend != LBR_SNAP_BACKEND_NONE)
 				EXPECT_LE(2 * nerr, cost_err[i]) TH_LOG("%s", fns[i].fn);
@@ -5401,7 +5424,7 @@ TEST_F(fexit, success_leaves_before_the_freeze)
 	ASSERT_EQ(0, trigger("bool", 1, 2));
 	EXPECT_EQ(0, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
 	ASSERT_EQ(0, get_stats(self->fd, &hdr, st, LBR_SNAP_MAX_TARGETS));
-	EXPECT_EQ(n + 3, st[0].filtered);
+	EXPECT_EQ(runs * n + 3, st[0].filtered);
 	EXPECT_EQ(nerr + 3, st[0].captured);
 	close(self->fd);
 	self->fd = -1;
