@@ -104,6 +104,16 @@ struct lbr_snap_branch {
 						 * state (lbr_read=), not by
 						 * RDMSRs
 						 */
+#define LBR_SNAP_REC_RET_FILTERED (1u << 6)	/* the LBR filter leaves
+						 * the target's return out
+						 * (no kernel returns): it
+						 * cannot be among the
+						 * entries, so probe_entries
+						 * is 0, not NO_RETURN's
+						 * all; a kretprobe's own
+						 * path may have left the
+						 * newest entries
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -214,7 +224,13 @@ struct lbr_snap_info {
 				 * most (stack_depth=), 0: none
 				 */
 	__u32 lbr_read;		/* LBR_SNAP_READ_* (0 from modules before it) */
-	__u32 reserved[3];
+	__u32 lbr_cpl;		/* the LBR filter now (SET_LBR_FILTER):
+				 * LBR_SNAP_LBR_KERNEL, _USER
+				 */
+	__u32 lbr_kinds;	/* LBR_SNAP_KIND_ bits; both 0 from modules
+				 * before them
+				 */
+	__u32 reserved[1];
 	/* Only when the caller's struct covers them (see below): */
 	__u32 nr_cpu_types;	/* kinds of CPU in cpu_types[] (0 from
 				 * modules before them)
@@ -348,6 +364,42 @@ struct lbr_snap_filter {
 };
 
 /*
+ * LBR_SNAP_IOC_SET_LBR_FILTER: what LBR records from now on, on every CPU,
+ * without a reload: the privilege levels branches end in (@cpl) and the
+ * kinds of branch (@kinds), as lbr_filter= sets them at load.  perf's
+ * names are sets of kinds: any (all), any_call (REL_CALL | IND_CALL |
+ * FAR), any_return (RET | FAR), cond (JCC), call (REL_CALL), ind_call,
+ * ind_jump (IND_JMP).  At least one of each (EINVAL), and what the CPU
+ * can filter: Arch LBR without branch filtering (CPUID.0x1c:EBX[1]) takes
+ * every kind only, and mode=perf cannot ask perf for REL_JMP or FAR
+ * without the others (EOPNOTSUPP).  Raw mode rewrites LBR_SELECT (legacy,
+ * AMD) or ARCH_LBR_CTL on each CPU where it still holds what lbr_snap
+ * wrote; mode=perf replaces its events, and records taken meanwhile
+ * carry NO_LBR.  GET_INFO's lbr_cpl and lbr_kinds say what is set.
+ * Needs what ADD_TARGET needs.  Modules before it: ENOTTY.
+ */
+#define LBR_SNAP_LBR_KERNEL	(1u << 0)	/* branches ending in CPL 0 */
+#define LBR_SNAP_LBR_USER	(1u << 1)	/* ending in CPL > 0 */
+
+/* The order of legacy LBR_SELECT's suppress bits 2..8. */
+#define LBR_SNAP_KIND_JCC	(1u << 0)	/* conditional jumps */
+#define LBR_SNAP_KIND_REL_CALL	(1u << 1)	/* near relative calls */
+#define LBR_SNAP_KIND_IND_CALL	(1u << 2)	/* near indirect calls */
+#define LBR_SNAP_KIND_RET	(1u << 3)	/* near returns */
+#define LBR_SNAP_KIND_IND_JMP	(1u << 4)	/* near indirect jumps */
+#define LBR_SNAP_KIND_REL_JMP	(1u << 5)	/* near relative jumps */
+#define LBR_SNAP_KIND_FAR	(1u << 6)	/* far: interrupts, syscalls,
+						 * their returns
+						 */
+#define LBR_SNAP_KIND_ALL	0x7fu
+
+struct lbr_snap_lbr_filter {
+	__u32 cpl;		/* LBR_SNAP_LBR_*; others: EINVAL */
+	__u32 kinds;		/* LBR_SNAP_KIND_*; others: EINVAL */
+	__u32 reserved[4];	/* 0, or EINVAL */
+};
+
+/*
  * LBR_SNAP_IOC_SET_WAKEUP (arg: bytes): poll() and epoll on this open
  * file (its dup()s too) report it readable, and wake, only once some
  * CPU's ring buffer holds @arg bytes, where 0 (the default) is any
@@ -381,5 +433,6 @@ struct lbr_snap_filter {
 #define LBR_SNAP_IOC_SET_CAPTURE _IO(LBR_SNAP_IOC_MAGIC, 6)	/* arg: LBR_SNAP_CAPTURE_* */
 #define LBR_SNAP_IOC_SET_FILTER	_IOW(LBR_SNAP_IOC_MAGIC, 7, struct lbr_snap_filter)
 #define LBR_SNAP_IOC_SET_WAKEUP	_IO(LBR_SNAP_IOC_MAGIC, 8)	/* arg: bytes */
+#define LBR_SNAP_IOC_SET_LBR_FILTER _IOW(LBR_SNAP_IOC_MAGIC, 9, struct lbr_snap_lbr_filter)
 
 #endif /* _UAPI_LBR_SNAP_H */

@@ -180,7 +180,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 			caller = real;
 	}
 
-	raw->ret_site = ret_site;
+	/* 0: the filter leaves the return out (lbr_probe_entries()). */
+	raw->ret_site = READ_ONCE(lbr_rets_recorded) ? ret_site : 0;
 	raw->depth = depth;
 	raw->reserved = 0;
 	if (!depth) {

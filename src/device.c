@@ -10,10 +10,10 @@
  *   CAP_PERFMON (or CAP_SYS_ADMIN, perfmon_capable()), checked against the
  *   opener's credentials at open, as perf checks them when an event is
  *   opened.  GET_STATS needs a descriptor opened for reading.
- * - FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE and SET_FILTER change what
- *   everyone sees: CAP_SYS_ADMIN of the opener (as perf checks an event's
- *   rights against its opener) and at the call, on a descriptor opened for
- *   writing.
+ * - FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE, SET_FILTER and
+ *   SET_LBR_FILTER change what everyone sees: CAP_SYS_ADMIN of the opener
+ *   (as perf checks an event's rights against its opener) and at the
+ *   call, on a descriptor opened for writing.
  * - GET_INFO (the backend, the buffer size) is anyone's who may open it.
  * - SET_WAKEUP changes only its own descriptor's poll(): a descriptor
  *   opened for reading.
@@ -173,6 +173,8 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 		.stack_depth = lbr_stack_depth(),
 	};
 
+	lbr_hw_get_filter(&info.lbr_cpl, &info.lbr_kinds);
+
 	/* Logged first: why lbr_read may say msr since the load. */
 	lbr_xsave_report();
 	info.lbr_read = lbr_xsave_used() ? LBR_SNAP_READ_XSAVES :
@@ -271,6 +273,18 @@ static long lbr_ioc_set_filter(void __user *arg, size_t usize)
 	return lbr_task_filter_set(&f);
 }
 
+static long lbr_ioc_set_lbr_filter(void __user *arg, size_t usize)
+{
+	struct lbr_snap_lbr_filter f;
+	long ret;
+
+	ret = lbr_struct_in(&f, sizeof(f), arg, usize, f.reserved,
+			    sizeof(f.reserved));
+	if (ret)
+		return ret;
+	return lbr_hw_set_filter(f.cpl, f.kinds);
+}
+
 /*
  * poll() on @file (the open file description: its dup()s too) reports
  * records once a CPU's ring holds @arg bytes, 0 at every record; at most
@@ -317,6 +331,12 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 		       sizeof(struct lbr_snap_filter))) {
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_ioc_set_filter(uarg, _IOC_SIZE(cmd));
+	}
+
+	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_SET_LBR_FILTER,
+		       sizeof(struct lbr_snap_lbr_filter))) {
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_set_lbr_filter(uarg, _IOC_SIZE(cmd));
 	}
 
 	switch (cmd) {

@@ -13,7 +13,9 @@
  * because the kernel keeps several of them private to perf.
  */
 #include <linux/cpuhotplug.h>
+#include <linux/atomic.h>
 #include <linux/cpu.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/perf_event.h>
@@ -593,14 +595,31 @@ void lbr_hw_report(void)
 
 /*
  * lbr_filter=: "kernel" (default), "user" or "any", then optionally the
- * kinds of branch to keep, e.g. "kernel,jcc,ret".  The kinds are in the
- * order of the LBR_SELECT suppress bits 2..8.
+ * kinds of branch to keep, e.g. "kernel,jcc,ret"; the kinds alone keep
+ * the kernel's branches ("any_return").  The kinds are in the order of the
+ * LBR_SELECT suppress bits 2..8, LBR_SNAP_KIND_*; perf's names stand for
+ * sets of them as perf maps them onto LBR_SELECT (arch/x86/events/intel/
+ * lbr.c, hsw_lbr_sel_map; "any" after the first word is every kind).
  */
 static const char * const lbr_kind_names[] = {
 	"jcc", "rel_call", "ind_call", "ret", "ind_jmp", "rel_jmp", "far",
 };
 
-#define LBR_KINDS_ALL		0x7f
+static const struct {
+	const char *name;
+	u8 kinds;
+} lbr_perf_names[] = {
+	{ "any", LBR_SNAP_KIND_ALL },
+	{ "any_call", LBR_SNAP_KIND_REL_CALL | LBR_SNAP_KIND_IND_CALL |
+		      LBR_SNAP_KIND_FAR },
+	{ "any_return", LBR_SNAP_KIND_RET | LBR_SNAP_KIND_FAR },
+	{ "cond", LBR_SNAP_KIND_JCC },
+	{ "call", LBR_SNAP_KIND_REL_CALL },
+	{ "ind_jump", LBR_SNAP_KIND_IND_JMP },
+};
+
+#define LBR_KINDS_ALL		LBR_SNAP_KIND_ALL
+static_assert(ARRAY_SIZE(lbr_kind_names) == 7 && LBR_KINDS_ALL == 0x7f);
 
 struct lbr_filter {
 	bool kernel;
@@ -608,29 +627,63 @@ struct lbr_filter {
 	u8 kinds;		/* bit i: keep lbr_kind_names[i] */
 };
 
+/*
+ * What LBR records: set at load, changed by lbr_hw_set_filter() with CPU
+ * hotplug held off, so that lbr_cpu_start() programs a CPU with the same
+ * filter as the others.
+ */
 static struct lbr_filter lbr_filter;
+static DEFINE_MUTEX(lbr_filter_lock);
+bool lbr_rets_recorded = true;
+
+static void lbr_filter_publish(void)
+{
+	WRITE_ONCE(lbr_rets_recorded, lbr_filter.kernel &&
+		   (lbr_filter.kinds & LBR_SNAP_KIND_RET));
+}
+
+static int lbr_kind_parse(const char *tok, u8 *kinds)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lbr_kind_names); i++) {
+		if (!strcmp(tok, lbr_kind_names[i])) {
+			*kinds |= BIT(i);
+			return 0;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(lbr_perf_names); i++) {
+		if (!strcmp(tok, lbr_perf_names[i].name)) {
+			*kinds |= lbr_perf_names[i].kinds;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 static int lbr_filter_parse(const char *spec)
 {
 	char buf[128], *cur = buf, *tok;
-	unsigned int i;
+	u8 kinds = 0;
 
 	if (strscpy(buf, spec, sizeof(buf)) < 0)
 		return -EINVAL;
 	tok = strsep(&cur, ",");
 	lbr_filter.kernel = !strcmp(tok, "kernel") || !strcmp(tok, "any");
 	lbr_filter.user = !strcmp(tok, "user") || !strcmp(tok, "any");
-	if (!lbr_filter.kernel && !lbr_filter.user)
-		return -EINVAL;
-	lbr_filter.kinds = cur ? 0 : LBR_KINDS_ALL;
-	while ((tok = strsep(&cur, ",")) != NULL) {
-		for (i = 0; i < ARRAY_SIZE(lbr_kind_names); i++)
-			if (!strcmp(tok, lbr_kind_names[i]))
-				break;
-		if (i == ARRAY_SIZE(lbr_kind_names))
+	if (!lbr_filter.kernel && !lbr_filter.user) {
+		/* No privilege word: the kernel's, and this is a kind. */
+		lbr_filter.kernel = true;
+		if (lbr_kind_parse(tok, &kinds))
 			return -EINVAL;
-		lbr_filter.kinds |= BIT(i);
+	} else if (!cur) {
+		kinds = LBR_KINDS_ALL;
 	}
+	while ((tok = strsep(&cur, ",")) != NULL)
+		if (lbr_kind_parse(tok, &kinds))
+			return -EINVAL;
+	lbr_filter.kinds = kinds;
+	lbr_filter_publish();
 	return 0;
 }
 
@@ -649,31 +702,38 @@ static u64 lbr_arch_ctl_value(void)
 				 lbr_hw.arch_kinds);
 }
 
-/* The same filter as perf's branch_sample_type, for mode=perf. */
-static int lbr_perf_branch_type(u64 *type)
+/*
+ * The same filter as perf's branch_sample_type, for mode=perf.  perf has
+ * no kind for a relative jump, nor for a far branch alone: ANY_RETURN and
+ * ANY_CALL bring far branches with them (hsw_lbr_sel_map, amd
+ * lbr_select_map), and RET alone is asked as ANY_RETURN.
+ */
+static int lbr_perf_branch_type(const struct lbr_filter *f, u64 *type)
 {
 	static const u64 perf_kind[] = {
 		PERF_SAMPLE_BRANCH_COND, PERF_SAMPLE_BRANCH_CALL,
 		PERF_SAMPLE_BRANCH_IND_CALL, PERF_SAMPLE_BRANCH_ANY_RETURN,
-		PERF_SAMPLE_BRANCH_IND_JUMP, 0, 0,
+		PERF_SAMPLE_BRANCH_IND_JUMP,
 	};
+	const u8 calls = LBR_SNAP_KIND_REL_CALL | LBR_SNAP_KIND_IND_CALL;
 	unsigned int i;
 
-	*type = (lbr_filter.kernel ? PERF_SAMPLE_BRANCH_KERNEL : 0) |
-		(lbr_filter.user ? PERF_SAMPLE_BRANCH_USER : 0);
-	if (lbr_filter.kinds == LBR_KINDS_ALL) {
+	*type = (f->kernel ? PERF_SAMPLE_BRANCH_KERNEL : 0) |
+		(f->user ? PERF_SAMPLE_BRANCH_USER : 0);
+	if (f->kinds == LBR_KINDS_ALL) {
 		*type |= PERF_SAMPLE_BRANCH_ANY;
 		return 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(perf_kind); i++) {
-		if (!(lbr_filter.kinds & BIT(i)))
-			continue;
-		if (!perf_kind[i]) {
-			pr_err("lbr_filter: perf cannot select %s alone; use mode=raw\n",
-			       lbr_kind_names[i]);
-			return -EINVAL;
-		}
-		*type |= perf_kind[i];
+	if (f->kinds & LBR_SNAP_KIND_REL_JMP)
+		return -EOPNOTSUPP;
+	for (i = 0; i < ARRAY_SIZE(perf_kind); i++)
+		if (f->kinds & BIT(i))
+			*type |= perf_kind[i];
+	if (f->kinds & LBR_SNAP_KIND_FAR) {
+		if ((f->kinds & calls) == calls)
+			*type |= PERF_SAMPLE_BRANCH_ANY_CALL;
+		else if (!(f->kinds & LBR_SNAP_KIND_RET))
+			return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -898,7 +958,7 @@ int lbr_hw_start(const char *mode, const char *filter)
 		return -EINVAL;
 	}
 	if (lbr_filter_parse(filter)) {
-		pr_err("lbr_filter=%s: use kernel, user or any, then kinds among jcc, rel_call, ind_call, ret, ind_jmp, rel_jmp, far\n",
+		pr_err("lbr_filter=%s: use kernel, user or any, then kinds among jcc, rel_call, ind_call, ret, ind_jmp, rel_jmp, far, or perf's any, any_call, any_return, cond, call, ind_jump\n",
 		       filter);
 		return -EINVAL;
 	}
@@ -917,8 +977,11 @@ int lbr_hw_start(const char *mode, const char *filter)
 			filter);
 
 	if (!sysfs_streq(mode, "raw")) {
-		ret = lbr_perf_branch_type(&type);
-		if (!ret)
+		ret = lbr_perf_branch_type(&lbr_filter, &type);
+		if (ret)
+			pr_err("lbr_filter=%s: perf selects no relative jumps, nor far branches without the returns or the calls; use mode=raw\n",
+			       filter);
+		else
 			ret = lbr_vlbr_start(type);
 		if (!ret) {
 			lbr_perf_mode = true;
@@ -969,6 +1032,124 @@ void lbr_hw_stop(void)
 	lbr_db_stop();
 	lbr_perf_mode = false;
 	lbr_perf_fallback = 0;
+}
+
+/*
+ * On each CPU, interrupts off (an IPI): the new filter where the MSR
+ * still holds lbr_snap's; a CPU whose MSR someone else changed is left
+ * as it is, as at unload (lbr_cpu_stop()), and counted.  No hook's
+ * freeze and unfreeze can be under way here; an NMI's is over before the
+ * write.  ARCH_LBR_CTL keeps its LBREn as it is (a #DB may have cleared
+ * it: lbr_rearm_after_db() compares with ctl_set, updated with it).
+ */
+static void lbr_cpu_refilter(void *info)
+{
+	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
+	atomic_t *changed = info;
+	u32 sel_msr = lbr_sel_msr();
+	u64 now, ctl, sel;
+
+	if (!READ_ONCE(s->valid))
+		return;
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
+		if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now) ||
+		    (now & ~lbr_hw.enable_mask) !=
+		    (s->ctl_set & ~lbr_hw.enable_mask)) {
+			atomic_inc(changed);
+			return;
+		}
+		ctl = lbr_arch_ctl_value();
+		if (lbr_wrmsr_safe(lbr_hw.ctl_msr,
+				   (ctl & ~lbr_hw.enable_mask) |
+				   (now & lbr_hw.enable_mask))) {
+			atomic_inc(changed);
+			return;
+		}
+		s->ctl_set = ctl;
+		return;
+	}
+	sel = lbr_select_value();
+	if (lbr_rdmsr_safe(sel_msr, &now) || now != s->select_set ||
+	    lbr_wrmsr_safe(sel_msr, sel)) {
+		atomic_inc(changed);
+		return;
+	}
+	s->select_set = sel;
+}
+
+/**
+ * lbr_hw_set_filter - change what LBR records, on every CPU
+ * @cpl: LBR_SNAP_LBR_KERNEL, LBR_SNAP_LBR_USER
+ * @kinds: LBR_SNAP_KIND_*
+ *
+ * Process context.  Return: 0, -EINVAL for a filter that names nothing,
+ * -EOPNOTSUPP for one this CPU (or perf) cannot apply, -EBUSY when some
+ * CPU's filter MSR was changed by someone else (those keep theirs, the
+ * others have the new filter), or perf's error replacing its events.
+ */
+int lbr_hw_set_filter(u32 cpl, u32 kinds)
+{
+	struct lbr_filter f = {
+		.kernel = cpl & LBR_SNAP_LBR_KERNEL,
+		.user = cpl & LBR_SNAP_LBR_USER,
+		.kinds = kinds,
+	}, old;
+	atomic_t changed = ATOMIC_INIT(0);
+	u64 type, old_type;
+	int ret = 0;
+
+	if (!cpl || (cpl & ~(LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER)) ||
+	    !kinds || (kinds & ~LBR_KINDS_ALL))
+		return -EINVAL;
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_kinds &&
+	    kinds != LBR_KINDS_ALL)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&lbr_filter_lock);
+	old = lbr_filter;
+	if (lbr_perf_mode) {
+		ret = lbr_perf_branch_type(&f, &type);
+		if (ret || lbr_perf_branch_type(&old, &old_type))
+			goto out;
+		lbr_filter = f;
+		lbr_filter_publish();
+		if (type == old_type)
+			goto out;
+		/* One LBR event per CPU: the old ones go first. */
+		lbr_vlbr_stop();
+		ret = lbr_vlbr_start(type);
+		if (ret) {
+			lbr_filter = old;
+			lbr_filter_publish();
+			if (lbr_vlbr_start(old_type))
+				pr_warn("perf took neither the new branch filter nor the old one back: no LBR records until a reload\n");
+		}
+		goto out;
+	}
+	cpus_read_lock();
+	lbr_filter = f;
+	lbr_filter_publish();
+	if (lbr_hw.backend != LBR_SNAP_BACKEND_NONE && lbr_cpuhp_state > 0)
+		on_each_cpu(lbr_cpu_refilter, &changed, 1);
+	cpus_read_unlock();
+	if (atomic_read(&changed)) {
+		pr_warn("%d CPUs' LBR filter was changed by someone else: left as it is there\n",
+			atomic_read(&changed));
+		ret = -EBUSY;
+	}
+out:
+	mutex_unlock(&lbr_filter_lock);
+	return ret;
+}
+
+/* What lbr_hw_set_filter() or lbr_filter= set: LBR_SNAP_LBR_*, _KIND_*. */
+void lbr_hw_get_filter(u32 *cpl, u32 *kinds)
+{
+	mutex_lock(&lbr_filter_lock);
+	*cpl = (lbr_filter.kernel ? LBR_SNAP_LBR_KERNEL : 0) |
+	       (lbr_filter.user ? LBR_SNAP_LBR_USER : 0);
+	*kinds = lbr_filter.kinds;
+	mutex_unlock(&lbr_filter_lock);
 }
 
 const char *lbr_hw_mode(void)

@@ -27,6 +27,10 @@ void lbr_hw_report(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
+int lbr_hw_set_filter(u32 cpl, u32 kinds);
+/* Does the LBR filter keep the kernel's returns?  Read by the capture. */
+extern bool lbr_rets_recorded;
+void lbr_hw_get_filter(u32 *cpl, u32 *kinds);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
 unsigned int lbr_hw_cpu_online(unsigned int cpu);
 /* Entries this CPU reads: its own depth (hybrid CPUs differ). */

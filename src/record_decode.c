@@ -55,10 +55,15 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 	if (raw->depth) {
 		nr = lbr_raw_decode(raw->msr, raw->depth, raw->planes,
 				    raw->tos, br);
-		out->probe_entries = lbr_probe_entries(br, nr, raw->ret_site,
-						       &found);
-		if (!found)
-			out->flags |= LBR_SNAP_REC_NO_RETURN;
+		if (!raw->ret_site) {
+			out->flags |= LBR_SNAP_REC_RET_FILTERED;
+		} else {
+			out->probe_entries = lbr_probe_entries(br, nr,
+							       raw->ret_site,
+							       &found);
+			if (!found)
+				out->flags |= LBR_SNAP_REC_NO_RETURN;
+		}
 		if (raw->planes & LBR_RAW_XSAVES)
 			out->flags |= LBR_SNAP_REC_XSAVES;
 	}

@@ -326,6 +326,25 @@ TEST_F(load, mode_and_filter)
 			       &info));
 	EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "raw",
 		     info.mode);
+	EXPECT_EQ(LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER, info.lbr_cpl);
+	EXPECT_EQ(LBR_SNAP_KIND_JCC | LBR_SNAP_KIND_RET, info.lbr_kinds);
+
+	/* perf's names; without a privilege word, the kernel's. */
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int lbr_filter=any_return",
+				   &info));
+	EXPECT_EQ(LBR_SNAP_LBR_KERNEL, info.lbr_cpl);
+	EXPECT_EQ(LBR_SNAP_KIND_RET | LBR_SNAP_KIND_FAR, info.lbr_kinds);
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int lbr_filter=user,any_call,cond,ind_jump",
+				   &info));
+	EXPECT_EQ(LBR_SNAP_LBR_USER, info.lbr_cpl);
+	EXPECT_EQ(LBR_SNAP_KIND_REL_CALL | LBR_SNAP_KIND_IND_CALL |
+		  LBR_SNAP_KIND_FAR | LBR_SNAP_KIND_JCC |
+		  LBR_SNAP_KIND_IND_JMP, info.lbr_kinds);
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int lbr_filter=kernel,any",
+				   &info));
+	EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=any_return,user"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=any_ret"));
 }
 
 /*
@@ -4098,6 +4117,9 @@ TEST_F(cap, call_stack_from_the_caller)
 TEST_F(cap, control_needs_the_opener_privileged)
 {
 	struct lbr_snap_target_ctl ctl = { .spec = "lbr_test_long" };
+	struct lbr_snap_lbr_filter lf = {
+		.cpl = LBR_SNAP_LBR_USER, .kinds = LBR_SNAP_KIND_ALL,
+	};
 	int fd, status, bad = 0;
 	pid_t pid;
 
@@ -4121,6 +4143,9 @@ TEST_F(cap, control_needs_the_opener_privileged)
 		if (!ioctl(fd, LBR_SNAP_IOC_SET_CAPTURE, LBR_SNAP_CAPTURE_ALL) ||
 		    errno != EPERM)
 			bad |= 4;
+		if (!ioctl(fd, LBR_SNAP_IOC_SET_LBR_FILTER, &lf) ||
+		    errno != EPERM)
+			bad |= 16;
 		close(fd);
 		/* Opened by root, it controls. */
 		fd = open(LBR_SNAP_DEVICE, O_WRONLY);
@@ -5429,6 +5454,269 @@ TEST_F(fexit, success_leaves_before_the_freeze)
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_EQ(0, unload());
+}
+
+/*
+ * The entries of one lbr_test_chain() record by kind, read from the
+ * instruction at FROM (through /proc/kcore): a near call (E8, or FF /2),
+ * a near return (C3, C2), a conditional jump (70-7F, 0F 80-8F).  Far
+ * transfers are left out (into an interrupt or exception entry, out of
+ * IRETQ, or from user space), as is any FROM kcore cannot give.  And the
+ * reach: how many leaves returned into the chain within the entries.
+ */
+struct chain_mix {
+	int call, ret, jcc, other;
+	int ret_in;	/* into the chain from elsewhere: a leaf's return */
+	int user;	/* ending in user space */
+	int nr;
+};
+
+static int kcore_read(unsigned long long addr, void *buf, size_t len);
+
+static void chain_mix(const struct rec *r, struct chain_mix *m)
+{
+	unsigned long long chain = ksym("lbr_test_chain");
+	unsigned long long chain_end = ksym_end(chain);
+	unsigned long long s, e;
+	unsigned char op[3];
+	char name[128];
+	int i, k;
+
+	memset(m, 0, sizeof(*m));
+	m->nr = r->h.nr_entries - r->h.probe_entries;
+	for (i = 0; i < m->nr; i++) {
+		unsigned long long from = r->br[i].from, to = r->br[i].to;
+
+		m->user += !(to >> 63);
+		m->ret_in += to >= chain && to < chain_end &&
+			     !(from >= chain && from < chain_end);
+		if (!(from >> 63) ||
+		    (ksym_range(to, name, sizeof(name), &s, &e) &&
+		     !strncmp(name, "asm_", 4)) ||
+		    kcore_read(from, op, sizeof(op)))
+			continue;
+		k = (op[0] & 0xf0) == 0x40;	/* REX */
+		if (op[k] == 0xcf)
+			continue;		/* IRETQ */
+		if (op[0] == 0xe8 || (op[k] == 0xff && ((op[k + 1] >> 3) & 7) == 2))
+			m->call++;
+		else if (op[0] == 0xc3 || op[0] == 0xc2)
+			m->ret++;
+		else if ((op[0] & 0xf0) == 0x70 ||
+			 (op[0] == 0x0f && (op[1] & 0xf0) == 0x80))
+			m->jcc++;
+		else
+			m->other++;
+	}
+}
+
+/*
+ * Set @cpl, @kinds, take @nr records of lbr_test_chain(40), and sort the
+ * entries of each; *@best gets the one with the most of @most's kind
+ * (interrupts put their own branches in some), *@all the sums.
+ */
+static void chain_records(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(fexit) *self, __u32 cpl, __u32 kinds,
+			  int nr, int (*most)(const struct chain_mix *),
+			  struct chain_mix *best, struct chain_mix *all)
+{
+	struct lbr_snap_lbr_filter f = { .cpl = cpl, .kinds = kinds };
+	struct lbr_snap_info info;
+	struct chain_mix m;
+	int i, got;
+
+	memset(best, 0, sizeof(*best));
+	memset(all, 0, sizeof(*all));
+	ASSERT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &f))
+		TH_LOG("cpl %#x kinds %#x: %s", cpl, kinds, strerror(errno));
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	EXPECT_EQ(cpl, info.lbr_cpl);
+	EXPECT_EQ(kinds, info.lbr_kinds);
+	ASSERT_EQ(0, trigger("chain", 40, nr));
+	got = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(nr, got) TH_LOG("%s", lbr_why);
+	for (i = 0; i < got; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_LBR);
+		/* Without the kernel's returns, none to find: fexit adds none. */
+		EXPECT_EQ(!(cpl & LBR_SNAP_LBR_KERNEL) ||
+			  !(kinds & LBR_SNAP_KIND_RET),
+			  !!(h->flags & LBR_SNAP_REC_RET_FILTERED));
+		if (h->flags & LBR_SNAP_REC_RET_FILTERED) {
+			EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_RETURN);
+			EXPECT_EQ(0, h->probe_entries);
+		}
+		chain_mix(&self->recs[i], &m);
+		if (most(&m) >= most(best))
+			*best = m;
+		all->call += m.call;
+		all->ret += m.ret;
+		all->jcc += m.jcc;
+		all->other += m.other;
+		all->ret_in += m.ret_in;
+		all->user += m.user;
+		all->nr += m.nr;
+	}
+}
+
+static int mix_ret_in(const struct chain_mix *m)
+{
+	return m->ret_in;
+}
+
+static int mix_call(const struct chain_mix *m)
+{
+	return m->call;
+}
+
+static int mix_jcc(const struct chain_mix *m)
+{
+	return m->jcc;
+}
+
+static int mix_user(const struct chain_mix *m)
+{
+	return m->user;
+}
+
+/*
+ * LBR_SNAP_IOC_SET_LBR_FILTER changes what LBR records at run time, in
+ * raw mode and in perf mode, and each of perf's kinds has its effect on
+ * the records: lbr_test_chain(40) calls lbr_test_leaf() 40 times, each a
+ * loop of conditional jumps, then fails.  Every branch (any): the 32
+ * entries hold calls, loops and returns, a few leaves back.  any_return:
+ * only returns, one per leaf, so the entries reach as many leaves back as
+ * LBR is deep; any_call: only the calls; cond: only the loops; user: no
+ * entry ends in the kernel.  An interrupt adds its own branches to a
+ * record, none of the chain's kinds: each kind's count is taken from the
+ * record with the most of it, and what a filter leaves out must be in
+ * none.  Bad filters are refused and change nothing.
+ */
+TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
+{
+	static const char *const modes[] = { "raw", "perf" };
+	const char *env = getenv("LBR_EXPECT_PERF");
+	bool expect_perf = env && !strcmp(env, "1");
+	struct lbr_snap_lbr_filter bad[] = {
+		{ .cpl = 0, .kinds = LBR_SNAP_KIND_ALL },
+		{ .cpl = LBR_SNAP_LBR_KERNEL, .kinds = 0 },
+		{ .cpl = 4, .kinds = LBR_SNAP_KIND_ALL },
+		{ .cpl = LBR_SNAP_LBR_KERNEL, .kinds = 0x80 },
+		{ .cpl = LBR_SNAP_LBR_KERNEL, .kinds = LBR_SNAP_KIND_ALL,
+		  .reserved = { 1 } },
+	};
+	const __u32 k = LBR_SNAP_LBR_KERNEL;
+	struct chain_mix best, all;
+	struct lbr_snap_info info;
+	char params[128];
+	unsigned int i, m, depth;
+
+	ASSERT_NE(0, ksym("lbr_test_chain"));
+	for (m = 0; m < 2; m++) {
+		snprintf(params, sizeof(params),
+			 "targets=lbr_test_chain/1@fexit mode=%s", modes[m]);
+		if (m && load(params)) {
+			ASSERT_FALSE(expect_perf)
+				TH_LOG("LBR_EXPECT_PERF, and mode=perf does not load");
+			TH_LOG("mode=perf does not load: perf has no LBR here");
+			break;
+		}
+		if (!m)
+			ASSERT_EQ(0, load(params));
+		self->fd = dev_open(O_NONBLOCK);
+		ASSERT_LE(0, self->fd);
+		ASSERT_EQ(0, get_info(self->fd, &info));
+		/* What lbr_filter= set, the default. */
+		EXPECT_EQ(k, info.lbr_cpl);
+		EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			errno = 0;
+			EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER,
+					    &bad[i])) TH_LOG("bad filter %u", i);
+			EXPECT_EQ(EINVAL, errno) TH_LOG("bad filter %u", i);
+		}
+		ASSERT_EQ(0, get_info(self->fd, &info));
+		EXPECT_EQ(k, info.lbr_cpl);
+		EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);
+		if (info.backend == LBR_SNAP_BACKEND_NONE) {
+			if (NONE_FAILED())
+				SKIP(return, "no LBR here (%s): the filter's effect not seen",
+				     info.reason);
+			return;
+		}
+		depth = info.lbr_depth;
+		if (m) {
+			/* perf has no kind for relative jumps. */
+			struct lbr_snap_lbr_filter jmp = {
+				.cpl = k, .kinds = LBR_SNAP_KIND_REL_JMP,
+			};
+
+			errno = 0;
+			EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER,
+					    &jmp));
+			EXPECT_EQ(EOPNOTSUPP, errno);
+		}
+
+		/* any: every kind, a few leaves back. */
+		chain_records(_metadata, self, k, LBR_SNAP_KIND_ALL, 5,
+			      mix_ret_in, &best, &all);
+		TH_LOG("mode=%s any: %d entries: %d calls, %d returns (%d leaves'), %d conditional jumps, %d others",
+		       modes[m], best.nr, best.call, best.ret, best.ret_in,
+		       best.jcc, best.other);
+		EXPECT_LE(1, best.ret_in);
+		EXPECT_GE((int)depth / 4, best.ret_in);
+		EXPECT_LE(1, all.call);
+		EXPECT_LE(1, all.ret);
+		EXPECT_LE(1, all.jcc);
+		EXPECT_EQ(0, all.user);
+
+		/* any_return: only returns, as many leaves back as LBR is deep. */
+		chain_records(_metadata, self, k,
+			      LBR_SNAP_KIND_RET | LBR_SNAP_KIND_FAR, 5,
+			      mix_ret_in, &best, &all);
+		TH_LOG("mode=%s any_return: %d entries: %d returns (%d leaves'), %d calls, %d conditional jumps, %d others",
+		       modes[m], best.nr, best.ret, best.ret_in, best.call,
+		       best.jcc, best.other);
+		EXPECT_LE((int)depth - 2, best.ret_in);
+		EXPECT_LE((int)depth - 2, best.ret);
+		EXPECT_EQ(0, all.call + all.jcc + all.other);
+
+		/* any_call: only the calls. */
+		chain_records(_metadata, self, k,
+			      LBR_SNAP_KIND_REL_CALL | LBR_SNAP_KIND_IND_CALL |
+			      LBR_SNAP_KIND_FAR, 5, mix_call, &best, &all);
+		TH_LOG("mode=%s any_call: %d entries: %d calls, %d returns, %d conditional jumps, %d others",
+		       modes[m], best.nr, best.call, best.ret, best.jcc,
+		       best.other);
+		EXPECT_LE((int)depth - 2, best.call);
+		EXPECT_EQ(0, all.ret + all.jcc + all.other);
+
+		/* cond: only the loops. */
+		chain_records(_metadata, self, k, LBR_SNAP_KIND_JCC, 5,
+			      mix_jcc, &best, &all);
+		TH_LOG("mode=%s cond: %d entries: %d conditional jumps, %d calls, %d returns, %d others",
+		       modes[m], best.nr, best.jcc, best.call, best.ret,
+		       best.other);
+		EXPECT_LE((int)depth - 2, best.jcc);
+		EXPECT_EQ(0, all.call + all.ret + all.other);
+
+		/* user: the branches before the system call, none after. */
+		chain_records(_metadata, self, LBR_SNAP_LBR_USER,
+			      LBR_SNAP_KIND_ALL, 3, mix_user, &best, &all);
+		TH_LOG("mode=%s user: %d entries, %d ending in user space",
+		       modes[m], best.nr, best.user);
+		EXPECT_LE(1, best.nr);
+		EXPECT_EQ(all.nr, all.user);
+
+		/* And back. */
+		chain_records(_metadata, self, k, LBR_SNAP_KIND_ALL, 1,
+			      mix_ret_in, &best, &all);
+		EXPECT_EQ(0, all.user);
+		close(self->fd);
+		self->fd = -1;
+		EXPECT_EQ(0, unload());
+	}
 }
 
 /*

@@ -33,6 +33,11 @@
  *   void  lbr_test_void(long)     returns nothing, with -VALUE left in
  *                                 RAX: what a void target "returns" is
  *                                 garbage lbr_snap must not take for one
+ *   chain lbr_test_chain(long)    calls lbr_test_leaf(i) for i = 0..VALUE-1,
+ *                                 each a loop of 4 to 7 conditional jumps,
+ *                                 then returns -EIO: a known mix of calls,
+ *                                 returns and conditional jumps for the
+ *                                 LBR filter's tests
  *   pmi   lbr_test_in_pmi(int)    returns 0, then -EIO, inside perf's PMI:
  *                                 the overflow handler of a sampling counter
  *                                 on the writer's kernel cycles calls it
@@ -196,6 +201,29 @@ noinline void lbr_test_void(long v)
 	WRITE_ONCE(lbr_test_sink, lbr_test_lost(v));
 }
 
+/* A loop of 4 to 7 taken conditional jumps back, by @i: not unrolled. */
+noinline int lbr_test_leaf(int i)
+{
+	int k, n = (i & 3) + 4, sum = 0;
+
+	OPTIMIZER_HIDE_VAR(n);
+	for (k = 0; k < n; k++) {
+		sum += k;
+		OPTIMIZER_HIDE_VAR(sum);
+	}
+	return sum;
+}
+
+noinline int lbr_test_chain(long n)
+{
+	long i;
+
+	OPTIMIZER_HIDE_VAR(n);
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(lbr_test_sink, lbr_test_leaf(i));
+	return -EIO;
+}
+
 /*
  * kthread_complete_and_exit() replaced complete_and_exit() in 5.17
  * (commit "exit: Rename complete_and_exit to kthread_complete_and_exit").
@@ -222,6 +250,11 @@ static int lbr_test_kthread(void *data)
 	lbr_test_exit_inside((long)data);
 	complete(&lbr_test_exited);
 	return 0;
+}
+
+static void call_chain(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_chain(v));
 }
 
 static void call_int(long v)
@@ -506,6 +539,7 @@ static const struct {
 	{ "va", call_va },
 	{ "lost", call_lost },
 	{ "void", call_void },
+	{ "chain", call_chain },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,

@@ -35,5 +35,7 @@ long lbr_test_va(int n, ...);
 long lbr_test_lost(long v);
 void lbr_test_void(long v);
 int lbr_test_in_pmi(int v);
+int lbr_test_leaf(int i);
+int lbr_test_chain(long n);
 
 #endif
