@@ -6,6 +6,7 @@
  * CAP_SYS_ADMIN and FMODE_WRITE for them).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "btf.h"
 #include "control.h"
 #include "device.h"
+#include "lbrfilter.h"
 #include "record.h"
 #include "stream.h"
 #include "util.h"
@@ -46,6 +48,10 @@ static int ctl_error(const char *what, const char *name, int err)
 		why = "already a target (or an alias of one)";
 		break;
 	case EBUSY:
+		if (!strncmp(name, "lbr=", 4)) {
+			why = "someone else (perf, /dev/cpu/N/msr) changed the LBR filter on some CPUs: left as it is there, the others have the new one (see the kernel log)";
+			break;
+		}
 		why = !strcmp(what, "capture") ?
 		      "a void target is attached, which has no error to catch: del it first (see the kernel log)" :
 		      "busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)";
@@ -59,8 +65,13 @@ static int ctl_error(const char *what, const char *name, int err)
 	case EINVAL:
 		if (!strcmp(what, "capture"))
 			why = "invalid capture mode";
+		else if (!strncmp(name, "lbr=", 4))
+			why = "invalid LBR filter";
 		else
 			why = "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
+		break;
+	case EOPNOTSUPP:
+		why = "this CPU cannot filter so (an Arch LBR that filters no kind of branch), or perf cannot (no relative jumps, no far branches without the calls or returns): mode=raw can";
 		break;
 	case ENOTTY:
 		why = "not an lbr_snap device, or its module is too old for this";
@@ -151,20 +162,32 @@ int control_del(const char *path, char **syms)
 
 /*
  * "pid=N", "tgid=N", "comm=NAME", any of them, or "off": the module's
- * task filter (LBR_SNAP_IOC_SET_FILTER).
+ * task filter (LBR_SNAP_IOC_SET_FILTER); "lbr=SPEC", alone or with them:
+ * what LBR records (LBR_SNAP_IOC_SET_LBR_FILTER, lbrfilter.h).
  */
 int control_filter(const char *path, char **words)
 {
 	struct task_match m = { 0 };
 	struct lbr_snap_filter f = { 0 };
-	const char *first = *words;
+	struct lbr_snap_lbr_filter lf;
+	const char *first = *words, *lbr = NULL;
 	struct lbr_snap_info info;
-	char key[8];
+	bool task = false;
+	char key[8], why[300], name[128];
 	int fd, ret = 0;
 
 	for (; *words; words++) {
 		const char *eq = strchr(*words, '=');
 
+		if (!strncmp(*words, "lbr=", 4)) {
+			lbr = *words + 4;
+			if (lbr_filter_parse(lbr, &lf, why, sizeof(why))) {
+				pr_err("filter: %s", why);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
+		task = true;
 		if (!strcmp(*words, "off") && !m.flags && !words[1])
 			break;
 		if (!eq || eq - *words >= (long)sizeof(key))
@@ -181,12 +204,18 @@ int control_filter(const char *path, char **words)
 	fd = open_ctl(path, &info);
 	if (fd < 0)
 		return -fd;
-	if (ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &f) < 0)
+	if (lbr && ioctl(fd, LBR_SNAP_IOC_SET_LBR_FILTER, &lf) < 0) {
+		ret = ctl_error("filter", lbr - 4, errno);
+	} else if (lbr) {
+		lbr_filter_name(lf.cpl, lf.kinds, name, sizeof(name));
+		printf("LBR filter: %s\n", name);
+	}
+	if (!ret && task && ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &f) < 0)
 		ret = ctl_error("filter", first, errno);
 	close(fd);
 	return ret;
 bad:
-	pr_err("filter: '%s': expected pid=N, tgid=N, comm=NAME (15 bytes at most) or off",
+	pr_err("filter: '%s': expected pid=N, tgid=N, comm=NAME (15 bytes at most), off or lbr=KINDS",
 	       *words);
 	return EXIT_USAGE;
 }

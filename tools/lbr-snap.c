@@ -29,6 +29,7 @@
 #include "recording.h"
 #include "json.h"
 #include "ksym.h"
+#include "lbrfilter.h"
 #include "out.h"
 #include "record.h"
 #include "report.h"
@@ -55,7 +56,7 @@ enum cmd {
 #define OPT_READ	(1u << 0)	/* -n, --nonblock */
 #define OPT_SYMS	(1u << 1)	/* --kallsyms */
 #define OPT_TRIM	(1u << 2)	/* --full, --only-target */
-#define OPT_TRACE	(1u << 3)	/* -e, --all, --all-tasks */
+#define OPT_TRACE	(1u << 3)	/* -e, --all, --all-tasks, --lbr */
 #define OPT_OUTPUT	(1u << 4)	/* -o */
 #define OPT_INPUT	(1u << 5)	/* -i */
 #define OPT_DEVICE	(1u << 6)	/* -d */
@@ -88,7 +89,7 @@ static const char usage[] =
 "       lbr-snap spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap add SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
-"       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] | filter off\n"
+"       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] [lbr=KINDS] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
 "       lbr-snap [-n N] [--nonblock] -i FILE record -o FILE\n"
@@ -128,6 +129,12 @@ static const char usage[] =
 "  filter pid=N tgid=N comm=NAME | off  the module records only the\n"
 "                       returns of the task that matches every field\n"
 "                       given (thread id, process id, comm); off: all\n"
+"  filter lbr=KINDS     what LBR records from now on, without a reload:\n"
+"                       perf's names any, any_call, any_return, cond,\n"
+"                       call, ind_call, ind_jump (or jcc, rel_call, ret,\n"
+"                       ind_jmp, rel_jmp, far), comma-separated, with\n"
+"                       kernel (the default) or user; any_return keeps the\n"
+"                       last returns only, reaching far further back\n"
 "  record -o FILE       write the records, read like streaming, to FILE\n"
 "                       (mode 0600) after what symbolizes them elsewhere:\n"
 "                       kallsyms, the kernel release and build ID, the\n"
@@ -173,15 +180,18 @@ static const char usage[] =
 "      --all            trace: capture every return, not only errors, while\n"
 "                       CMD runs (the previous capture mode is put back)\n"
 "      --all-tasks      trace: print the records of every process\n"
+"      --lbr KINDS      trace: what LBR records while CMD runs, as\n"
+"                       filter lbr=KINDS takes it (the previous filter is\n"
+"                       put back); --lbr=any_return reaches furthest back\n"
 "  -h, --help           print this help\n"
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
 "-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
 "these and trace, -k and -v to all of them but record, -i to streaming,\n"
 "report and record, -o to record, --full and --only-target to streaming and\n"
-"trace, --pid, --tgid and --comm to streaming and report, -e, --all and\n"
-"--all-tasks to trace, --json to all but flush, record and the target\n"
-"commands.\n"
+"trace, --pid, --tgid and --comm to streaming and report, -e, --all,\n"
+"--all-tasks and --lbr to trace, --json to all but flush, record and the\n"
+"target commands.\n"
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
@@ -453,6 +463,7 @@ static const char *core_type_name(unsigned int type)
 
 static void print_info_text(const struct lbr_snap_info *info)
 {
+	char name[128];
 	unsigned int i;
 
 	printf("abi_version: %u\n", info->abi_version);
@@ -467,6 +478,11 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("nr_targets: %u\n", info->nr_targets);
 	printf("capture: %s\n", capture_name(info->capture));
 	printf("stack_depth: %u\n", info->stack_depth);
+	if (info->lbr_kinds) {
+		lbr_filter_name(info->lbr_cpl, info->lbr_kinds, name,
+				sizeof(name));
+		printf("lbr_filter: %s\n", name);
+	}
 	printf("reason: %.*s\n", (int)sizeof(info->reason), info->reason);
 	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
 	for (i = 0; i < info->nr_cpu_types && i < LBR_SNAP_MAX_CPU_TYPES; i++) {
@@ -481,6 +497,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 
 static void print_info_json(const struct lbr_snap_info *info)
 {
+	char name[128];
 	unsigned int i;
 
 	printf("{\"abi_version\":%u,\"backend\":", info->abi_version);
@@ -494,6 +511,15 @@ static void print_info_json(const struct lbr_snap_info *info)
 	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"capture\":\"%s\"",
 	       info->buffer_kb, info->nr_targets, capture_name(info->capture));
 	printf(",\"stack_depth\":%u", info->stack_depth);
+	/* Modules before it say nothing of their filter: null. */
+	fputs(",\"lbr_filter\":", stdout);
+	if (info->lbr_kinds) {
+		lbr_filter_name(info->lbr_cpl, info->lbr_kinds, name,
+				sizeof(name));
+		json_str(stdout, name, sizeof(name));
+	} else {
+		fputs("null", stdout);
+	}
 	fputs(",\"reason\":", stdout);
 	json_str(stdout, info->reason, sizeof(info->reason));
 	fputs(",\"version\":", stdout);
@@ -734,7 +760,7 @@ static const struct {
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE,
-	  "-e, --all and --all-tasks only apply to trace" },
+	  "-e, --all, --all-tasks and --lbr only apply to trace" },
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
 	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-i only applies to streaming, report and record" },
@@ -805,7 +831,7 @@ static int check_words(const struct opts *o)
 		return 0;
 	case CMD_FILTER:
 		if (!n)
-			return usage_error("filter needs pid=N, tgid=N, comm=NAME or off", "");
+			return usage_error("filter needs pid=N, tgid=N, comm=NAME, off or lbr=KINDS", "");
 		return 0;
 	default:
 		if (n > 0)
@@ -860,7 +886,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 
 enum {
 	OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS, OPT_FULL, OPT_ONLY_TARGET,
-	OPT_ALL, OPT_ALL_TASKS, OPT_PID, OPT_TGID, OPT_COMM,
+	OPT_ALL, OPT_ALL_TASKS, OPT_PID, OPT_TGID, OPT_COMM, OPT_LBR,
 };
 
 static const struct option longopts[] = {
@@ -877,6 +903,7 @@ static const struct option longopts[] = {
 	{ "output",	 required_argument,	NULL, 'o' },
 	{ "all",	 no_argument,		NULL, OPT_ALL },
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
+	{ "lbr",	 required_argument,	NULL, OPT_LBR },
 	{ "pid",	 required_argument,	NULL, OPT_PID },
 	{ "tgid",	 required_argument,	NULL, OPT_TGID },
 	{ "comm",	 required_argument,	NULL, OPT_COMM },
@@ -889,6 +916,8 @@ static const struct option longopts[] = {
 /* One option; returns 0 or the exit code. */
 static int parse_opt(int c, struct opts *o)
 {
+	char why[300];
+
 	switch (c) {
 	case 'd':
 		o->device = optarg;
@@ -943,6 +972,13 @@ static int parse_opt(int c, struct opts *o)
 	case OPT_ALL_TASKS:
 		o->trace.all_tasks = true;
 		o->given |= OPT_TRACE;
+		return 0;
+	case OPT_LBR:
+		o->given |= OPT_TRACE;
+		o->trace.lbr = optarg;
+		if (lbr_filter_parse(optarg, &o->trace.lbr_filter, why,
+				     sizeof(why)))
+			return usage_error("--lbr: ", why);
 		return 0;
 	case OPT_PID:
 	case OPT_TGID:

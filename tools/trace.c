@@ -71,6 +71,8 @@ struct tracer {
 	bool spawned;			/* the command was started */
 	bool capture_set;
 	unsigned int old_capture;
+	bool lbr_set;			/* --lbr set the LBR filter */
+	struct lbr_snap_lbr_filter old_lbr;
 	unsigned long long start_ns;
 	pid_t *pids;			/* the command and its descendants */
 	size_t nr_pids, cap_pids;
@@ -248,6 +250,26 @@ static int set_capture(struct tracer *tr, const struct lbr_snap_info *info)
 	return 0;
 }
 
+/* --lbr: the LBR filter for the run; teardown() puts the old one back. */
+static int set_lbr_filter(struct tracer *tr, const struct lbr_snap_info *info)
+{
+	if (!tr->t->lbr)
+		return 0;
+	tr->old_lbr = (struct lbr_snap_lbr_filter){
+		.cpl = info->lbr_cpl, .kinds = info->lbr_kinds,
+	};
+	if (ioctl(tr->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &tr->t->lbr_filter) < 0) {
+		pr_err("--lbr=%s: %s", tr->t->lbr,
+		       errno == EOPNOTSUPP ?
+		       "this CPU cannot filter so, or perf cannot (mode=raw can)" :
+		       errno == ENOTTY ? "the module is too old for it" :
+		       strerror(errno));
+		return -EXIT_ERROR;
+	}
+	tr->lbr_set = true;
+	return 0;
+}
+
 static int open_traced_device(struct tracer *tr)
 {
 	const struct trace_opts *t = tr->t;
@@ -278,6 +300,8 @@ static int setup(struct tracer *tr)
 		return ret;
 	/* Capture mode first: a void target attaches only in mode all. */
 	ret = set_capture(tr, &info);
+	if (!ret)
+		ret = set_lbr_filter(tr, &info);
 	if (ret || tr->loaded)
 		return ret;
 	return attach_all(tr);
@@ -292,6 +316,10 @@ static void teardown(struct tracer *tr)
 	    ioctl(tr->fd, LBR_SNAP_IOC_SET_CAPTURE,
 		  (unsigned long)tr->old_capture) < 0)
 		pr_err("SET_CAPTURE: %s: capture mode not restored",
+		       strerror(errno));
+	if (tr->lbr_set && !tr->loaded &&
+	    ioctl(tr->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &tr->old_lbr) < 0)
+		pr_err("SET_LBR_FILTER: %s: LBR filter not restored",
 		       strerror(errno));
 	if (tr->fd >= 0) {
 		close(tr->fd);
@@ -511,8 +539,10 @@ static void say_attached(const struct tracer *tr)
 		else if (tr->existed[i])
 			fputs(" (a target already)", stderr);
 	}
-	fprintf(stderr, "%s; running %s\n",
-		t->capture_all ? ", capturing every return" : "", t->argv[0]);
+	fprintf(stderr, "%s%s%s; running %s\n",
+		t->capture_all ? ", capturing every return" : "",
+		t->lbr ? ", LBR filter " : "", t->lbr ? t->lbr : "",
+		t->argv[0]);
 }
 
 static unsigned long long delta(unsigned long long now,

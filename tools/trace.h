@@ -15,6 +15,8 @@ struct trace_opts {
 	const char *specs[TRACE_MAX_SPECS];	/* -e SYM[%type] */
 	unsigned int nr_specs;
 	bool capture_all;			/* --all */
+	const char *lbr;			/* --lbr=KINDS, or NULL */
+	struct lbr_snap_lbr_filter lbr_filter;	/* ... parsed */
 	bool all_tasks;				/* --all-tasks */
 	bool json;
 	struct print_opts po;

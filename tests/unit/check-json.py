@@ -62,7 +62,7 @@ INFO = {
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
     "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
-    "cpu_types": list,
+    "cpu_types": list, "lbr_filter": OPT_STR,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {

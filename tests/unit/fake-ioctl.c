@@ -12,6 +12,10 @@
  *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
+ *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
+ *
+ * GET_INFO's LBR filter is kernel,any_return until SET_LBR_FILTER sets
+ * another (in this process).
  *   FAKE_LBR_ALL_FILTERED=1  kmalloc_trace's 7 returns were all filtered
  *   FAKE_LBR_TRACE_COUNTS=C,F,D  a target ADD_TARGET attached shows in
  *                         GET_STATS with 0 counters the first time, then
@@ -21,9 +25,10 @@
  * ADD_TARGET gives the new target id 7 and the hook its spec names
  * (fexit if it ends in "@fexit", else kretprobe).
  *
- * FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE and SET_FILTER print
- * "fake: NAME [ARG]" on stderr so tests can see they were called, and in
- * which order (SET_FILTER's ARG: flags, pid, tgid and comm).
+ * FLUSH, ADD_TARGET, DEL_TARGET, SET_CAPTURE, SET_FILTER and
+ * SET_LBR_FILTER print "fake: NAME [ARG]" on stderr so tests can see they
+ * were called, and in which order (SET_FILTER's ARG: flags, pid, tgid and
+ * comm; SET_LBR_FILTER's: cpl and kinds).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +85,9 @@ static int env_int(const char *name, int def)
 	return v ? atoi(v) : def;
 }
 
+static unsigned int fake_lbr_cpl = LBR_SNAP_LBR_KERNEL;
+static unsigned int fake_lbr_kinds = LBR_SNAP_KIND_RET | LBR_SNAP_KIND_FAR;
+
 static int fake_info(struct lbr_snap_info *info)
 {
 	memset(info, 0, sizeof(*info));
@@ -95,6 +103,8 @@ static int fake_info(struct lbr_snap_info *info)
 	strcpy(info->backend_name, "intel");
 	strcpy(info->mode, "raw");
 	info->lbr_read = LBR_SNAP_READ_XSAVES;
+	info->lbr_cpl = fake_lbr_cpl;
+	info->lbr_kinds = fake_lbr_kinds;
 	strcpy(info->reason, "legacy LBR, format 5 (\"EIP+flags+cycles\")");
 	snprintf(info->version, sizeof(info->version), "%s",
 		 getenv("FAKE_LBR_VERSION") ? getenv("FAKE_LBR_VERSION") :
@@ -233,7 +243,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	/* As the module: changes need a descriptor opened for writing. */
 	if ((req == LBR_SNAP_IOC_FLUSH || req == LBR_SNAP_IOC_ADD_TARGET ||
 	     req == LBR_SNAP_IOC_DEL_TARGET || req == LBR_SNAP_IOC_SET_CAPTURE ||
-	     req == LBR_SNAP_IOC_SET_FILTER) &&
+	     req == LBR_SNAP_IOC_SET_FILTER ||
+	     req == LBR_SNAP_IOC_SET_LBR_FILTER) &&
 	    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
 		fputs("fake: read-only descriptor\n", stderr);
 		errno = EBADF;
@@ -255,6 +266,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		if (fake_info(arg))
 			return -1;
 		((struct lbr_snap_info *)arg)->lbr_read = 0;
+		((struct lbr_snap_info *)arg)->lbr_cpl = 0;
+		((struct lbr_snap_info *)arg)->lbr_kinds = 0;
 		return 0;
 	case LBR_SNAP_IOC_GET_STATS:
 		return fake_stats(arg);
@@ -280,6 +293,21 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		snprintf(what, sizeof(what), "flags=%u pid=%d tgid=%d comm=%.16s",
 			 f->flags, f->pid, f->tgid, f->comm);
 		return fake_ctl("SET_FILTER", what);
+	}
+	case LBR_SNAP_IOC_SET_LBR_FILTER: {
+		const struct lbr_snap_lbr_filter *f = arg;
+		char what[64];
+
+		snprintf(what, sizeof(what), "cpl=%u kinds=%#x", f->cpl,
+			 f->kinds);
+		fprintf(stderr, "fake: SET_LBR_FILTER %s\n", what);
+		if (getenv("FAKE_LBR_LBR_ERRNO")) {
+			errno = env_int("FAKE_LBR_LBR_ERRNO", EINVAL);
+			return -1;
+		}
+		fake_lbr_cpl = f->cpl;
+		fake_lbr_kinds = f->kinds;
+		return 0;
 	}
 	default:
 		return __real_ioctl(fd, req, arg);

@@ -1368,6 +1368,27 @@ t "trace: --all, attach, run, detach, restore; CMD's exit status" 3 \
 	/dev/null trace.err \
 	"$FAKE" -d paths.bin trace -e foo -e bar%ptr --all -- sh -c 'exit 3'
 
+# --lbr: set after the capture mode, before the targets; the old filter
+# back after they are gone.
+trace_lbr()
+{
+	"$FAKE" -d paths.bin trace --lbr=cond,k -e foo -- true 2>trace-lbr.err ||
+		{ echo "exit $?"; cat trace-lbr.err; return 1; }
+	grep -E '^fake: (SET_|ADD_|DEL_)|LBR filter' trace-lbr.err >trace-lbr.got
+	printf '%s\n' "fake: SET_LBR_FILTER cpl=1 kinds=0x1" \
+		"fake: ADD_TARGET foo" \
+		"lbr-snap: attached foo (kretprobe), LBR filter cond,k; running true" \
+		"fake: DEL_TARGET foo" \
+		"fake: SET_LBR_FILTER cpl=1 kinds=0x48" | diff - trace-lbr.got
+}
+check "trace --lbr=KINDS: set for the run, the old filter put back" trace_lbr
+want trace-lbr-fail.err "fake: SET_LBR_FILTER cpl=1 kinds=0x20" \
+	"lbr-snap: --lbr=rel_jmp: this CPU cannot filter so, or perf cannot (mode=raw can)"
+t "trace --lbr: a filter the module refuses stops it before CMD; exit 125" \
+	125 /dev/null trace-lbr-fail.err env FAKE_LBR_LBR_ERRNO=95 \
+	"$FAKE" -d paths.bin trace --lbr=rel_jmp -e foo -- touch ran-lbr
+check "trace --lbr refused: CMD did not run" test ! -e ran-lbr
+
 want trace-fail.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
 	"lbr-snap: ADD_TARGET bar%ptr: Invalid argument" "fake: DEL_TARGET foo"
 t "trace: a target that fails detaches the others, CMD not run; exit 125" 125 \
@@ -1569,6 +1590,46 @@ t "filter pid=N: SET_FILTER by thread id" 0 /dev/null filter-pid.err \
 want filter-off.err "fake: SET_FILTER flags=0 pid=0 tgid=0 comm="
 t "filter off: SET_FILTER clears it" 0 /dev/null filter-off.err \
 	"$FAKE" -d stream.bin filter off
+want filter-lbr.out "LBR filter: kernel,any_return"
+want filter-lbr.err "fake: SET_LBR_FILTER cpl=1 kinds=0x48"
+t "filter lbr=any_return: SET_LBR_FILTER with returns and far branches" 0 \
+	filter-lbr.out filter-lbr.err \
+	"$FAKE" -d stream.bin filter lbr=any_return
+want filter-lbr2.out "LBR filter: kernel,user,any_call,cond,rel_jmp"
+want filter-lbr2.err "fake: SET_LBR_FILTER cpl=3 kinds=0x67" \
+	"fake: SET_FILTER flags=1 pid=7 tgid=0 comm="
+t "filter lbr=u,cond,k,call,ind_call,rel_jmp,far pid=N: both filters, named back by perf's sets" \
+	0 filter-lbr2.out filter-lbr2.err \
+	"$FAKE" -d stream.bin filter lbr=u,cond,k,call,ind_call,rel_jmp,far pid=7
+want filter-lbr-ret.out "LBR filter: kernel,ret"
+want filter-lbr-ret.err "fake: SET_LBR_FILTER cpl=1 kinds=0x8"
+t "filter lbr=ret: a kind without its perf set named alone" 0 \
+	filter-lbr-ret.out filter-lbr-ret.err \
+	"$FAKE" -d stream.bin filter lbr=ret
+want filter-lbr-enotsup.err "fake: SET_LBR_FILTER cpl=1 kinds=0x20" \
+	"lbr-snap: filter lbr=rel_jmp: this CPU cannot filter so (an Arch LBR that filters no kind of branch), or perf cannot (no relative jumps, no far branches without the calls or returns): mode=raw can"
+t "filter lbr=: EOPNOTSUPP explained, exit 1" 1 /dev/null \
+	filter-lbr-enotsup.err env FAKE_LBR_LBR_ERRNO=95 \
+	"$FAKE" -d stream.bin filter lbr=rel_jmp
+filter_lbr_bad()
+{
+	local w
+
+	for w in lbr= lbr=user lbr=any_ret lbr=kernel,, lbr=,cond lbr=ANY; do
+		"$FAKE" -d stream.bin filter "$w" 2>filter-bad.err && {
+			echo "filter $w: accepted"
+			return 1
+		}
+		[ $? = 2 ] || { echo "filter $w: not a usage error"; return 1; }
+		grep -q SET_ filter-bad.err && {
+			echo "filter $w: an ioctl was called"
+			return 1
+		}
+	done
+	return 0
+}
+check "filter lbr=: a bad filter is a usage error, no ioctl" filter_lbr_bad
+
 filter_bad()
 {
 	local w
@@ -1938,9 +1999,9 @@ usage_trace "-n x before trace" "-n needs a positive number, not x" \
 usage "--full with report" \
 	"--full and --only-target only apply to streaming and trace" \
 	--full report
-usage "-e without trace" "-e, --all and --all-tasks only apply to trace" \
+usage "-e without trace" "-e, --all, --all-tasks and --lbr only apply to trace" \
 	-e foo
-usage "--all with report" "-e, --all and --all-tasks only apply to trace" \
+usage "--all with report" "-e, --all, --all-tasks and --lbr only apply to trace" \
 	--all report
 usage_trace "trace without -e" "trace needs at least one -e SYM[%type]" \
 	trace -- true
