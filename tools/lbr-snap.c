@@ -88,7 +88,7 @@ struct opts {
 
 static const char usage[] =
 "Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
-"       lbr-snap [-v] spec SYM[%type][/N][@hook]...\n"
+"       lbr-snap [-v] [-k VMLINUX] spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap [-v] trace --dry-run -e SYM[%type] [-e ...]\n"
 "       lbr-snap add [--dry-run] SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
@@ -196,7 +196,10 @@ static const char usage[] =
 "\n"
 "Targets by pattern: where spec, add and trace -e take SYM, it may be a\n"
 "shell glob (vfs_*), with a module scope after a space ('* [ext4]',\n"
-"'vfs_* [vmlinux]').  A function matched is attached if it is\n"
+"'vfs_* [vmlinux]'), or :PATH, the functions defined in vmlinux's source\n"
+"files whose path in the kernel tree matches the glob PATH (:fs/namei.c,\n"
+"':kernel/bpf/*.c'; from vmlinux's DWARF: -k, or as for source lines, of\n"
+"the running kernel's build ID).  A function matched is attached if it is\n"
 "a text symbol of kallsyms, ftrace can hook it (available_filter_functions,\n"
 "so it needs root), it is neither lbr_snap's own nor on its capture path,\n"
 "it is the first function of its name (the module hooks by name), and its\n"
@@ -279,7 +282,8 @@ static const char usage[] =
 "\n"
 "LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
 "debug files are looked for (and /proc/modules, for -v's list), and where\n"
-"patterns are resolved (/proc/kallsyms, /sys/kernel/tracing, /sys/kernel/btf).\n"
+"patterns are resolved (/proc/kallsyms, /sys/kernel/tracing, /sys/kernel/btf,\n"
+"/sys/kernel/notes).\n"
 "Records caused by lbr-snap itself are not shown when reading the device.\n"
 "SIGINT and SIGTERM end the stream cleanly: what was read is still\n"
 "printed; a second SIGINT or SIGTERM stops that too and says how many\n"
@@ -703,6 +707,7 @@ static int expand_targets(const struct opts *o, char **args, bool capture_all,
 {
 	struct pat_opts po = {
 		.kallsyms = o->given & OPT_KSYMFILE ? o->kallsyms : NULL,
+		.vmlinux = o->vmlinux,
 		.capture_all = capture_all,
 		.resolve_exact = o->dry_run,
 		.verbose = srclines_verbose,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Targets by pattern (pattern.h): which kernel functions a glob or a
- * module scope names, and which of them lbr_snap can hook.
+ * Targets by pattern (pattern.h): which kernel functions a glob, a module
+ * scope or a source file names, and which of them lbr_snap can hook.
  *
  * A function can be hooked if it is a text symbol of /proc/kallsyms, ftrace
  * lists it in available_filter_functions (so it is neither notrace nor
@@ -12,18 +12,30 @@
  * kallsyms lists (vmlinux's lowest address, else the first module's), and
  * the others are refused.
  *
- * LBR_SNAP_ROOT=DIR puts DIR before /proc and /sys.
+ * A source file (":fs/namei.c") is matched against the names of vmlinux's
+ * DWARF compile units, relative to the kernel tree; their functions are
+ * the DW_TAG_subprogram that have code (not declarations, nor inlined-only
+ * abstract copies), each placed by its address in kallsyms, which also
+ * gives the name of a copy the compiler renamed (foo.isra.0).  Two static
+ * functions of one name cannot be told apart by address where kallsyms
+ * hides addresses (kernel.kptr_restrict): the first is taken.
+ *
+ * LBR_SNAP_ROOT=DIR puts DIR before /proc, /sys and the vmlinux paths.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "btf.h"
 #include "pattern.h"
+#include "recording.h"
+#include "srcline.h"
 #include "util.h"
 
 /* A kernel function: a line of kallsyms or available_filter_functions. */
@@ -41,6 +53,9 @@ struct kfuncs {
 };
 
 static struct kfuncs ksyms_by_name, ftrace_funcs;
+static struct kfunc **ksyms_by_addr;	/* vmlinux's, by address */
+static size_t nr_by_addr;
+static unsigned long long ksyms_text;	/* _text, 0 if hidden */
 
 static const char *root(void)
 {
@@ -140,6 +155,14 @@ static int cmp_name(const void *a, const void *b)
 	return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct kfunc *x = *(struct kfunc *const *)a;
+	const struct kfunc *y = *(struct kfunc *const *)b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
 /* "name" then, after blanks, an optional "[module]". */
 static void split_mod(char *s, size_t *len, const char **mod, size_t *mlen)
 {
@@ -166,7 +189,7 @@ static int read_kallsyms(const char *path)
 	char buf[4096], line[1024], type, *p;
 	unsigned long long addr;
 	const char *mod;
-	size_t len, mlen;
+	size_t len, mlen, i;
 	FILE *f;
 
 	if (ksyms_by_name.read)
@@ -190,6 +213,8 @@ static int read_kallsyms(const char *path)
 			continue;
 		p += 2;
 		split_mod(p, &len, &mod, &mlen);
+		if (len == 5 && !strncmp(p, "_text", 5) && !mod)
+			ksyms_text = addr;
 		if ((type != 't' && type != 'T') || !len)
 			continue;
 		p[len] = '\0';
@@ -200,6 +225,12 @@ static int read_kallsyms(const char *path)
 	fclose(f);
 	ksyms_by_name.read = true;
 	qsort(ksyms_by_name.f, ksyms_by_name.nr, sizeof(struct kfunc), cmp_name);
+	ksyms_by_addr = xrealloc(NULL, (ksyms_by_name.nr + 1) *
+				 sizeof(*ksyms_by_addr));
+	for (i = 0; i < ksyms_by_name.nr; i++)
+		if (!ksyms_by_name.f[i].mod && ksyms_by_name.f[i].addr)
+			ksyms_by_addr[nr_by_addr++] = &ksyms_by_name.f[i];
+	qsort(ksyms_by_addr, nr_by_addr, sizeof(*ksyms_by_addr), cmp_addr);
 	return 0;
 }
 
@@ -302,9 +333,10 @@ static unsigned int module_stack_depth(void)
 /* One argument, taken apart. */
 struct pat {
 	const char *arg;
-	char glob[PAT_MAX_LEN];		/* the name pattern */
+	char glob[PAT_MAX_LEN];		/* the name or file pattern */
 	char scope[PAT_MAX_LEN];	/* the module pattern, "" for any */
 	char suffix[PAT_MAX_LEN];	/* %type/N@hook=-ERR,... */
+	bool file;			/* :file */
 	int type;			/* the suffix's %type, or -1 */
 	bool fexit, errnos;
 };
@@ -331,7 +363,7 @@ bool pat_is_pattern(const char *arg)
 {
 	size_t n = strcspn(arg, "%/@=");
 
-	return scope_start(arg) ||
+	return arg[0] == ':' || scope_start(arg) ||
 	       memchr(arg, '*', n) || memchr(arg, '?', n) || memchr(arg, '[', n);
 }
 
@@ -352,16 +384,23 @@ static int parse(const char *arg, struct pat *p)
 	if (sc)
 		snprintf(p->scope, sizeof(p->scope), "%.*s",
 			 (int)strcspn(sc + 1, "]"), sc + 1);
-	n = strcspn(arg, "%/@=");
+	p->file = arg[0] == ':';
+	/* A file's path has '/': no /N after it (BTF gives it). */
+	n = p->file ? 1 + strcspn(arg + 1, "%@=") : strcspn(arg, "%/@=");
 	if (n > len)
 		n = len;
-	snprintf(p->glob, sizeof(p->glob), "%.*s", (int)n, arg);
+	snprintf(p->glob, sizeof(p->glob), "%.*s", (int)(n - p->file),
+		 arg + p->file);
 	snprintf(p->suffix, sizeof(p->suffix), "%.*s", (int)(len - n), arg + n);
 	while (len && arg[len - 1] == ' ')
 		len--;
 	if (!p->glob[0] || strpbrk(p->glob, " \t\n,")) {
-		pr_err("%s: expected a function name or glob, \" [MODULE]\", then %%type, /N, @hook, =-ERR,...",
+		pr_err("%s: expected a function name or glob, \" [MODULE]\" or :FILE, then %%type, /N, @hook, =-ERR,...",
 		       arg);
+		return EXIT_USAGE;
+	}
+	if (p->file && p->scope[0] && strcmp(p->scope, "vmlinux")) {
+		pr_err("%s: a source file is vmlinux's: no module scope", arg);
 		return EXIT_USAGE;
 	}
 	t = strchr(p->suffix, '%');
@@ -652,6 +691,238 @@ static void match_names(struct pat_list *l, const struct pat *p,
 	}
 }
 
+#ifdef HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <limits.h>
+
+/* vmlinux's function at @addr in kallsyms, or NULL. */
+static struct kfunc *ksym_at(unsigned long long addr)
+{
+	size_t lo = 0, hi = nr_by_addr, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (ksyms_by_addr[mid]->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr_by_addr && ksyms_by_addr[lo]->addr == addr ?
+	       ksyms_by_addr[lo] : NULL;
+}
+
+/* @name relative to the kernel tree: its compile dir and "./" taken off. */
+static const char *cu_path(Dwarf_Die *cu)
+{
+	const char *name = dwarf_diename(cu), *dir;
+	Dwarf_Attribute a;
+	size_t n;
+
+	if (!name)
+		return NULL;
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
+	if (dir && name[0] == '/') {
+		n = strlen(dir);
+		if (!strncmp(name, dir, n) && name[n] == '/')
+			name += n + 1;
+	}
+	while (!strncmp(name, "./", 2))
+		name += 2;
+	return name;
+}
+
+/* _text's address in the ELF, or 0. */
+static unsigned long long elf_text(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++)
+			if (gelf_getsym(d, i, &sym) &&
+			    !strcmp(elf_strptr(elf, sh.sh_link, sym.st_name) ?: "",
+				    "_text"))
+				return sym.st_value;
+	}
+	return 0;
+}
+
+/* @path's DWARF, its descriptor in *@fd; or NULL, and why in @why. */
+static Dwarf *open_dwarf(const char *path, int *fd, const char **why)
+{
+	Dwarf *dw;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	dw = dwarf_begin(*fd, DWARF_C_READ);
+	if (!dw) {
+		*why = "no DWARF debug info in it";
+		close(*fd);
+	}
+	return dw;
+}
+
+/*
+ * The vmlinux for :file, its path in @buf: -k, else the first with DWARF
+ * of srcline's places.  NULL, said, if none.
+ */
+static Dwarf *find_vmlinux(const struct pat_opts *o, char *buf, size_t len,
+			   int *fd)
+{
+	char looked[4 * PATH_MAX] = "";
+	const char *why = NULL;
+	unsigned int i;
+	Dwarf *dw;
+
+	if (o->vmlinux) {
+		snprintf(buf, len, "%s", o->vmlinux);
+		dw = open_dwarf(buf, fd, &why);
+		if (!dw)
+			pr_err("%s: %s: :FILE patterns need vmlinux's debug info",
+			       buf, why);
+		return dw;
+	}
+	for (i = 0; srclines_vmlinux_path(i, buf, len); i++) {
+		dw = access(buf, R_OK) ? NULL : open_dwarf(buf, fd, &why);
+		if (dw)
+			return dw;
+		snprintf(looked + strlen(looked), sizeof(looked) - strlen(looked),
+			 "%s%s%s%s", i ? ", " : "", buf, why ? ": " : "",
+			 why ? why : "");
+		why = NULL;
+	}
+	pr_err(":FILE patterns need vmlinux's debug info (linux-image-RELEASE-dbg, or -k VMLINUX): looked for %s",
+	       looked);
+	return NULL;
+}
+
+/* The running kernel's build ID must be the vmlinux's. */
+static int check_build_id(const char *vmlinux, bool verbose)
+{
+	char path[4096], want[128], have[128];
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root());
+	notes_build_id(path, want, sizeof(want));
+	if (elf_build_id(vmlinux, have, sizeof(have)))
+		snprintf(have, sizeof(have), "-");
+	if (!strcmp(want, "-") || !strcmp(have, "-")) {
+		if (verbose)
+			pr_err("%s: build ID %s, the running kernel's %s: not compared",
+			       vmlinux, have, want);
+		return 0;
+	}
+	if (strcmp(want, have)) {
+		pr_err("%s is not the running kernel's: build ID %s, the kernel's %s",
+		       vmlinux, have, want);
+		return EXIT_ERROR;
+	}
+	if (verbose)
+		pr_err("%s: build ID %s, the running kernel's", vmlinux, have);
+	return 0;
+}
+
+/* One function of a matching unit: placed by address, else by name. */
+static void add_die(struct pat_list *l, Dwarf_Die *die, long long off,
+		    const struct pat *p, const struct pat_opts *o,
+		    unsigned int arg)
+{
+	Dwarf_Attribute a;
+	const char *name;
+	struct kfunc *f;
+	Dwarf_Addr pc;
+
+	if (dwarf_tag(die) != DW_TAG_subprogram ||
+	    dwarf_hasattr(die, DW_AT_declaration) || dwarf_lowpc(die, &pc))
+		return;
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	f = ksyms_text && pc ? ksym_at(pc + off) : NULL;
+	if (f)
+		add_named(l, f->name, f, p, o, arg);
+	else if (name)
+		add_named(l, name, NULL, p, o, arg);
+}
+
+static int match_files(struct pat_list *l, const struct pat *p,
+		       const struct pat_opts *o, unsigned int arg)
+{
+	static unsigned int said_vmlinux;
+	char path[PATH_MAX];
+	Dwarf_Off cu_off = 0, next;
+	unsigned long long text;
+	Dwarf_Die cu, die;
+	long long off = 0;
+	size_t hsize, nr_cus = 0;
+	const char *name;
+	Dwarf *dw;
+	int fd, ret;
+
+	dw = find_vmlinux(o, path, sizeof(path), &fd);
+	if (!dw)
+		return EXIT_ERROR;
+	ret = check_build_id(path, o->verbose);
+	if (ret)
+		goto out;
+	if (o->verbose && !said_vmlinux++)
+		pr_err("source files: %s", path);
+	text = elf_text(dwarf_getelf(dw));
+	if (ksyms_text && text)
+		off = (long long)(ksyms_text - text);
+	while (!dwarf_nextcu(dw, cu_off, &next, &hsize, NULL, NULL, NULL)) {
+		if (!dwarf_offdie(dw, cu_off + hsize, &cu))
+			goto next;
+		name = cu_path(&cu);
+		if (!name || fnmatch(p->glob, name, FNM_PATHNAME))
+			goto next;
+		nr_cus++;
+		if (dwarf_child(&cu, &die))
+			goto next;
+		do {
+			add_die(l, &die, ksyms_text && text ? off : 0, p, o, arg);
+		} while (!dwarf_siblingof(&die, &die));
+next:
+		cu_off = next;
+	}
+	if (!nr_cus) {
+		pr_err("%s: no source file of %s matches", p->arg, path);
+		ret = EXIT_ERROR;
+	} else if (!nr_matched) {
+		pr_err("%s: %zu source files match, with no function of their own",
+		       p->arg, nr_cus);
+		ret = EXIT_ERROR;
+	}
+out:
+	dwarf_end(dw);
+	close(fd);
+	return ret;
+}
+
+#else /* !HAVE_LIBDW */
+
+static int match_files(struct pat_list *l, const struct pat *p,
+		       const struct pat_opts *o, unsigned int arg)
+{
+	(void)l;
+	(void)o;
+	(void)arg;
+	pr_err("%s: lbr-snap was built without libdw: no :FILE patterns",
+	       p->arg);
+	return EXIT_ERROR;
+}
+
+#endif
+
 static struct pat_match *alias_base;
 
 static int cmp_alias(const void *a, const void *b)
@@ -742,7 +1013,13 @@ static int resolve(const char *arg, unsigned int idx, const struct pat_opts *o,
 		ret = read_ftrace(o->verbose && !idx);
 	if (ret)
 		return ret;
-	match_names(l, &p, o, idx);
+	if (p.file) {
+		ret = match_files(l, &p, o, idx);
+		if (ret)
+			return ret;
+	} else {
+		match_names(l, &p, o, idx);
+	}
 	if (!nr_matched && !pat_is_pattern(arg)) {
 		pr_err("%s: no such function in kallsyms or available_filter_functions",
 		       p.glob);

@@ -9,8 +9,9 @@
 
 /*
  * Targets by pattern: a shell glob on function names ("vfs_*"), a module
- * scope after a space ("* [ext4]", "vfs_* [vmlinux]"), each with the
- * suffixes of a spec ("%type", "/N", "@hook", "=-ERR,...").  The
+ * scope after a space ("* [ext4]", "vfs_* [vmlinux]"), a source file of
+ * vmlinux (":fs/namei.c", ":kernel/bpf/b*.c"), each with the suffixes of a
+ * spec ("%type", "/N" but after a file, "@hook", "=-ERR,...").  The
  * resolver lists every function matched, each attachable with its spec
  * completed from BTF, or refused with the reason; nothing is attached
  * here.  The list is whole before any attach, for the one ioctl that
@@ -55,6 +56,7 @@ struct pat_list {
 
 struct pat_opts {
 	const char *kallsyms;	/* NULL: /proc/kallsyms (under LBR_SNAP_ROOT) */
+	const char *vmlinux;	/* -k, for :file; NULL: srcline's places */
 	bool capture_all;	/* the capture mode the targets will meet */
 	bool resolve_exact;	/* exact names too (--dry-run) */
 	bool verbose;		/* -v: each refusal, and the files used */
