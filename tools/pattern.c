@@ -697,10 +697,14 @@ static void match_names(struct pat_list *l, const struct pat *p,
 #include <gelf.h>
 #include <limits.h>
 
-/* vmlinux's function at @addr in kallsyms, or NULL. */
-static struct kfunc *ksym_at(unsigned long long addr)
+/*
+ * vmlinux's function at @addr in kallsyms, or NULL: the one named @name
+ * among aliases, else the first listed.
+ */
+static struct kfunc *ksym_at(unsigned long long addr, const char *name)
 {
 	size_t lo = 0, hi = nr_by_addr, mid;
+	struct kfunc *best = NULL, *f;
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
@@ -709,11 +713,22 @@ static struct kfunc *ksym_at(unsigned long long addr)
 		else
 			hi = mid;
 	}
-	return lo < nr_by_addr && ksyms_by_addr[lo]->addr == addr ?
-	       ksyms_by_addr[lo] : NULL;
+	for (; lo < nr_by_addr && ksyms_by_addr[lo]->addr == addr; lo++) {
+		f = ksyms_by_addr[lo];
+		if (name && !strcmp(f->name, name))
+			return f;
+		if (!best || f->seq < best->seq)
+			best = f;
+	}
+	return best;
 }
 
-/* @name relative to the kernel tree: its compile dir and "./" taken off. */
+/*
+ * A unit's name relative to the kernel tree.  C units have it so (with
+ * "./" at times); the absolute ones (assembly) lie under the compile
+ * directory or, built with O=, under one of its parents, the source tree
+ * (Debian's: /build/.../linux-6.1.192/debian/build/build_amd64_none_amd64).
+ */
 static const char *cu_path(Dwarf_Die *cu)
 {
 	const char *name = dwarf_diename(cu), *dir;
@@ -723,10 +738,14 @@ static const char *cu_path(Dwarf_Die *cu)
 	if (!name)
 		return NULL;
 	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a));
-	if (dir && name[0] == '/') {
-		n = strlen(dir);
-		if (!strncmp(name, dir, n) && name[n] == '/')
-			name += n + 1;
+	if (dir && dir[0] == '/' && name[0] == '/') {
+		for (n = strlen(dir); n > 1; n--) {
+			if ((dir[n] == '/' || !dir[n]) &&
+			    !strncmp(name, dir, n) && name[n] == '/') {
+				name += n + 1;
+				break;
+			}
+		}
 	}
 	while (!strncmp(name, "./", 2))
 		name += 2;
@@ -847,7 +866,7 @@ static void add_die(struct pat_list *l, Dwarf_Die *die, long long off,
 	    dwarf_hasattr(die, DW_AT_declaration) || dwarf_lowpc(die, &pc))
 		return;
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	f = ksyms_text && pc ? ksym_at(pc + off) : NULL;
+	f = ksyms_text && pc ? ksym_at(pc + off, name) : NULL;
 	if (f)
 		add_named(l, f->name, f, p, o, arg);
 	else if (name)

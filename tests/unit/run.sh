@@ -2205,14 +2205,16 @@ open(sys.argv[1], "wb").write(struct.pack("<III", 4, len(d), 3) + b"GNU\0" + d)
 
 # An ELF built from a small kernel tree with gcc -g stands in for vmlinux:
 # fs/namei.c has a declaration, a function inlined everywhere and a static
-# do_walk(), which kernel/bpf/verifier.c has too.  Its kallsyms are its
-# functions moved as KASLR would, all of them traceable, and the running
-# kernel's build ID is the ELF's.
+# do_walk(), which kernel/bpf/verifier.c has too; lib/string.c is built
+# as with O=, in a directory of its own from its absolute path (so named
+# in DWARF, as Debian's assembly units are), and has an alias that nm
+# lists first.  Its kallsyms are its functions moved as KASLR would, all
+# of them traceable, and the running kernel's build ID is the ELF's.
 file_root()
 {
 	local r=$1 id
 
-	mkdir -p ksrc/fs ksrc/kernel/bpf ksrc/init "$r/proc" \
+	mkdir -p ksrc/fs ksrc/kernel/bpf ksrc/init ksrc/lib ksrc/obj "$r/proc" \
 		"$r/sys/kernel/tracing" || return 1
 	cat >ksrc/init/main.c <<'EOC'
 void _text(void) {}
@@ -2251,9 +2253,18 @@ __attribute__((noinline)) int bpf_helper(int x)
 	return x ^ 5;
 }
 EOC
+	cat >ksrc/lib/string.c <<'EOC'
+__attribute__((noinline)) int strscpy(int x)
+{
+	return x - 3;
+}
+int a_strscpy(int x) __attribute__((alias("strscpy")));
+EOC
+	(cd ksrc/obj && gcc -g -O2 -c -o string.o "$T/ksrc/lib/string.c") &&
 	(cd ksrc && gcc -g -O2 -nostdlib -static -Wl,--build-id \
 		-o ../file-vmlinux init/main.c fs/namei.c \
-		kernel/bpf/verifier.c kernel/bpf/helpers.c) || return 1
+		kernel/bpf/verifier.c kernel/bpf/helpers.c obj/string.o) ||
+		return 1
 	nm -n file-vmlinux | python3 -c '
 import sys
 for l in sys.stdin:
@@ -2413,6 +2424,10 @@ t ":FILE: a glob on the path; same-named statics told apart by address" 0 \
 	pat-fglob.out pat-fglob.err env "LBR_SNAP_ROOT=$FR" "$LBR" \
 	-d "$T/no-device" -k file-vmlinux add --dry-run ':kernel/bpf/*.c' \
 	':fs/*.c'
+want pat-fabs.out strscpy
+t ":FILE: a unit named from the source tree, out of its build directory; an alias told by name" \
+	0 pat-fabs.out /dev/null env "LBR_SNAP_ROOT=$FR" "$LBR" \
+	-k file-vmlinux spec :lib/string.c
 want pat-fnone.err "lbr-snap: :fs/nosuch.c: no source file of file-vmlinux matches"
 t ":FILE: no unit matches: exit 1" 1 /dev/null pat-fnone.err \
 	env "LBR_SNAP_ROOT=$FR" "$LBR" -k file-vmlinux spec :fs/nosuch.c
