@@ -392,8 +392,6 @@ static int parse(const char *arg, struct pat *p)
 	snprintf(p->glob, sizeof(p->glob), "%.*s", (int)(n - p->file),
 		 arg + p->file);
 	snprintf(p->suffix, sizeof(p->suffix), "%.*s", (int)(len - n), arg + n);
-	while (len && arg[len - 1] == ' ')
-		len--;
 	if (!p->glob[0] || strpbrk(p->glob, " \t\n,")) {
 		pr_err("%s: expected a function name or glob, \" [MODULE]\" or :FILE, then %%type, /N, @hook, =-ERR,...",
 		       arg);
@@ -1029,7 +1027,7 @@ static int resolve(const char *arg, unsigned int idx, const struct pat_opts *o,
 	if (!ret)
 		ret = read_kallsyms(o->kallsyms);
 	if (!ret)
-		ret = read_ftrace(o->verbose && !idx);
+		ret = read_ftrace(o->verbose);
 	if (ret)
 		return ret;
 	if (p.file) {
