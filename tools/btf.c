@@ -9,10 +9,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "btf.h"
 #include "lbr_snap.h"
+#include "util.h"
 
 /* The x86-64 argument registers: more arguments go on the stack. */
 #define REG_ARGS	6
@@ -33,42 +35,125 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
+/*
+ * Every BTF of the kernel, vmlinux's first, then the modules' (split on
+ * vmlinux's), read once and kept: a pattern looks up thousands of names.
+ * Each has its FUNC names sorted, to be found by bsearch().
+ */
+struct btf_func_name {
+	const char *name;
+	int id;
+};
+
+struct btf_file {
+	struct btf *btf;
+	struct btf_func_name *funcs;
+	size_t nr;
+};
+
+static struct {
+	struct btf_file *files;		/* [0]: vmlinux */
+	size_t nr;
+} btfs;
+
+static int cmp_func_name(const void *a, const void *b)
+{
+	return strcmp(((const struct btf_func_name *)a)->name,
+		      ((const struct btf_func_name *)b)->name);
+}
+
+static void btf_index(struct btf *btf)
+{
+	int id, n = btf__type_cnt(btf);
+	const struct btf_type *t;
+	struct btf_file *f;
+
+	btfs.files = xrealloc(btfs.files, (btfs.nr + 1) * sizeof(*btfs.files));
+	f = &btfs.files[btfs.nr++];
+	f->btf = btf;
+	f->funcs = NULL;
+	f->nr = 0;
+	for (id = 1; id < n; id++) {
+		t = btf__type_by_id(btf, id);
+		if (!t || !btf_is_func(t))
+			continue;
+		/* A module's ids go on from vmlinux's: its own only. */
+		if (btf__base_btf(btf) && id < (int)btf__type_cnt(btf__base_btf(btf)))
+			continue;
+		f->funcs = xrealloc(f->funcs, (f->nr + 1) * sizeof(*f->funcs));
+		f->funcs[f->nr].name = btf__name_by_offset(btf, t->name_off);
+		f->funcs[f->nr++].id = id;
+	}
+	qsort(f->funcs, f->nr, sizeof(*f->funcs), cmp_func_name);
+}
+
+/*
+ * /sys/kernel/btf/vmlinux, then with @modules the modules' beside it,
+ * under LBR_SNAP_ROOT if set (the tests' fake root).
+ */
+static void btf_load(bool modules)
+{
+	static bool vmlinux_done, modules_done;
+	const char *root = getenv("LBR_SNAP_ROOT");
+	char dir[4096], path[4096 + 256];
+	struct dirent *de;
+	struct btf *btf;
+	DIR *d;
+
+	libbpf_set_print(silent_print);
+	snprintf(dir, sizeof(dir), "%s/sys/kernel/btf", root ? root : "");
+	if (!vmlinux_done) {
+		vmlinux_done = true;
+		snprintf(path, sizeof(path), "%s/vmlinux", dir);
+		btf = root ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			return;
+		btf_index(btf);
+	}
+	if (!modules || modules_done || !btfs.nr)
+		return;
+	modules_done = true;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		btf = btf__parse_split(path, btfs.files[0].btf);
+		if (!libbpf_get_error(btf))
+			btf_index(btf);
+	}
+	closedir(d);
+}
+
+static struct btf *btf_lookup(const char *name, int *id)
+{
+	struct btf_func_name key = { .name = name }, *hit;
+	size_t i;
+
+	for (i = 0; i < btfs.nr; i++) {
+		hit = bsearch(&key, btfs.files[i].funcs, btfs.files[i].nr,
+			      sizeof(key), cmp_func_name);
+		if (hit) {
+			*id = hit->id;
+			return btfs.files[i].btf;
+		}
+	}
+	return NULL;
+}
+
 /* The BTF holding FUNC @name: vmlinux's, else a module's (split BTF). */
 static struct btf *btf_find(const char *name, int *id)
 {
-	static struct btf *vmlinux;
-	struct dirent *de;
-	struct btf *mod;
-	DIR *dir;
+	struct btf *btf;
 
-	libbpf_set_print(silent_print);
-	if (!vmlinux)
-		vmlinux = btf__load_vmlinux_btf();
-	if (!vmlinux || libbpf_get_error(vmlinux)) {
-		vmlinux = NULL;
-		return NULL;
-	}
-	*id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
-	if (*id > 0)
-		return vmlinux;
-	dir = opendir("/sys/kernel/btf");
-	if (!dir)
-		return NULL;
-	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
-			continue;
-		mod = btf__load_module_btf(de->d_name, vmlinux);
-		if (!mod || libbpf_get_error(mod))
-			continue;
-		*id = btf__find_by_name_kind(mod, name, BTF_KIND_FUNC);
-		if (*id > 0) {
-			closedir(dir);
-			return mod;	/* kept: a process adds few targets */
-		}
-		btf__free(mod);
-	}
-	closedir(dir);
-	return NULL;
+	btf_load(false);
+	btf = btf_lookup(name, id);
+	if (btf)
+		return btf;
+	btf_load(true);
+	return btf_lookup(name, id);
 }
 
 /* Skip typedefs and qualifiers. */
@@ -219,6 +304,27 @@ as_given:
 	return (size_t)snprintf(out, len, "%s", full) >= len ? -1 : 0;
 }
 
+int btf_func_info(const char *name, struct btf_func_info *fi)
+{
+	const struct btf_type *fn, *proto;
+	struct btf *btf;
+	int id;
+
+	fi->ret_type = -1;
+	fi->nargs = -1;
+	fi->why[0] = '\0';
+	btf = btf_find(name, &id);
+	fn = btf ? btf__type_by_id(btf, id) : NULL;
+	proto = fn ? btf__type_by_id(btf, fn->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		return -1;
+	fi->ret_type = btf_ret_type(btf, proto);
+	fi->nargs = btf_reg_args(btf, proto, fi->why, sizeof(fi->why));
+	fi->variadic = btf_vlen(proto) &&
+		       !btf_params(proto)[btf_vlen(proto) - 1].type;
+	return 0;
+}
+
 #else /* !HAVE_LIBBPF */
 
 const bool btf_built_in;
@@ -228,6 +334,16 @@ int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
 {
 	snprintf(why, why_len, "lbr-snap was built without libbpf");
 	return (size_t)snprintf(out, len, "%s", spec) >= len ? -1 : 0;
+}
+
+int btf_func_info(const char *name, struct btf_func_info *fi)
+{
+	(void)name;
+	fi->ret_type = -1;
+	fi->nargs = -1;
+	fi->variadic = false;
+	snprintf(fi->why, sizeof(fi->why), "lbr-snap was built without libbpf");
+	return -1;
 }
 
 #endif

@@ -19,4 +19,19 @@ extern const bool btf_built_in;
 int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
 		      size_t why_len);
 
+/* What BTF says of one function's type. */
+struct btf_func_info {
+	int ret_type;		/* LBR_SNAP_RET_*, -1: none the hook reads */
+	int nargs;		/* -1: not all in integer registers */
+	bool variadic;
+	char why[96];		/* why nargs is -1 */
+};
+
+/*
+ * The type of function @name from the kernel's BTF (vmlinux's, else a
+ * module's; under LBR_SNAP_ROOT if set).
+ * Return: 0, or -1 if BTF has no such function (or there is no BTF).
+ */
+int btf_func_info(const char *name, struct btf_func_info *fi);
+
 #endif /* LBR_SNAP_BTF_H */

@@ -31,6 +31,7 @@
 #include "ksym.h"
 #include "lbrfilter.h"
 #include "out.h"
+#include "pattern.h"
 #include "record.h"
 #include "report.h"
 #include "srcline.h"
@@ -62,6 +63,7 @@ enum cmd {
 #define OPT_DEVICE	(1u << 6)	/* -d */
 #define OPT_KSYMFILE	(1u << 7)	/* --kallsyms */
 #define OPT_TASK	(1u << 8)	/* --pid, --tgid, --comm */
+#define OPT_DRY_RUN	(1u << 9)	/* --dry-run */
 
 struct opts {
 	enum cmd cmd;
@@ -79,6 +81,7 @@ struct opts {
 	struct trace_opts trace;
 	char **args;		/* spec, add, del, capture: the words */
 	bool version;		/* --version */
+	bool dry_run;		/* --dry-run */
 	struct task_match task;	/* --pid, --tgid, --comm */
 	char *words[MAX_WORDS + 1];	/* the command and its words */
 	int nr_words;
@@ -86,9 +89,10 @@ struct opts {
 
 static const char usage[] =
 "Usage: lbr-snap [OPTIONS] [info | stats | flush | report]\n"
-"       lbr-snap spec SYM[%type][/N][@hook]...\n"
+"       lbr-snap [-v] [-k VMLINUX] spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
-"       lbr-snap add SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
+"       lbr-snap [-v] trace --dry-run -e SYM[%type] [-e ...]\n"
+"       lbr-snap add [--dry-run] SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] [lbr=KINDS] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
@@ -121,7 +125,8 @@ static const char usage[] =
 "  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
 "                       BTF as spec does) to the loaded module, saying its\n"
 "                       id and hook; a SPEC that fails does not stop the\n"
-"                       others.  Needs CAP_SYS_ADMIN\n"
+"                       others, but a bad pattern stops them all.  Needs\n"
+"                       CAP_SYS_ADMIN\n"
 "  del SYM...           detach each target (by name; %type/N@hook ignored);\n"
 "                       its records already taken stay readable\n"
 "  capture errors|all   capture error returns only (the default), or every\n"
@@ -145,7 +150,9 @@ static const char usage[] =
 "  spec SYM...          print each SYM[%type][/N][@hook] completed from the\n"
 "                       kernel's BTF (the return type, and the argument\n"
 "                       count /N, informative), as targets= takes\n"
-"                       it; trace does the same with its -e targets\n"
+"                       it; trace does the same with its -e targets; a\n"
+"                       pattern, each function it matches that can be\n"
+"                       attached\n"
 "\n"
 "Options:\n"
 "  -d, --device PATH    use PATH instead of " LBR_SNAP_DEVICE "; a regular\n"
@@ -183,15 +190,33 @@ static const char usage[] =
 "      --lbr KINDS      trace: what LBR records while CMD runs, as\n"
 "                       filter lbr=KINDS takes it (the previous filter is\n"
 "                       put back); --lbr=any_return reaches furthest back\n"
+"      --dry-run        trace, add: print each function the targets match,\n"
+"                       \"attach SPEC [MODULE]\" or \"refuse NAME: WHY\",\n"
+"                       attach nothing (trace needs no CMD); exit 0 if one\n"
+"                       at least can be attached\n"
 "  -h, --help           print this help\n"
 "      --version        print this tool's version and ABI version, and the\n"
 "                       loaded module's (GET_INFO on the -d device)\n"
 "-n and --nonblock apply to streaming, report and record, --kallsyms to\n"
-"these and trace, -k and -v to all of them but record, -i to streaming,\n"
-"report and record, -o to record, --full and --only-target to streaming and\n"
-"trace, --pid, --tgid and --comm to streaming and report, -e, --all,\n"
-"--all-tasks and --lbr to trace, --json to all but flush, record and the\n"
-"target commands.\n"
+"these, trace, spec and add, -k and -v to all of them but record, -i to\n"
+"streaming, report and record, -o to record, --full and --only-target to\n"
+"streaming and trace, --pid, --tgid and --comm to streaming and report, -e,\n"
+"--all, --all-tasks and --lbr to trace, --dry-run to trace and add, --json\n"
+"to all but flush, record and the target commands.\n"
+"\n"
+"Targets by pattern: where spec, add and trace -e take SYM, it may be a\n"
+"shell glob (vfs_*), with a module scope after a space ('* [ext4]',\n"
+"'vfs_* [vmlinux]'), or :PATH, the functions defined in vmlinux's source\n"
+"files whose path in the kernel tree matches the glob PATH (:fs/namei.c,\n"
+"':kernel/bpf/*.c'; from vmlinux's DWARF: -k, or as for source lines, of\n"
+"the running kernel's build ID).  A function matched is attached if it is\n"
+"a text symbol of kallsyms, ftrace can hook it (available_filter_functions,\n"
+"so it needs root), it is neither lbr_snap's own nor on its capture path,\n"
+"it is the first function of its name (the module hooks by name), and its\n"
+"type from BTF is one the hook and the capture mode take (not void under\n"
+"capture errors); else it is refused, with why: -v or --dry-run lists them.\n"
+"A pattern that matches nothing or only refused functions, or more matches\n"
+"than the module takes (64 targets), is an error, and nothing is attached.\n"
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
@@ -266,7 +291,9 @@ static const char usage[] =
 "report, text too, has the source lines a record has.\n"
 "\n"
 "LBR_SNAP_ROOT=DIR in the environment puts DIR before every path where\n"
-"debug files are looked for (and /proc/modules, for -v's list).\n"
+"debug files are looked for (and /proc/modules, for -v's list), and where\n"
+"patterns are resolved (/proc/kallsyms, /sys/kernel/tracing, /sys/kernel/btf,\n"
+"/sys/kernel/notes).\n"
 "Records caused by lbr-snap itself are not shown when reading the device.\n"
 "SIGINT and SIGTERM end the stream cleanly: what was read is still\n"
 "printed; a second SIGINT or SIGTERM stops that too and says how many\n"
@@ -692,17 +719,75 @@ static bool kallsyms_has_func(const char *name)
 	return found;
 }
 
+/*
+ * The targets @args name, patterns resolved (pattern.c), into @l, for
+ * spec, add and trace: @capture_all if trace --all, else the loaded
+ * module's capture mode; *@attached gets its number of targets.  To
+ * @attach, they must fit in the module.  With --dry-run, exact names
+ * too, and the list is printed.
+ * Return: 0, or the exit code.
+ */
+static int expand_targets(const struct opts *o, char **args, bool capture_all,
+			  bool attach, struct pat_list *l,
+			  unsigned int *attached)
+{
+	struct pat_opts po = {
+		.kallsyms = o->given & OPT_KSYMFILE ? o->kallsyms : NULL,
+		.vmlinux = o->vmlinux,
+		.capture_all = capture_all,
+		.resolve_exact = o->dry_run,
+		.verbose = srclines_verbose,
+	};
+	struct lbr_snap_info info;
+	int fd, ret;
+
+	*attached = 0;
+	fd = open(o->device, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		if (!ioctl(fd, LBR_SNAP_IOC_GET_INFO, &info)) {
+			po.capture_all |= info.capture == LBR_SNAP_CAPTURE_ALL;
+			*attached = info.nr_targets;
+		}
+		close(fd);
+	}
+	ret = pat_expand(args, &po, l);
+	if (ret || !o->dry_run)
+		return ret || !attach ? ret : pat_check_room(l, *attached);
+	pat_print(stdout, l);
+	pr_err("dry run: %zu to attach, %zu refused (capture %s); nothing attached",
+	       l->nr_ok, l->nr - l->nr_ok, po.capture_all ? "all" : "errors");
+	pat_check_room(l, *attached);
+	return l->nr_ok ? 0 : EXIT_ERROR;
+}
+
+static bool any_pattern(char *const *args)
+{
+	for (; *args; args++)
+		if (pat_is_pattern(*args))
+			return true;
+	return false;
+}
+
 /* spec: complete each SYM from BTF, one line each; notes to stderr. */
-static int cmd_spec(char **args)
+static int cmd_spec(const struct opts *o)
 {
 	char out[LBR_SNAP_NAME_LEN + 8], why[128], name[LBR_SNAP_NAME_LEN];
-	size_t nlen;
-	int ret = 0;
+	struct pat_list l = { 0 };
+	char **args = o->args, *one[2] = { NULL, NULL };
+	unsigned int attached;
+	size_t nlen, i, from;
+	int ret = 0, err;
 
 	for (; *args; args++) {
-		if (strpbrk(*args, "*?[")) {
-			pr_err("%s: one function's name, not a pattern", *args);
-			ret = EXIT_USAGE;
+		if (pat_is_pattern(*args)) {
+			one[0] = *args;
+			from = l.nr;
+			err = expand_targets(o, one, false, false, &l, &attached);
+			for (i = from; i < l.nr; i++)
+				if (!l.m[i].why)
+					printf("%s\n", l.m[i].spec);
+			if (err && ret != EXIT_USAGE)
+				ret = err;
 			continue;
 		}
 		if (!one_spec(*args) ||
@@ -724,7 +809,67 @@ static int cmd_spec(char **args)
 			pr_err("%s: %s", out, why);
 		printf("%s\n", out);
 	}
+	pat_list_free(&l);
 	return ret;
+}
+
+/*
+ * add: patterns resolved first, and nothing attached if any is bad or the
+ * matches are more than the module takes.
+ */
+static int cmd_add(const struct opts *o)
+{
+	struct pat_list l = { 0 };
+	unsigned int attached;
+	char **specs;
+	size_t i, n = 0;
+	int ret;
+
+	if (!o->dry_run && !any_pattern(o->args))
+		return control_add(o->device, o->args);
+	ret = expand_targets(o, o->args, false, true, &l, &attached);
+	if (ret || o->dry_run) {
+		pat_list_free(&l);
+		return ret;
+	}
+	specs = xrealloc(NULL, (l.nr_ok + 1) * sizeof(*specs));
+	for (i = 0; i < l.nr; i++)
+		if (!l.m[i].why)
+			specs[n++] = l.m[i].spec;
+	specs[n] = NULL;
+	ret = control_add(o->device, specs);
+	free(specs);
+	pat_list_free(&l);
+	return ret;
+}
+
+/*
+ * trace: the -e patterns resolved into @l, which then holds the specs
+ * trace attaches.  Returns 0 to go on, 1 after --dry-run's list, or
+ * -exit code.
+ */
+static int trace_targets(struct opts *o, struct pat_list *l)
+{
+	struct trace_opts *t = &o->trace;
+	char *args[TRACE_MAX_SPECS + 1];
+	unsigned int attached;
+	size_t i;
+	int ret;
+
+	memcpy(args, t->specs, t->nr_specs * sizeof(*args));
+	args[t->nr_specs] = NULL;
+	if (!o->dry_run && !any_pattern(args))
+		return 0;
+	ret = expand_targets(o, args, t->capture_all, true, l, &attached);
+	if (ret)
+		return -ret;
+	if (o->dry_run)
+		return 1;
+	t->nr_specs = 0;
+	for (i = 0; i < l->nr; i++)
+		if (!l->m[i].why)
+			t->specs[t->nr_specs++] = l->m[i].spec;
+	return 0;
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -755,8 +900,8 @@ static const struct {
 	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-n and --nonblock only apply to streaming, report and record" },
 	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE |
-		    1u << CMD_RECORD,
-	  "--kallsyms, -k and -v only apply to streaming, report, record and trace" },
+		    1u << CMD_RECORD | 1u << CMD_SPEC | 1u << CMD_ADD,
+	  "--kallsyms, -k and -v only apply to streaming, report, record, trace, spec and add" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE,
@@ -764,6 +909,8 @@ static const struct {
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
 	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-i only applies to streaming, report and record" },
+	{ OPT_DRY_RUN, 1u << CMD_TRACE | 1u << CMD_ADD,
+	  "--dry-run only applies to trace and add" },
 	{ OPT_TASK, 1u << CMD_STREAM | 1u << CMD_REPORT,
 	  "--pid, --tgid and --comm only apply to streaming and report (the module's own: lbr-snap filter)" },
 };
@@ -797,7 +944,7 @@ static int parse_trace(struct opts *o, char **cmd)
 
 	if (!t->nr_specs)
 		return usage_error("trace needs at least one -e SYM[%type]", "");
-	if (!cmd || !*cmd)
+	if ((!cmd || !*cmd) && !o->dry_run)
 		return usage_error("trace needs a command: trace -e SYM [--] CMD [ARGS]", "");
 	t->argv = cmd;
 	t->device = o->device;
@@ -876,7 +1023,8 @@ static int parse_cmd(struct opts *o, char **cmd)
 static int add_spec(struct trace_opts *t, const char *spec)
 {
 	if (!*spec || !one_spec(spec) ||
-	    strlen(spec) >= sizeof(((struct lbr_snap_target_ctl *)0)->spec))
+	    strlen(spec) >= (pat_is_pattern(spec) ? PAT_MAX_LEN :
+			     sizeof(((struct lbr_snap_target_ctl *)0)->spec)))
 		return usage_error("-e needs SYM[%type][/N][@hook], not ", spec);
 	if (t->nr_specs == TRACE_MAX_SPECS)
 		return usage_error("too many -e (at most 64): ", spec);
@@ -887,6 +1035,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 enum {
 	OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS, OPT_FULL, OPT_ONLY_TARGET,
 	OPT_ALL, OPT_ALL_TASKS, OPT_PID, OPT_TGID, OPT_COMM, OPT_LBR,
+	OPT_DRY_RUN_ID,
 };
 
 static const struct option longopts[] = {
@@ -904,6 +1053,7 @@ static const struct option longopts[] = {
 	{ "all",	 no_argument,		NULL, OPT_ALL },
 	{ "all-tasks",	 no_argument,		NULL, OPT_ALL_TASKS },
 	{ "lbr",	 required_argument,	NULL, OPT_LBR },
+	{ "dry-run",	 no_argument,		NULL, OPT_DRY_RUN_ID },
 	{ "pid",	 required_argument,	NULL, OPT_PID },
 	{ "tgid",	 required_argument,	NULL, OPT_TGID },
 	{ "comm",	 required_argument,	NULL, OPT_COMM },
@@ -979,6 +1129,10 @@ static int parse_opt(int c, struct opts *o)
 		if (lbr_filter_parse(optarg, &o->trace.lbr_filter, why,
 				     sizeof(why)))
 			return usage_error("--lbr: ", why);
+		return 0;
+	case OPT_DRY_RUN_ID:
+		o->dry_run = true;
+		o->given |= OPT_DRY_RUN;
 		return 0;
 	case OPT_PID:
 	case OPT_TGID:
@@ -1147,6 +1301,7 @@ int main(int argc, char **argv)
 		[CMD_REPORT] = cmd_report, [CMD_RECORD] = cmd_record,
 	};
 	struct opts o = { .device = LBR_SNAP_DEVICE, .kallsyms = KALLSYMS };
+	struct pat_list pats = { 0 };
 	char replay_kallsyms[64];
 	bool done = false;
 	int fd, ret;
@@ -1159,13 +1314,18 @@ int main(int argc, char **argv)
 	if (ret || done)
 		return ret;
 	if (o.cmd == CMD_TRACE) {
-		ret = trace_exit(trace_run(&o.trace));
+		ret = trace_targets(&o, &pats);
+		if (!ret)
+			ret = trace_exit(trace_run(&o.trace));
+		else
+			ret = ret > 0 ? 0 : trace_exit(ret);
+		pat_list_free(&pats);
 		return finish(0) ? EXIT_TRACE : ret;
 	}
 	if (o.cmd == CMD_SPEC)
-		return finish(cmd_spec(o.args));
+		return finish(cmd_spec(&o));
 	if (o.cmd == CMD_ADD)
-		return finish(control_add(o.device, o.args));
+		return finish(cmd_add(&o));
 	if (o.cmd == CMD_DEL)
 		return finish(control_del(o.device, o.args));
 	if (o.cmd == CMD_CAPTURE)

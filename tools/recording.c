@@ -73,7 +73,7 @@ static bool note_build_id(const unsigned char *p, size_t len, char *hex,
 }
 
 /* The build ID in a file of bare ELF notes (/sys/kernel/notes), or "-". */
-static void notes_build_id(const char *path, char *hex, size_t len)
+void notes_build_id(const char *path, char *hex, size_t len)
 {
 	char *buf;
 	long n = slurp(path, &buf);

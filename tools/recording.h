@@ -3,6 +3,7 @@
 #define LBR_SNAP_RECORDING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * A recording (lbr-snap record -o FILE): the records this tool reads, as
@@ -36,5 +37,6 @@ int recording_write(int fd, const struct recording_opts *o);
 int recording_open(const char *path, const char *vmlinux, bool verbose,
 		   char *kallsyms, unsigned long len, char **header);
 int elf_build_id(const char *path, char *hex, unsigned long len);
+void notes_build_id(const char *path, char *hex, size_t len);
 
 #endif /* LBR_SNAP_RECORDING_H */

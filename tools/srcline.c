@@ -356,6 +356,14 @@ static void vmlinux_path(char *buf, size_t len, unsigned int i)
 	snprintf(buf, len, fmt, lookup_root(), release());
 }
 
+bool srclines_vmlinux_path(unsigned int i, char *buf, size_t len)
+{
+	if (i >= ARRAY_SIZE(vmlinux_fmt))
+		return false;
+	vmlinux_path(buf, len, i);
+	return true;
+}
+
 /* st_value of the ELF symbol @name in @mod, or 0. */
 static unsigned long long elf_sym(Dwfl_Module *mod, const char *name)
 {

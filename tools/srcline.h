@@ -3,6 +3,7 @@
 #define LBR_SNAP_SRCLINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define SRC_MAX_INLINE	8
 
@@ -37,5 +38,10 @@ struct srclines *srclines_open(const char *vmlinux, const struct ksyms *ks);
 bool srclines_lookup(const struct srclines *sl, const struct ksyms *ks,
 		     unsigned long long addr, struct srcloc *loc);
 void srclines_close(struct srclines *sl);
+/*
+ * The @i-th place a vmlinux is looked for (under LBR_SNAP_ROOT), in
+ * @buf; false past the last.  Built with libdw only.
+ */
+bool srclines_vmlinux_path(unsigned int i, char *buf, size_t len);
 
 #endif /* LBR_SNAP_SRCLINE_H */

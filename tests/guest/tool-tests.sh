@@ -372,15 +372,30 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	expect_rc "$rc" 125	# trace's own failure, not CMD's
 	expect_count 1 'kfree%void/1 returns void: there is no error to catch; trace --all records every return' void.err
 	module_loaded && why "trace -e kfree loaded lbr_snap"
-	# No such function: exit 1, said; a pattern: exit 2; the rest printed.
+	# No such function: exit 1, said; the rest printed.
 	lbr-snap spec lbr_no_such_fn do_sys_openat2 >spec2.out 2>spec2.err
 	expect_rc $? 1
 	expect_count 1 'lbr_no_such_fn: no such function in /proc/kallsyms' spec2.err
 	expect_count 1 '^do_sys_openat2%' spec2.out
-	lbr-snap spec 'vfs_*' >spec3.out 2>spec3.err
-	expect_rc $? 2
-	expect_count 1 "vfs_\\*: one function's name, not a pattern" spec3.err
-	result "spec: %type and /N from BTF, the user's %type kept, %void, no BTF said, no such function or a pattern refused"
+	# Patterns, by this kernel's kallsyms, available_filter_functions
+	# and BTF: a glob of vmlinux, typed; the test target's by glob and
+	# module scope, its notrace function refused; nothing loaded.
+	lbr-snap spec 'vfs_rea?' >spec3.out 2>spec3.err
+	expect_rc $? 0
+	show spec3.err
+	expect_count 1 '^vfs_read%long/4$' spec3.out
+	lbr-snap -v trace --dry-run -e 'lbr_test_*' \
+		-e '* [lbr_snap_test_target]' >pat.out 2>pat.err
+	rc=$?
+	show pat.out
+	show pat.err
+	expect_rc "$rc" 0
+	expect_count 1 '^attach lbr_test_int \[lbr_snap_test_target\]$' pat.out
+	expect_count 1 '^attach lbr_test_ptr \[lbr_snap_test_target\]$' pat.out
+	expect_count 1 '^refuse lbr_test_notrace \[lbr_snap_test_target\]: not traceable' pat.out
+	expect_count 1 '^attach lbr_test_write \[lbr_snap_test_target\]$' pat.out
+	module_loaded && why "trace --dry-run loaded lbr_snap"
+	result "spec: %type and /N from BTF, the user's %type kept, %void, no BTF said, no such function; patterns from this kernel's lists"
 
 	lbr-snap --json trace -e do_sys_openat2@fexit -e lbr_test_int/1@fexit -- \
 		sh -c "cat /lbr-no-such-file; echo 'int -22 2' >$DEV" \

@@ -9,9 +9,10 @@
 # check-json.py validates the JSON, check-report.py recounts what report
 # prints from the records, test-errname.c checks the errno table.
 #
-# Needs gcc, make, python3, readelf, mkfifo, timeout, xz, zstd, man (the
-# man pages are skipped without it), /proc/PID/io (task I/O
-# accounting, for the syscall counts) and, as root, setpriv.
+# Needs gcc, make, python3, readelf, nm, mkfifo, timeout, xz, zstd, man
+# (the man pages are skipped without it), libbpf for gen-btf.c (the
+# patterns' crafted BTF), /proc/PID/io (task I/O accounting, for the
+# syscall counts) and, as root, setpriv.
 #
 #   tests/unit/run.sh           build what is needed, run the tests, print TAP
 #   KEEP=1 tests/unit/run.sh    keep the scratch directory for a look
@@ -1980,7 +1981,7 @@ usage "-n with info" "-n and --nonblock only apply to streaming, report and reco
 usage "--nonblock with stats" \
 	"-n and --nonblock only apply to streaming, report and record" --nonblock stats
 usage "--kallsyms with flush" \
-	"--kallsyms, -k and -v only apply to streaming, report, record and trace" \
+	"--kallsyms, -k and -v only apply to streaming, report, record, trace, spec and add" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
 # A bad trace command line exits 125, as trace's own failures do.
@@ -2204,5 +2205,306 @@ usage "-i with info" "-i only applies to streaming, report and record" -i rec.bi
 usage "-i with -d" "-i replays a recording: not with -d" -i rec.bin -d stream.bin
 usage "-i with --kallsyms" "-i brings its own symbols: not with --kallsyms" \
 	-i rec.bin --kallsyms kallsyms.txt
+
+# ------------------------------------------------------ targets by pattern
+
+# A crafted kernel under LBR_SNAP_ROOT: kallsyms, what ftrace can hook
+# (available_filter_functions) and BTF (gen-btf.c), for globs, module
+# scopes and each reason a match is refused.
+pattern_root()
+{
+	local r=$1 long i
+
+	long=vfs_$(printf 'x%.0s' $(seq 130))
+	mkdir -p "$r/proc" "$r/sys/kernel/tracing" "$r/sys/kernel/btf"
+	{
+		echo "ffffffff81000000 T _text"
+		echo "ffffffff81000f00 t __pfx_vfs_read"
+		echo "ffffffff81001000 T vfs_read"
+		echo "ffffffff81001000 T vfs_read_alias"
+		echo "ffffffff81001100 T vfs_write"
+		echo "ffffffff81001200 t vfs_notrace"
+		echo "ffffffff81001300 T vfs_void"
+		echo "ffffffff81001400 T vfs_char"
+		echo "ffffffff81001500 T vfs_varargs"
+		echo "ffffffff81001580 T vfs_bool"
+		echo "ffffffff81001600 t dup_static"
+		echo "ffffffff81001700 t dup_static"
+		echo "ffffffff81001800 T irq_work_queue"
+		echo "ffffffff81001900 T stack_trace_save"
+		echo "ffffffff81001a00 T do_idle"
+		echo "ffffffff81001b00 T $long"
+		echo "ffffffff81001c00 D vfs_data"
+		echo "ffffffff81001d00 T kfree"
+		for i in $(seq -w 1 70); do
+			printf '%016x T many_%s\n' $((0xffffffff81002000 + 16 * 10#$i)) "$i"
+		done
+		printf 'ffffffffc0001000 t ext4_open\t[ext4]\n'
+		printf 'ffffffffc0001100 t ext4_release\t[ext4]\n'
+		printf 'ffffffffc0002000 t lbr_snap_read\t[lbr_snap]\n'
+		printf 'ffffffffc0003000 t lbr_fexit_enter\t[lbr_snap_fexit]\n'
+		printf 'ffffffffc0004000 t lbr_test_int\t[lbr_snap_test_target]\n'
+		printf 'ffffffffc0004100 t dup_static\t[lbr_snap_test_target]\n'
+	} >"$r/proc/kallsyms"
+	# ftrace: all but vfs_notrace, and vfs_ghost, which kallsyms lacks.
+	grep ' [tT] ' "$r/proc/kallsyms" | grep -v '__pfx_\|vfs_notrace\| _text' |
+		sed 's/^[0-9a-f]* [tT] //; s/\t\[/ [/' \
+		>"$r/sys/kernel/tracing/available_filter_functions"
+	echo vfs_ghost >>"$r/sys/kernel/tracing/available_filter_functions"
+	./gen-btf "$r/sys/kernel/btf/vmlinux"
+}
+
+# notes_file FILE HEX: a /sys/kernel/notes holding build ID HEX.
+notes_file()
+{
+	python3 -c '
+import struct, sys
+d = bytes.fromhex(sys.argv[2])
+open(sys.argv[1], "wb").write(struct.pack("<III", 4, len(d), 3) + b"GNU\0" + d)
+' "$1" "$2"
+}
+
+# An ELF built from a small kernel tree with gcc -g stands in for vmlinux:
+# fs/namei.c has a declaration, a function inlined everywhere and a static
+# do_walk(), which kernel/bpf/verifier.c has too; lib/string.c is built
+# as with O=, in a directory of its own from its absolute path (so named
+# in DWARF, as Debian's assembly units are), and has an alias that nm
+# lists first.  Its kallsyms are its functions moved as KASLR would, all
+# of them traceable, and the running kernel's build ID is the ELF's.
+file_root()
+{
+	local r=$1 id
+
+	mkdir -p ksrc/fs ksrc/kernel/bpf ksrc/init ksrc/lib ksrc/obj "$r/proc" \
+		"$r/sys/kernel/tracing" || return 1
+	cat >ksrc/init/main.c <<'EOC'
+void _text(void) {}
+int path_lookup(int);
+int bpf_check(int);
+void _start(void) { path_lookup(1); bpf_check(2); for (;;); }
+EOC
+	cat >ksrc/fs/namei.c <<'EOC'
+int bpf_helper(int);
+static inline __attribute__((always_inline)) int inlined_only(int x)
+{
+	return x * 3;
+}
+static __attribute__((noinline)) int do_walk(int x)
+{
+	return inlined_only(x) + bpf_helper(x);
+}
+__attribute__((noinline)) int path_lookup(int x)
+{
+	return do_walk(x) - 1;
+}
+EOC
+	cat >ksrc/kernel/bpf/verifier.c <<'EOC'
+static __attribute__((noinline)) int do_walk(int x)
+{
+	return x + 7;
+}
+__attribute__((noinline)) int bpf_check(int x)
+{
+	return do_walk(x) ? -22 : 0;
+}
+EOC
+	cat >ksrc/kernel/bpf/helpers.c <<'EOC'
+__attribute__((noinline)) int bpf_helper(int x)
+{
+	return x ^ 5;
+}
+EOC
+	cat >ksrc/lib/string.c <<'EOC'
+__attribute__((noinline)) int strscpy(int x)
+{
+	return x - 3;
+}
+int a_strscpy(int x) __attribute__((alias("strscpy")));
+EOC
+	(cd ksrc/obj && gcc -g -O2 -c -o string.o "$T/ksrc/lib/string.c") &&
+	(cd ksrc && gcc -g -O2 -nostdlib -static -Wl,--build-id \
+		-o ../file-vmlinux init/main.c fs/namei.c \
+		kernel/bpf/verifier.c kernel/bpf/helpers.c obj/string.o) ||
+		return 1
+	nm -n file-vmlinux | python3 -c '
+import sys
+for l in sys.stdin:
+    a, t, n = l.split()
+    if t in "tT":
+        print("%x %s %s" % (int(a, 16) + 0xffffffff80c00000, t, n))
+' >"$r/proc/kallsyms"
+	awk '$3 != "_text" { print $3 }' "$r/proc/kallsyms" \
+		>"$r/sys/kernel/tracing/available_filter_functions"
+	id=$(readelf -n file-vmlinux | sed -n 's/.*Build ID: //p')
+	[ -n "$id" ] || { echo "file-vmlinux has no build ID"; return 1; }
+	notes_file "$r/sys/kernel/notes" "$id"
+}
+
+"$LBR" --help >pat-help.txt
+PR=$T/pat-root
+PAT=(env "LBR_SNAP_ROOT=$PR" "$LBR" -d "$T/no-device")
+PATF=(env "LBR_SNAP_ROOT=$PR" "$FAKE" -d stream.bin)
+if ! grep -q '^BTF specs: built in' pat-help.txt; then
+	skipped "targets by pattern" "lbr-snap built without libbpf"
+elif check "build gen-btf (libbpf)" \
+	gcc "${CFLAGS[@]}" -o gen-btf "$HERE/gen-btf.c" -lbpf &&
+     check "the crafted kernel for patterns" pattern_root "$PR"; then
+
+# A glob: the attachable matches' specs, typed from BTF; the refused
+# counted by reason, each said with -v.
+want pat-glob.out "vfs_bool%bool/0" "vfs_read%long/4" "vfs_varargs%int" \
+	"vfs_write%int/1"
+want pat-glob.err "lbr-snap: vfs_*: 10 functions, 4 to attach; refused: 1 name too long, 1 no such function, 1 not traceable, 1 an alias, 1 returns void, 1 a type the hook cannot take (-v or --dry-run lists them)"
+t "patterns: spec GLOB: BTF's specs, the refused counted by reason" 0 \
+	pat-glob.out pat-glob.err "${PAT[@]}" spec 'vfs_*'
+
+# --dry-run lists each match, attachable or refused with its reason:
+# every reason the tool knows, as the module would refuse them.
+long=vfs_$(printf 'x%.0s' $(seq 130))
+want pat-dry.out \
+	"attach dup_static: one of 3 functions of this name: the module hooks this one, the first in kallsyms" \
+	"attach vfs_bool%bool/0" \
+	"refuse vfs_char: its return type is none the hook reads as an error (not a 32- or 64-bit integer, a pointer or bool)" \
+	"refuse vfs_notrace: not traceable: not in available_filter_functions (notrace, or not an ftrace site)" \
+	"attach vfs_read%long/4" \
+	"refuse vfs_read_alias: same function as vfs_read: attached once" \
+	"attach vfs_varargs%int" \
+	"refuse vfs_void: returns void: capture errors has no error to catch (capture all, trace --all)" \
+	"attach vfs_write%int/1" \
+	"refuse $long: a name of 134 bytes: lbr_snap takes at most 127 (LBR_SNAP_NAME_LEN)" \
+	"refuse vfs_ghost: no such function: not a text symbol of kallsyms" \
+	"attach ext4_open [ext4]" \
+	"attach ext4_release [ext4]" \
+	"refuse dup_static [lbr_snap_test_target]: one of 3 functions of this name: lbr_snap hooks by name, and gets the first in kallsyms, vmlinux's" \
+	"refuse lbr_fexit_enter [lbr_snap_fexit]: lbr_snap's own function" \
+	"refuse lbr_snap_read [lbr_snap]: lbr_snap's own function" \
+	"attach lbr_test_int [lbr_snap_test_target]" \
+	"refuse irq_work_queue: on lbr_snap's own capture path: the module refuses it" \
+	"refuse stack_trace_save: the unwinder's, which the capture runs with stack_depth=: the module refuses it" \
+	"refuse do_idle: an offline CPU's idle task stays inside it: no hook takes it"
+want pat-dry.err "lbr-snap: dry run: 8 to attach, 12 refused (capture errors); nothing attached"
+t "patterns: add --dry-run lists each match, each refusal with its reason" \
+	0 pat-dry.out pat-dry.err "${PAT[@]}" add --dry-run 'dup_*' 'vfs_*' \
+	'* [ext4]' '* [lbr_snap*]' 'irq_work_*' stack_trace_save do_idle
+# Under capture all (trace --all) a void function is attachable.
+want pat-all.out "attach vfs_void%void/1"
+t "patterns: trace --all --dry-run: a void function attachable, no CMD" 0 \
+	pat-all.out - "${PAT[@]}" trace --all --dry-run -e 'vfs_vo*'
+
+# A module scope, vmlinux's too; a scope with no match is an error.
+want pat-scope.out ext4_open ext4_release "vfs_read%long/4"
+t "patterns: a module scope, [vmlinux] too" 0 pat-scope.out - \
+	"${PAT[@]}" spec '* [ext4]' 'vfs_rea* [vmlinux]'
+want pat-noscope.err "lbr-snap: vfs_* [xfs]: matches no function in that scope of kallsyms or available_filter_functions"
+t "patterns: a scope that matches nothing: exit 1, said once" 1 /dev/null \
+	pat-noscope.err "${PAT[@]}" spec 'vfs_* [xfs]'
+
+# The types the hook cannot take with what the pattern asks: @fexit of a
+# variadic function, an errno list of a bool one.
+want pat-types.out "vfs_write%int/1=-EINVAL"
+want pat-types.err \
+	"lbr-snap: traceable functions: $PR/sys/kernel/tracing/available_filter_functions" \
+	"lbr-snap: vfs_varargs*@fexit: 1 function, none can be attached: 1 a type the hook cannot take" \
+	"lbr-snap: vfs_varargs*@fexit: refused vfs_varargs: takes variable arguments: @fexit cannot bound its stack arguments" \
+	"lbr-snap: vfs_bool*=-EINVAL: 1 function, none can be attached: 1 a type the hook cannot take" \
+	"lbr-snap: vfs_bool*=-EINVAL: refused vfs_bool: returns bool, which has no errno to list"
+t "patterns: @fexit of a variadic, an errno list of a bool: refused" 1 \
+	pat-types.out pat-types.err env "LBR_SNAP_ROOT=$PR" "$LBR" \
+	-d "$T/no-device" -v spec 'vfs_varargs*@fexit' 'vfs_bool*=-EINVAL' \
+	'vfs_write*=-EINVAL'
+
+# Bad input: one message each, nothing attached, CMD not run.
+want pat-none.err "lbr-snap: nomatch_*: matches no function of kallsyms or available_filter_functions"
+t "patterns: spec of a glob that matches nothing: exit 1" 1 /dev/null \
+	pat-none.err "${PAT[@]}" spec 'nomatch_*'
+t "patterns: add of a glob that matches nothing attaches nothing" 1 \
+	/dev/null pat-none.err "${PATF[@]}" add 'nomatch_*' vfs_write
+t "patterns: trace -e of a glob that matches nothing: 125, CMD not run" \
+	125 /dev/null pat-none.err "${PATF[@]}" trace -e 'nomatch_*' -- \
+	touch pat-ran1
+check "patterns: CMD did not run after a glob that matched nothing" \
+	test ! -e pat-ran1
+want pat-own.err "lbr-snap: irq_work_*: 1 function, none can be attached: 1 lbr_snap's own or its capture path (-v or --dry-run lists them)"
+t "patterns: a glob on the capture path attaches nothing, not even the rest" \
+	1 /dev/null pat-own.err "${PATF[@]}" add vfs_write 'irq_work_*'
+pat_long=$(printf 'a%.0s' $(seq 600))
+want pat-long.err "lbr-snap: $(printf 'a%.0s' $(seq 40))...: a pattern of 601 bytes: at most 511 (the kernel's KSYM_NAME_LEN)"
+t "patterns: a pattern over KSYM_NAME_LEN: exit 2" 2 /dev/null pat-long.err \
+	"${PAT[@]}" spec "$pat_long*"
+mkdir -p pat-noftrace/proc
+cp "$PR/proc/kallsyms" pat-noftrace/proc/
+want pat-noftrace.err "lbr-snap: $T/pat-noftrace/sys/kernel/tracing/available_filter_functions: No such file or directory: patterns need the functions ftrace can hook (root, tracefs mounted)"
+t "patterns: no available_filter_functions: said, exit 1" 1 /dev/null \
+	pat-noftrace.err env "LBR_SNAP_ROOT=$T/pat-noftrace" "$LBR" spec 'vfs_*'
+
+# More matches than the module takes (64, 3 attached in fake-ioctl.c):
+# nothing attached; --dry-run lists them all.
+want pat-many.err "lbr-snap: 70 functions to attach, the module takes 61 more (64 targets at most, 3 attached): nothing attached; narrow the patterns (--dry-run lists them)"
+t "patterns: add of more than the module takes: nothing attached, exit 1" \
+	1 /dev/null pat-many.err "${PATF[@]}" add 'many_*'
+t "patterns: trace of more than the module takes: 125, CMD not run" 125 \
+	/dev/null pat-many.err "${PATF[@]}" trace -e 'many_*' -- touch pat-ran2
+check "patterns: CMD did not run with more than the module takes" \
+	test ! -e pat-ran2
+want pat-many-dry.err "lbr-snap: dry run: 70 to attach, 0 refused (capture errors); nothing attached" \
+	"$(cat pat-many.err)"
+t "patterns: --dry-run lists all 70 matches, exit 0" 0 - pat-many-dry.err \
+	"${PATF[@]}" add --dry-run 'many_*'
+check "patterns: --dry-run printed 70 attach lines" \
+	test "$(grep -c '^attach many_[0-9][0-9]$' out.txt)" = 70
+
+# Attached: each match, through ADD_TARGET (fake-ioctl.c).
+want pat-add.out "added vfs_write: target 7, hook kretprobe" \
+	"added ext4_open: target 7, hook kretprobe" \
+	"added ext4_release: target 7, hook kretprobe"
+want pat-add.err "fake: ADD_TARGET vfs_write" "fake: ADD_TARGET ext4_open" \
+	"fake: ADD_TARGET ext4_release"
+t "patterns: add GLOB 'GLOB [MODULE]': ADD_TARGET each match" 0 \
+	pat-add.out pat-add.err "${PATF[@]}" add 'vfs_wr*' '* [ext4]'
+want pat-trdry.out "attach vfs_write"
+want pat-trdry.err "lbr-snap: dry run: 1 to attach, 0 refused (capture errors); nothing attached"
+t "patterns: trace --dry-run: listed, no ioctl, no CMD needed" 0 \
+	pat-trdry.out pat-trdry.err "${PATF[@]}" trace --dry-run -e 'vfs_w*'
+fi
+
+# :FILE patterns, from the DWARF of an ELF standing in for vmlinux.
+FR=$T/file-root
+if ! grep -q '^Source lines: built in' pat-help.txt; then
+	skipped ":FILE patterns" "lbr-snap built without libdw"
+elif check "the crafted kernel tree and vmlinux for :FILE" file_root "$FR"; then
+want pat-file.out path_lookup do_walk
+t ":FILE: the functions of a compile unit, not its declarations nor inlined-only ones" \
+	0 pat-file.out /dev/null env "LBR_SNAP_ROOT=$FR" "$LBR" \
+	-k file-vmlinux spec :fs/namei.c
+want pat-fglob.out "attach bpf_check" \
+	"refuse do_walk: one of 2 functions of this name: lbr_snap hooks by name, and gets the first in kallsyms, vmlinux's" \
+	"attach bpf_helper" "attach path_lookup" \
+	"attach do_walk: one of 2 functions of this name: the module hooks this one, the first in kallsyms"
+want pat-fglob.err "lbr-snap: dry run: 4 to attach, 1 refused (capture errors); nothing attached"
+t ":FILE: a glob on the path; same-named statics told apart by address" 0 \
+	pat-fglob.out pat-fglob.err env "LBR_SNAP_ROOT=$FR" "$LBR" \
+	-d "$T/no-device" -k file-vmlinux add --dry-run ':kernel/bpf/*.c' \
+	':fs/*.c'
+want pat-fabs.out strscpy
+t ":FILE: a unit named from the source tree, out of its build directory; an alias told by name" \
+	0 pat-fabs.out /dev/null env "LBR_SNAP_ROOT=$FR" "$LBR" \
+	-k file-vmlinux spec :lib/string.c
+want pat-fnone.err "lbr-snap: :fs/nosuch.c: no source file of file-vmlinux matches"
+t ":FILE: no unit matches: exit 1" 1 /dev/null pat-fnone.err \
+	env "LBR_SNAP_ROOT=$FR" "$LBR" -k file-vmlinux spec :fs/nosuch.c
+mkdir -p "$FR/usr/lib/debug/boot"
+cp file-vmlinux "$FR/usr/lib/debug/boot/vmlinux-$(uname -r)"
+t ":FILE: without -k, the -dbg package's vmlinux" 0 pat-file.out - \
+	env "LBR_SNAP_ROOT=$FR" "$LBR" spec :fs/namei.c
+id=$(readelf -n file-vmlinux | sed -n 's/.*Build ID: //p')
+notes_file "$FR/sys/kernel/notes" 00112233445566778899aabbccddeeff00112233
+want pat-fid.err "lbr-snap: file-vmlinux is not the running kernel's: build ID $id, the kernel's 00112233445566778899aabbccddeeff00112233"
+t ":FILE: a vmlinux of another build ID: exit 1, nothing attached" 1 \
+	/dev/null pat-fid.err env "LBR_SNAP_ROOT=$FR" "$LBR" -d "$T/no-device" \
+	-k file-vmlinux add :fs/namei.c
+want pat-fscope.err "lbr-snap: :fs/namei.c [ext4]: a source file is vmlinux's: no module scope"
+t ":FILE: with a module scope: exit 2" 2 /dev/null pat-fscope.err \
+	env "LBR_SNAP_ROOT=$FR" "$LBR" -k file-vmlinux spec ':fs/namei.c [ext4]'
+fi
 
 totals
