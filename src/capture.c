@@ -150,6 +150,9 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	if (depth) {
 		raw->planes = lbr_read_frozen(raw->msr, depth, &raw->tos);
 		ran_again = lbr_hw_ran_again();
+		/* What this CPU's filter, as written, records: read frozen. */
+		if (!__this_cpu_read(lbr_cpu_rets))
+			raw->planes |= LBR_RAW_RET_FILTERED;
 	}
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
@@ -180,8 +183,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 			caller = real;
 	}
 
-	/* 0: the filter leaves the return out (lbr_probe_entries()). */
-	raw->ret_site = READ_ONCE(lbr_rets_recorded) ? ret_site : 0;
+	raw->ret_site = ret_site;
 	raw->depth = depth;
 	raw->reserved = 0;
 	if (!depth) {

@@ -354,6 +354,8 @@ static int lbr_probe_amd(void)
  * lbr_vlbr_online()).
  */
 DEFINE_PER_CPU(unsigned int, lbr_cpu_depth);
+/* Does this CPU's LBR filter, as written, keep the kernel's returns? */
+DEFINE_PER_CPU(bool, lbr_cpu_rets);
 
 static struct lbr_cpu_group lbr_groups[LBR_SNAP_MAX_CPU_TYPES];
 static unsigned int lbr_nr_groups;
@@ -634,12 +636,29 @@ struct lbr_filter {
  */
 static struct lbr_filter lbr_filter;
 static DEFINE_MUTEX(lbr_filter_lock);
-bool lbr_rets_recorded = true;
+/* GET_INFO's copy, read without the mutex: LBR_SNAP_LBR_* << 8 | kinds. */
+static u32 lbr_filter_word;
 
 static void lbr_filter_publish(void)
 {
-	WRITE_ONCE(lbr_rets_recorded, lbr_filter.kernel &&
-		   (lbr_filter.kinds & LBR_SNAP_KIND_RET));
+	WRITE_ONCE(lbr_filter_word,
+		   ((lbr_filter.kernel ? LBR_SNAP_LBR_KERNEL : 0) |
+		    (lbr_filter.user ? LBR_SNAP_LBR_USER : 0)) << 8 |
+		   lbr_filter.kinds);
+}
+
+/*
+ * Does @f, as this CPU applies it, keep the kernel's returns?  Arch LBR
+ * without CPL (or kind) filtering records every CPL (every kind).  Each
+ * CPU's answer is set where its filter is written (lbr_cpu_rets), and a
+ * record without those returns says LBR_SNAP_REC_RET_FILTERED.
+ */
+static bool lbr_filter_keeps_rets(const struct lbr_filter *f)
+{
+	bool arch = lbr_hw.backend == LBR_SNAP_BACKEND_ARCH;
+
+	return (f->kernel || (arch && !lbr_hw.arch_cpl)) &&
+	       ((f->kinds & LBR_SNAP_KIND_RET) || (arch && !lbr_hw.arch_kinds));
 }
 
 static int lbr_kind_parse(const char *tok, u8 *kinds)
@@ -664,25 +683,26 @@ static int lbr_kind_parse(const char *tok, u8 *kinds)
 static int lbr_filter_parse(const char *spec)
 {
 	char buf[128], *cur = buf, *tok;
-	u8 kinds = 0;
+	struct lbr_filter f = { };
 
 	if (strscpy(buf, spec, sizeof(buf)) < 0)
 		return -EINVAL;
 	tok = strsep(&cur, ",");
-	lbr_filter.kernel = !strcmp(tok, "kernel") || !strcmp(tok, "any");
-	lbr_filter.user = !strcmp(tok, "user") || !strcmp(tok, "any");
-	if (!lbr_filter.kernel && !lbr_filter.user) {
+	f.kernel = !strcmp(tok, "kernel") || !strcmp(tok, "any");
+	f.user = !strcmp(tok, "user") || !strcmp(tok, "any");
+	if (!f.kernel && !f.user) {
 		/* No privilege word: the kernel's, and this is a kind. */
-		lbr_filter.kernel = true;
-		if (lbr_kind_parse(tok, &kinds))
+		f.kernel = true;
+		if (lbr_kind_parse(tok, &f.kinds))
 			return -EINVAL;
 	} else if (!cur) {
-		kinds = LBR_KINDS_ALL;
+		f.kinds = LBR_KINDS_ALL;
 	}
-	while ((tok = strsep(&cur, ",")) != NULL)
-		if (lbr_kind_parse(tok, &kinds))
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		if (lbr_kind_parse(tok, &f.kinds))
 			return -EINVAL;
-	lbr_filter.kinds = kinds;
+	}
+	lbr_filter = f;
 	lbr_filter_publish();
 	return 0;
 }
@@ -726,9 +746,10 @@ static int lbr_perf_branch_type(const struct lbr_filter *f, u64 *type)
 	}
 	if (f->kinds & LBR_SNAP_KIND_REL_JMP)
 		return -EOPNOTSUPP;
-	for (i = 0; i < ARRAY_SIZE(perf_kind); i++)
+	for (i = 0; i < ARRAY_SIZE(perf_kind); i++) {
 		if (f->kinds & BIT(i))
 			*type |= perf_kind[i];
+	}
 	if (f->kinds & LBR_SNAP_KIND_FAR) {
 		if ((f->kinds & calls) == calls)
 			*type |= PERF_SAMPLE_BRANCH_ANY_CALL;
@@ -837,6 +858,7 @@ static int lbr_cpu_start(unsigned int cpu)
 	/* lbr_rearm_after_db() may interrupt this: it reads ctl_set once valid. */
 	barrier();
 	WRITE_ONCE(s->valid, true);
+	__this_cpu_write(lbr_cpu_rets, lbr_filter_keeps_rets(&lbr_filter));
 	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
@@ -1066,15 +1088,25 @@ static void lbr_cpu_refilter(void *info)
 			return;
 		}
 		s->ctl_set = ctl;
+		__this_cpu_write(lbr_cpu_rets,
+				 lbr_filter_keeps_rets(&lbr_filter));
 		return;
 	}
+	/*
+	 * LBR_SELECT alone cannot tell: perf, taking LBR over with the same
+	 * filter, changes the control MSR's other bits (legacy: it sets
+	 * FREEZE_LBRS_ON_PMI, which lbr_snap clears).
+	 */
 	sel = lbr_select_value();
-	if (lbr_rdmsr_safe(sel_msr, &now) || now != s->select_set ||
+	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||
+	    (ctl & ~lbr_hw.enable_mask) != (s->ctl_set & ~lbr_hw.enable_mask) ||
+	    lbr_rdmsr_safe(sel_msr, &now) || now != s->select_set ||
 	    lbr_wrmsr_safe(sel_msr, sel)) {
 		atomic_inc(changed);
 		return;
 	}
 	s->select_set = sel;
+	__this_cpu_write(lbr_cpu_rets, lbr_filter_keeps_rets(&lbr_filter));
 }
 
 /**
@@ -1082,10 +1114,11 @@ static void lbr_cpu_refilter(void *info)
  * @cpl: LBR_SNAP_LBR_KERNEL, LBR_SNAP_LBR_USER
  * @kinds: LBR_SNAP_KIND_*
  *
- * Process context.  Return: 0, -EINVAL for a filter that names nothing,
- * -EOPNOTSUPP for one this CPU (or perf) cannot apply, -EBUSY when some
- * CPU's filter MSR was changed by someone else (those keep theirs, the
- * others have the new filter), or perf's error replacing its events.
+ * Process context.  Return: 0; -EINVAL for a filter that names nothing;
+ * -ENODEV without LBR; -EOPNOTSUPP for one this CPU or perf cannot apply;
+ * -EBUSY when some CPUs' filter MSRs were changed by someone else (those
+ * keep theirs, the others and GET_INFO have the new filter); -EIO when
+ * perf took neither the new filter's events nor the old ones back.
  */
 int lbr_hw_set_filter(u32 cpl, u32 kinds)
 {
@@ -1101,11 +1134,17 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds)
 	if (!cpl || (cpl & ~(LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER)) ||
 	    !kinds || (kinds & ~LBR_KINDS_ALL))
 		return -EINVAL;
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_kinds &&
-	    kinds != LBR_KINDS_ALL)
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
+		return -ENODEV;
+	/* As perf's arch_lbr_ctl_map has it: what the CPU cannot, refused. */
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH &&
+	    ((!lbr_hw.arch_kinds && kinds != LBR_KINDS_ALL) ||
+	     (!lbr_hw.arch_cpl &&
+	      cpl != (LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER))))
 		return -EOPNOTSUPP;
 
-	mutex_lock(&lbr_filter_lock);
+	if (mutex_lock_killable(&lbr_filter_lock))
+		return -EINTR;
 	old = lbr_filter;
 	if (lbr_perf_mode) {
 		ret = lbr_perf_branch_type(&f, &type);
@@ -1113,28 +1152,31 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds)
 			goto out;
 		lbr_filter = f;
 		lbr_filter_publish();
-		if (type == old_type)
+		if (type == old_type && lbr_vlbr_running())
 			goto out;
 		/* One LBR event per CPU: the old ones go first. */
 		lbr_vlbr_stop();
 		ret = lbr_vlbr_start(type);
 		if (ret) {
+			pr_warn_ratelimited("perf refused the branch filter's events (%d): the old filter stays\n",
+					    ret);
 			lbr_filter = old;
 			lbr_filter_publish();
-			if (lbr_vlbr_start(old_type))
-				pr_warn("perf took neither the new branch filter nor the old one back: no LBR records until a reload\n");
+			ret = lbr_vlbr_start(old_type) ? -EIO : -EOPNOTSUPP;
+			if (ret == -EIO)
+				pr_warn_ratelimited("perf took the old filter's events back neither: no LBR records until a filter perf takes\n");
 		}
 		goto out;
 	}
 	cpus_read_lock();
 	lbr_filter = f;
 	lbr_filter_publish();
-	if (lbr_hw.backend != LBR_SNAP_BACKEND_NONE && lbr_cpuhp_state > 0)
+	if (lbr_cpuhp_state > 0)
 		on_each_cpu(lbr_cpu_refilter, &changed, 1);
 	cpus_read_unlock();
 	if (atomic_read(&changed)) {
-		pr_warn("%d CPUs' LBR filter was changed by someone else: left as it is there\n",
-			atomic_read(&changed));
+		pr_warn_ratelimited("%d CPUs' LBR filter was changed by someone else: left as it is there\n",
+				    atomic_read(&changed));
 		ret = -EBUSY;
 	}
 out:
@@ -1145,11 +1187,10 @@ out:
 /* What lbr_hw_set_filter() or lbr_filter= set: LBR_SNAP_LBR_*, _KIND_*. */
 void lbr_hw_get_filter(u32 *cpl, u32 *kinds)
 {
-	mutex_lock(&lbr_filter_lock);
-	*cpl = (lbr_filter.kernel ? LBR_SNAP_LBR_KERNEL : 0) |
-	       (lbr_filter.user ? LBR_SNAP_LBR_USER : 0);
-	*kinds = lbr_filter.kinds;
-	mutex_unlock(&lbr_filter_lock);
+	u32 w = READ_ONCE(lbr_filter_word);
+
+	*cpl = w >> 8;
+	*kinds = w & 0xff;
 }
 
 const char *lbr_hw_mode(void)

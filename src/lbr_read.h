@@ -62,6 +62,8 @@ extern struct lbr_hw lbr_hw;
 #define LBR_RAW_INFO		0x2
 /* Not a plane: the copy came from XSAVES (lbr_xsave.c), laid out alike. */
 #define LBR_RAW_XSAVES		0x4
+/* Nor this: the CPU's filter left the kernel's returns out (lbr_cpu_rets). */
+#define LBR_RAW_RET_FILTERED	0x8
 #define LBR_RAW_MAX_MSRS	(3 * LBR_SNAP_MAX_ENTRIES)
 
 void lbr_hw_set_planes(bool read_info);

@@ -28,13 +28,13 @@ int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
 int lbr_hw_set_filter(u32 cpl, u32 kinds);
-/* Does the LBR filter keep the kernel's returns?  Read by the capture. */
-extern bool lbr_rets_recorded;
 void lbr_hw_get_filter(u32 *cpl, u32 *kinds);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
 unsigned int lbr_hw_cpu_online(unsigned int cpu);
 /* Entries this CPU reads: its own depth (hybrid CPUs differ). */
 DECLARE_PER_CPU(unsigned int, lbr_cpu_depth);
+/* Does its LBR filter, as written, keep the kernel's returns? */
+DECLARE_PER_CPU(bool, lbr_cpu_rets);
 
 /*
  * Stop recording by clearing the backend's enable bit and return the
@@ -114,6 +114,7 @@ static __always_inline bool lbr_hw_was_off(u32 ctl)
 
 int lbr_vlbr_start(u64 branch_type);
 void lbr_vlbr_stop(void);
+bool lbr_vlbr_running(void);
 
 /* --- LBR back on after a debug exception, mode=raw (lbr_db.c) --- */
 

@@ -44,7 +44,7 @@ MODULE_PARM_DESC(mode,
 static char *lbr_filter = "kernel";
 module_param(lbr_filter, charp, 0444);
 MODULE_PARM_DESC(lbr_filter,
-		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far");
+		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far or perf's any,any_call,any_return,cond,call,ind_jump (without the first word: the kernel's); SET_LBR_FILTER changes it, not this file");
 
 /*
  * Off by default: the path to a return is in FROM and TO, and LBR_INFO

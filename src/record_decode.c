@@ -45,7 +45,7 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 			 raw->depth > LBR_SNAP_MAX_ENTRIES ||
 			 raw->hdr.nr_stack > LBR_SNAP_MAX_STACK ||
 			 raw->planes & ~(LBR_RAW_TO | LBR_RAW_INFO |
-					 LBR_RAW_XSAVES)))
+					 LBR_RAW_XSAVES | LBR_RAW_RET_FILTERED)))
 		return 0;
 	nmsr = lbr_raw_msrs(raw->planes, raw->depth);
 	if (WARN_ON_ONCE(len != sizeof(*raw) +
@@ -55,7 +55,7 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 	if (raw->depth) {
 		nr = lbr_raw_decode(raw->msr, raw->depth, raw->planes,
 				    raw->tos, br);
-		if (!raw->ret_site) {
+		if (raw->planes & LBR_RAW_RET_FILTERED) {
 			out->flags |= LBR_SNAP_REC_RET_FILTERED;
 		} else {
 			out->probe_entries = lbr_probe_entries(br, nr,

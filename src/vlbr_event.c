@@ -60,6 +60,11 @@ static int lbr_vlbr_online(unsigned int cpu)
 		return 0;
 	}
 	per_cpu(lbr_vlbr_event, cpu) = ev;
+	/* ANY_RETURN and ANY keep near returns (perf's maps). */
+	__this_cpu_write(lbr_cpu_rets,
+			 (lbr_vlbr_branch_type & PERF_SAMPLE_BRANCH_KERNEL) &&
+			 (lbr_vlbr_branch_type & (PERF_SAMPLE_BRANCH_ANY |
+						  PERF_SAMPLE_BRANCH_ANY_RETURN)));
 	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
@@ -96,6 +101,12 @@ int lbr_vlbr_start(u64 branch_type)
 	}
 	lbr_vlbr_state = ret;
 	return 0;
+}
+
+/* Are the events there (lbr_hw_set_filter() may have failed to renew them)? */
+bool lbr_vlbr_running(void)
+{
+	return lbr_vlbr_state > 0;
 }
 
 void lbr_vlbr_stop(void)

@@ -70,6 +70,9 @@ static int ctl_error(const char *what, const char *name, int err)
 		else
 			why = "invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)";
 		break;
+	case ENODEV:
+		why = "no LBR on this machine (lbr-snap info says why)";
+		break;
 	case EOPNOTSUPP:
 		why = "this CPU cannot filter so (an Arch LBR that filters no kind of branch), or perf cannot (no relative jumps, no far branches without the calls or returns): mode=raw can";
 		break;
@@ -170,7 +173,7 @@ int control_filter(const char *path, char **words)
 	struct task_match m = { 0 };
 	struct lbr_snap_filter f = { 0 };
 	struct lbr_snap_lbr_filter lf;
-	const char *first = *words, *lbr = NULL;
+	const char *first = NULL, *lbr = NULL;
 	struct lbr_snap_info info;
 	bool task = false;
 	char key[8], why[300], name[128];
@@ -187,6 +190,8 @@ int control_filter(const char *path, char **words)
 			}
 			continue;
 		}
+		if (!task)
+			first = *words;
 		task = true;
 		if (!strcmp(*words, "off") && !m.flags && !words[1])
 			break;
@@ -204,10 +209,13 @@ int control_filter(const char *path, char **words)
 	fd = open_ctl(path, &info);
 	if (fd < 0)
 		return -fd;
-	if (lbr && ioctl(fd, LBR_SNAP_IOC_SET_LBR_FILTER, &lf) < 0) {
+	/* EBUSY: applied but where someone else holds the MSR. */
+	if (lbr && ioctl(fd, LBR_SNAP_IOC_SET_LBR_FILTER, &lf) < 0)
 		ret = ctl_error("filter", lbr - 4, errno);
-	} else if (lbr) {
-		lbr_filter_name(lf.cpl, lf.kinds, name, sizeof(name));
+	if (lbr && (!ret || errno == EBUSY) &&
+	    !ioctl(fd, LBR_SNAP_IOC_GET_INFO, &info)) {
+		lbr_filter_name(info.lbr_cpl, info.lbr_kinds, name,
+				sizeof(name));
 		printf("LBR filter: %s\n", name);
 	}
 	if (!ret && task && ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &f) < 0)

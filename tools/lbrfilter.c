@@ -2,7 +2,9 @@
 /*
  * lbr-snap: the LBR filter's words.  perf's names stand for the sets of
  * kinds perf maps them onto in LBR_SELECT (arch/x86/events/intel/lbr.c,
- * hsw_lbr_sel_map), as the module's lbr_filter= takes them too.
+ * hsw_lbr_sel_map).  The module's lbr_filter= takes the same kinds, but
+ * its privilege word comes first and its "any" there is both privileges;
+ * here "any" is every kind, as in perf -j, and kernel/user go anywhere.
  */
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +65,9 @@ int lbr_filter_parse(const char *spec, struct lbr_snap_lbr_filter *f,
 		}
 		p = end + 1;
 	} while (end);
+	/* A privilege word alone: every kind, as lbr_filter=kernel has it. */
+	if (!f->kinds && f->cpl)
+		f->kinds = LBR_SNAP_KIND_ALL;
 	if (!f->kinds) {
 		snprintf(why, len, "'%s' names no kind of branch (any: every kind)",
 			 spec);

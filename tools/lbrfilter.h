@@ -11,7 +11,8 @@
  * it: privilege words (kernel or k, user or u; the kernel's when none)
  * and kinds, perf's names (any, any_call, any_return, cond, call,
  * ind_call, ind_jump) or lbr_snap's own (jcc, rel_call, ret, ind_jmp,
- * rel_jmp, far), comma-separated, in any order.  0, or -1 with @why set.
+ * rel_jmp, far), comma-separated, in any order; a privilege word alone
+ * keeps every kind.  0, or -1 with @why set.
  */
 int lbr_filter_parse(const char *spec, struct lbr_snap_lbr_filter *f,
 		     char *why, size_t len);

@@ -258,16 +258,24 @@ static int set_lbr_filter(struct tracer *tr, const struct lbr_snap_info *info)
 	tr->old_lbr = (struct lbr_snap_lbr_filter){
 		.cpl = info->lbr_cpl, .kinds = info->lbr_kinds,
 	};
-	if (ioctl(tr->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &tr->t->lbr_filter) < 0) {
-		pr_err("--lbr=%s: %s", tr->t->lbr,
-		       errno == EOPNOTSUPP ?
-		       "this CPU cannot filter so, or perf cannot (mode=raw can)" :
-		       errno == ENOTTY ? "the module is too old for it" :
-		       strerror(errno));
-		return -EXIT_ERROR;
+	if (!ioctl(tr->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &tr->t->lbr_filter)) {
+		tr->lbr_set = true;
+		return 0;
 	}
-	tr->lbr_set = true;
-	return 0;
+	if (errno == EBUSY) {
+		/* Applied but where someone else holds it: undone at the end. */
+		pr_err("--lbr=%s: someone else holds the LBR filter on some CPUs: left as it is there (see the kernel log)",
+		       tr->t->lbr);
+		tr->lbr_set = true;
+		return 0;
+	}
+	pr_err("--lbr=%s: %s", tr->t->lbr,
+	       errno == EOPNOTSUPP ?
+	       "this CPU cannot filter so, or perf cannot (mode=raw can)" :
+	       errno == ENODEV ? "no LBR on this machine" :
+	       errno == ENOTTY ? "the module is too old for it" :
+	       strerror(errno));
+	return -EXIT_ERROR;
 }
 
 static int open_traced_device(struct tracer *tr)

@@ -5560,6 +5560,51 @@ static void chain_records(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * Raw mode: a CPU whose filter MSR someone else changed (here through
+ * /dev/cpu/1/msr) keeps theirs; the others take the new filter, and the
+ * call says EBUSY.
+ */
+static void filter_msr_taken(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(fexit) *self,
+			     const struct lbr_snap_info *info)
+{
+	struct lbr_snap_lbr_filter f = {
+		.cpl = LBR_SNAP_LBR_KERNEL,
+		.kinds = LBR_SNAP_KIND_RET | LBR_SNAP_KIND_FAR,
+	};
+	bool arch = info->backend == LBR_SNAP_BACKEND_ARCH;
+	unsigned int msr = arch ? 0x14ce :
+			   info->backend == LBR_SNAP_BACKEND_AMD ? 0xc000010e :
+			   0x1c8;
+	/* Arch: the JCC enable; LBR_SELECT: the JCC suppress bit. */
+	unsigned long long bit = arch ? 1ULL << 16 : 1ULL << 2;
+	unsigned long long v0, v1, foreign, now0, now1;
+
+	if (nr_cpus() < 2 || msr_io(1, msr, &v1, false)) {
+		TH_LOG("no second CPU or no /dev/cpu/1/msr: taken MSR not tried");
+		return;
+	}
+	foreign = v1 ^ bit;
+	ASSERT_EQ(0, msr_io(1, msr, &foreign, true));
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &f));
+	EXPECT_EQ(EBUSY, errno);
+	EXPECT_EQ(0, msr_io(1, msr, &now1, false));
+	EXPECT_EQ(foreign, now1) TH_LOG("cpu1's filter was overwritten");
+	EXPECT_EQ(0, msr_io(0, msr, &now0, false));
+	v0 = now0;
+	/* any_return there: no conditional jumps. */
+	EXPECT_EQ(arch ? 0 : bit, now0 & bit) TH_LOG("cpu0: %#llx", now0);
+	/* Given back as lbr_snap left it, then the filter everywhere. */
+	EXPECT_EQ(0, msr_io(1, msr, &v1, true));
+	f.kinds = LBR_SNAP_KIND_ALL;
+	EXPECT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER, &f));
+	EXPECT_EQ(0, msr_io(0, msr, &now0, false));
+	EXPECT_EQ(0, msr_io(1, msr, &now1, false));
+	EXPECT_EQ(now0 & ~1ULL, now1 & ~1ULL) TH_LOG("was %#llx", v0);
+}
+
 static int mix_ret_in(const struct chain_mix *m)
 {
 	return m->ret_in;
@@ -5640,6 +5685,14 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		EXPECT_EQ(k, info.lbr_cpl);
 		EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);
 		if (info.backend == LBR_SNAP_BACKEND_NONE) {
+			struct lbr_snap_lbr_filter any = {
+				.cpl = k, .kinds = LBR_SNAP_KIND_ALL,
+			};
+
+			errno = 0;
+			EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER,
+					    &any));
+			EXPECT_EQ(ENODEV, errno);
 			if (NONE_FAILED())
 				SKIP(return, "no LBR here (%s): the filter's effect not seen",
 				     info.reason);
@@ -5713,10 +5766,109 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		chain_records(_metadata, self, k, LBR_SNAP_KIND_ALL, 1,
 			      mix_ret_in, &best, &all);
 		EXPECT_EQ(0, all.user);
+		if (!m)
+			filter_msr_taken(_metadata, self, &info);
 		close(self->fd);
 		self->fd = -1;
 		EXPECT_EQ(0, unload());
 	}
+}
+
+/*
+ * The spans, in entries, between the last @k+1 returns into
+ * lbr_test_chain() of record @r (newest last), summed: what the last @k
+ * iterations of its loop took.  -1 if it holds fewer.
+ */
+static int chain_last_spans(const struct rec *r, int k)
+{
+	unsigned long long chain = ksym("lbr_test_chain");
+	unsigned long long chain_end = ksym_end(chain);
+	int i, seen = 0, last = -1, first = -1;
+
+	for (i = r->h.nr_entries - r->h.probe_entries - 1; i >= 0; i--) {
+		unsigned long long from = r->br[i].from, to = r->br[i].to;
+
+		if (!(to >= chain && to < chain_end) ||
+		    (from >= chain && from < chain_end))
+			continue;
+		if (last < 0)
+			last = i;
+		first = i;
+		if (seen++ == k)
+			break;
+	}
+	return seen > k ? last - first : -1;
+}
+
+/*
+ * The least, over @nr records of lbr_test_chain(40), of the entries its
+ * last @k iterations took, or -1; any LBR filter (an interrupt only adds).
+ */
+static int chain_iterations(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(fexit) *self, int nr, int k)
+{
+	int i, got, least = -1, n;
+
+	if (trigger("chain", 40, nr))
+		return -1;
+	got = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(nr, got) TH_LOG("%s", lbr_why);
+	for (i = 0; i < got; i++) {
+		n = chain_last_spans(&self->recs[i], k);
+		if (n >= 0 && (least < 0 || n < least))
+			least = n;
+	}
+	return least;
+}
+
+/*
+ * With many functions hooked, a hooked callee inside the function that
+ * fails puts its own trampoline's branches into that function's record:
+ * the call to the trampoline, its call of the body, its return (and the
+ * return thunk's).  Measured on lbr_test_chain(): its loop calls
+ * lbr_test_leaf() 40 times, which succeeds, so with the leaf hooked too
+ * its trampoline takes the quiet path every time.  The same last
+ * iteration of the chain's loop, leaf unhooked then hooked: the entries
+ * each nested hooked call adds.  9 on 6.1 with return thunks: the call
+ * into the trampoline, its jump past the argument copy, its call of the
+ * body through lbr_fexit_call_rest (a call, then a RET by the return
+ * thunk: 3), the quiet test's taken JB and the trampoline's RET (2 with
+ * the thunk); the function's own return lands in the trampoline instead of
+ * its caller, no more entries.  Bounded here at that, so that a change
+ * adding one fails; the goal is 4.  AMD's 16 entries hold no whole
+ * hooked iteration.
+ */
+TEST_F(fexit, nested_hooked_call_entries)
+{
+	const int k = 1;
+	struct lbr_snap_info info;
+	int plain, nested;
+
+	ASSERT_EQ(0, load("targets=lbr_test_chain/1@fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	if (info.backend == LBR_SNAP_BACKEND_NONE) {
+		if (NONE_FAILED())
+			SKIP(return, "no LBR here: %s", info.reason);
+		return;
+	}
+	plain = chain_iterations(_metadata, self, 5, k);
+	ASSERT_LT(0, plain) TH_LOG("no %d whole iterations in %u entries",
+				   k, info.lbr_depth);
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
+				"lbr_test_leaf/1@fexit", NULL));
+	nested = chain_iterations(_metadata, self, 5, k);
+	if (nested < 0 && info.lbr_depth < 32 && NONE_FAILED())
+		SKIP(return, "%u entries hold no whole hooked iteration (%d entries unhooked)",
+		     info.lbr_depth, plain);
+	ASSERT_LT(0, nested) TH_LOG("no %d whole iterations in %u entries",
+				    k, info.lbr_depth);
+	TH_LOG("nested_entries cpu=%s per_call=%.2f (the last %d iterations: %d entries, %d with the leaf hooked)",
+	       info.backend_name, (double)(nested - plain) / k, k, plain,
+	       nested);
+	EXPECT_LE(1, nested - plain);
+	EXPECT_GE(9 * k, nested - plain);
 }
 
 /*

@@ -1389,6 +1389,18 @@ t "trace --lbr: a filter the module refuses stops it before CMD; exit 125" \
 	125 /dev/null trace-lbr-fail.err env FAKE_LBR_LBR_ERRNO=95 \
 	"$FAKE" -d paths.bin trace --lbr=rel_jmp -e foo -- touch ran-lbr
 check "trace --lbr refused: CMD did not run" test ! -e ran-lbr
+# EBUSY: applied on the CPUs lbr_snap holds: CMD runs, the old filter back.
+trace_lbr_busy()
+{
+	FAKE_LBR_LBR_ERRNO=16 "$FAKE" -d paths.bin trace --lbr=cond -e foo -- \
+		touch ran-lbr-busy 2>trace-lbr-busy.err ||
+		{ echo "exit $?"; cat trace-lbr-busy.err; return 1; }
+	test -e ran-lbr-busy || { echo "CMD did not run"; return 1; }
+	grep -c '^fake: SET_LBR_FILTER' trace-lbr-busy.err | grep -qx 2 ||
+		{ echo "the old filter not put back"; cat trace-lbr-busy.err; return 1; }
+	grep -q 'someone else holds the LBR filter' trace-lbr-busy.err
+}
+check "trace --lbr: EBUSY said, CMD runs, the old filter put back" trace_lbr_busy
 
 want trace-fail.err "fake: ADD_TARGET foo" "fake: ADD_TARGET bar%ptr" \
 	"lbr-snap: ADD_TARGET bar%ptr: Invalid argument" "fake: DEL_TARGET foo"
@@ -1602,6 +1614,11 @@ want filter-lbr2.err "fake: SET_LBR_FILTER cpl=3 kinds=0x67" \
 t "filter lbr=u,cond,k,call,ind_call,rel_jmp,far pid=N: both filters, named back by perf's sets" \
 	0 filter-lbr2.out filter-lbr2.err \
 	"$FAKE" -d stream.bin filter lbr=u,cond,k,call,ind_call,rel_jmp,far pid=7
+want filter-lbr-user.out "LBR filter: user,any"
+want filter-lbr-user.err "fake: SET_LBR_FILTER cpl=2 kinds=0x7f"
+t "filter lbr=user: a privilege word alone keeps every kind" 0 \
+	filter-lbr-user.out filter-lbr-user.err \
+	"$FAKE" -d stream.bin filter lbr=user
 want filter-lbr-ret.out "LBR filter: kernel,ret"
 want filter-lbr-ret.err "fake: SET_LBR_FILTER cpl=1 kinds=0x8"
 t "filter lbr=ret: a kind without its perf set named alone" 0 \
@@ -1616,7 +1633,7 @@ filter_lbr_bad()
 {
 	local w
 
-	for w in lbr= lbr=user lbr=any_ret lbr=kernel,, lbr=,cond lbr=ANY; do
+	for w in lbr= lbr=kernel,bogus lbr=any_ret lbr=kernel,, lbr=,cond lbr=ANY; do
 		"$FAKE" -d stream.bin filter "$w" 2>filter-bad.err && {
 			echo "filter $w: accepted"
 			return 1
