@@ -31,6 +31,7 @@
 
 #define LBR_MSR_DEBUGCTL		0x1d9
 #define LBR_DEBUGCTL_LBR		(1ULL << 0)
+#define LBR_DEBUGCTL_BTF		(1ULL << 1)	/* the kernel's block-step */
 #define LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI	(1ULL << 11)
 #define LBR_MSR_SELECT		0x1c8
 #define LBR_MSR_TOS		0x1c9
@@ -661,6 +662,12 @@ static bool lbr_filter_keeps_rets(const struct lbr_filter *f)
 	       ((f->kinds & LBR_SNAP_KIND_RET) || (arch && !lbr_hw.arch_kinds));
 }
 
+/* The same for the filter in force, for mode=perf's events (vlbr_event.c). */
+bool lbr_hw_filter_keeps_rets(void)
+{
+	return lbr_filter_keeps_rets(&lbr_filter);
+}
+
 static int lbr_kind_parse(const char *tok, u8 *kinds)
 {
 	unsigned int i;
@@ -859,6 +866,7 @@ static int lbr_cpu_start(unsigned int cpu)
 	barrier();
 	WRITE_ONCE(s->valid, true);
 	__this_cpu_write(lbr_cpu_rets, lbr_filter_keeps_rets(&lbr_filter));
+	barrier();	/* a capture here reads rets once depth is set */
 	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }
@@ -1069,7 +1077,7 @@ static void lbr_cpu_refilter(void *info)
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
 	atomic_t *changed = info;
 	u32 sel_msr = lbr_sel_msr();
-	u64 now, ctl, sel;
+	u64 now, ctl, sel, mask;
 
 	if (!READ_ONCE(s->valid))
 		return;
@@ -1095,11 +1103,15 @@ static void lbr_cpu_refilter(void *info)
 	/*
 	 * LBR_SELECT alone cannot tell: perf, taking LBR over with the same
 	 * filter, changes the control MSR's other bits (legacy: it sets
-	 * FREEZE_LBRS_ON_PMI, which lbr_snap clears).
+	 * FREEZE_LBRS_ON_PMI, which lbr_snap clears).  Not DEBUGCTL.BTF,
+	 * which the kernel sets while a block-stepping task runs.  A CPU
+	 * left alone keeps its lbr_cpu_rets, lbr_snap's last filter's.
 	 */
 	sel = lbr_select_value();
+	mask = lbr_hw.enable_mask |
+	       (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL ? LBR_DEBUGCTL_BTF : 0);
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||
-	    (ctl & ~lbr_hw.enable_mask) != (s->ctl_set & ~lbr_hw.enable_mask) ||
+	    (ctl & ~mask) != (s->ctl_set & ~mask) ||
 	    lbr_rdmsr_safe(sel_msr, &now) || now != s->select_set ||
 	    lbr_wrmsr_safe(sel_msr, sel)) {
 		atomic_inc(changed);
@@ -1117,8 +1129,9 @@ static void lbr_cpu_refilter(void *info)
  * Process context.  Return: 0; -EINVAL for a filter that names nothing;
  * -ENODEV without LBR; -EOPNOTSUPP for one this CPU or perf cannot apply;
  * -EBUSY when some CPUs' filter MSRs were changed by someone else (those
- * keep theirs, the others and GET_INFO have the new filter); -EIO when
- * perf took neither the new filter's events nor the old ones back.
+ * keep theirs, the others and GET_INFO have the new filter); -EINTR if
+ * killed waiting for another change; perf's error when it refused the new
+ * filter's events and took the old ones back, -EIO when it took neither.
  */
 int lbr_hw_set_filter(u32 cpl, u32 kinds)
 {
@@ -1148,7 +1161,8 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds)
 	old = lbr_filter;
 	if (lbr_perf_mode) {
 		ret = lbr_perf_branch_type(&f, &type);
-		if (ret || lbr_perf_branch_type(&old, &old_type))
+		/* The old filter was perf's: it cannot fail. */
+		if (ret || WARN_ON_ONCE(lbr_perf_branch_type(&old, &old_type)))
 			goto out;
 		lbr_filter = f;
 		lbr_filter_publish();
@@ -1162,7 +1176,8 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds)
 					    ret);
 			lbr_filter = old;
 			lbr_filter_publish();
-			ret = lbr_vlbr_start(old_type) ? -EIO : -EOPNOTSUPP;
+			if (lbr_vlbr_start(old_type))
+				ret = -EIO;
 			if (ret == -EIO)
 				pr_warn_ratelimited("perf took the old filter's events back neither: no LBR records until a filter perf takes\n");
 		}

@@ -29,6 +29,7 @@ void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);
 int lbr_hw_set_filter(u32 cpl, u32 kinds);
 void lbr_hw_get_filter(u32 *cpl, u32 *kinds);
+bool lbr_hw_filter_keeps_rets(void);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
 unsigned int lbr_hw_cpu_online(unsigned int cpu);
 /* Entries this CPU reads: its own depth (hybrid CPUs differ). */

@@ -13,6 +13,7 @@
 #include <linux/string.h>
 
 #include "lbr_snap.h"
+#include "lbr_own_names.h"
 #include "fexit_slots.h"
 #include "func_lookup.h"
 
@@ -76,11 +77,7 @@ const char *lbr_hook_name(u8 hook)
  * them up front.
  */
 static const char * const lbr_own_path_prefixes[] = {
-	"irq_work_", "ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
-	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
-	/* lbr_db_check_soon()'s irq_work_queue() raises a self-IPI */
-	"arch_irq_work_raise", "__irq_work_queue_local", "apic_send_IPI_self",
-	"x2apic_send_IPI_self", "default_send_IPI_self",
+	LBR_OWN_PATH_PREFIXES,
 };
 
 /*
@@ -89,18 +86,7 @@ static const char * const lbr_own_path_prefixes[] = {
  * recursion, and an fexit one would freeze and unfreeze LBR once a frame.
  */
 static const char * const lbr_unwind_names[] = {
-	"stack_trace_save", "stack_trace_consume_entry",
-	"stack_trace_consume_entry_nosched", "arch_stack_walk",
-	"__unwind_start", "unwind_next_frame", "unwind_get_return_address",
-	"unwind_get_return_address_ptr", "orc_find", "__orc_find",
-	"orc_module_find", "orc_ftrace_find", "kernel_text_address",
-	"__kernel_text_address", "core_kernel_text", "get_stack_info",
-	"get_stack_info_noinstr", "stack_access_ok", "deref_stack_reg",
-	"deref_stack_regs", "deref_stack_iret_regs", "is_module_text_address",
-	"__module_address", "__module_text_address", "mod_find",
-	"is_ftrace_trampoline", "ftrace_ops_trampoline", "ftrace_graph_ret_addr",
-	"is_bpf_text_address", "bpf_ksym_find", "is_kprobe_insn_slot",
-	"is_kprobe_optinsn_slot", "__is_insn_slot_addr",
+	LBR_UNWIND_NAMES,
 };
 
 /* @name starts with one of @prefixes, or is one of them with @exact. */

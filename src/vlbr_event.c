@@ -60,11 +60,9 @@ static int lbr_vlbr_online(unsigned int cpu)
 		return 0;
 	}
 	per_cpu(lbr_vlbr_event, cpu) = ev;
-	/* ANY_RETURN and ANY keep near returns (perf's maps). */
-	__this_cpu_write(lbr_cpu_rets,
-			 (lbr_vlbr_branch_type & PERF_SAMPLE_BRANCH_KERNEL) &&
-			 (lbr_vlbr_branch_type & (PERF_SAMPLE_BRANCH_ANY |
-						  PERF_SAMPLE_BRANCH_ANY_RETURN)));
+	/* As raw mode's: perf maps the kinds and CPLs the same way. */
+	__this_cpu_write(lbr_cpu_rets, lbr_hw_filter_keeps_rets());
+	barrier();	/* a capture here reads rets once depth is set */
 	__this_cpu_write(lbr_cpu_depth, depth);
 	return 0;
 }

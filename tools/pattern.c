@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../src/lbr_own_names.h"
 #include "btf.h"
 #include "pattern.h"
 #include "recording.h"
@@ -78,30 +79,17 @@ static const char *const what_why[PAT_NR_WHY] = {
 };
 
 /*
- * The module's refusals (src/targets.c): the capture path's functions by
- * prefix, the unwinder's by name (with stack_depth=, the default 16), and
- * where an offline CPU's idle task stays.
+ * The module's refusals (src/targets.c, its lists in src/lbr_own_names.h):
+ * the capture path's functions by prefix, the unwinder's by name (with
+ * stack_depth=, the default 16), and where an offline CPU's idle task
+ * stays.
  */
 static const char *const own_path_prefixes[] = {
-	"irq_work_", "ktime_get_mono_fast", "__ktime_get_fast", "read_tsc",
-	"native_sched_clock", "kretprobe_", "rethook_", "arch_rethook_",
-	"arch_irq_work_raise", "__irq_work_queue_local", "apic_send_IPI_self",
-	"x2apic_send_IPI_self", "default_send_IPI_self",
+	LBR_OWN_PATH_PREFIXES,
 };
 
 static const char *const unwind_names[] = {
-	"stack_trace_save", "stack_trace_consume_entry",
-	"stack_trace_consume_entry_nosched", "arch_stack_walk",
-	"__unwind_start", "unwind_next_frame", "unwind_get_return_address",
-	"unwind_get_return_address_ptr", "orc_find", "__orc_find",
-	"orc_module_find", "orc_ftrace_find", "kernel_text_address",
-	"__kernel_text_address", "core_kernel_text", "get_stack_info",
-	"get_stack_info_noinstr", "stack_access_ok", "deref_stack_reg",
-	"deref_stack_regs", "deref_stack_iret_regs", "is_module_text_address",
-	"__module_address", "__module_text_address", "mod_find",
-	"is_ftrace_trampoline", "ftrace_ops_trampoline", "ftrace_graph_ret_addr",
-	"is_bpf_text_address", "bpf_ksym_find", "is_kprobe_insn_slot",
-	"is_kprobe_optinsn_slot", "__is_insn_slot_addr",
+	LBR_UNWIND_NAMES,
 };
 
 static const char *const offline_cpu_path[] = {
