@@ -210,10 +210,13 @@ expect_count 0 'E2BIG' t3.out
 result "trace prints the records of CMD's descendants, not of others"
 
 # Module already loaded: attach with ADD_TARGET, detach with DEL_TARGET,
-# --all for the duration only; a target given at load time stays.
+# --all and --lbr for the duration only (info, the LBR filter in it,
+# unchanged after); a target given at load time stays.
 modprobe lbr_snap targets=lbr_test_bool%bool
 lbr-snap info >info-before.txt
-lbr-snap trace -e lbr_test_int -e lbr_test_bool%bool --all --json -- \
+lbr_opt=--lbr=any_return
+[ -n "$LBR" ] || lbr_opt=--all	# no LBR: no filter to set
+lbr-snap trace -e lbr_test_int -e lbr_test_bool%bool --all "$lbr_opt" --json -- \
 	sh -c "echo 'int 3 2' >$DEV; echo 'int -22 1' >$DEV; echo 'bool 0 1' >$DEV" \
 	>t4.jsonl 2>t4.err
 rc=$?
@@ -224,10 +227,11 @@ expect_count 2 '"func":"lbr_test_int","func_addr":"[^"]*","retval":3,' t4.jsonl
 expect_count 1 '"func":"lbr_test_int","func_addr":"[^"]*","retval":-22,' t4.jsonl
 expect_count 1 '"func":"lbr_test_bool",' t4.jsonl
 expect_count 1 'lbr_test_bool%bool: already a target' t4.err
+[ -z "$LBR" ] || expect_count 1 'capturing every return, LBR filter any_return; running sh$' t4.err
 cmp -s info-before.txt info-after.txt || why "info changed: $(diff info-before.txt info-after.txt)"
 expect_count 0 lbr_test_int stats-after.txt
 module_loaded || why "trace unloaded a module it did not load"
-result "trace attaches to a loaded module, --all, detaches, restores capture"
+result "trace attaches to a loaded module, --all, --lbr, detaches, restores capture and filter"
 emit_json record trace-all t4.jsonl
 
 # ------------------------------------------------------------- permission
