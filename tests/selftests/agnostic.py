@@ -16,12 +16,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "lbr_snap_test.c")
 HDR = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "lbr_test_agnostic.h")
 
-# What looking at the LBR takes, in the tests' own words.
+# What looking at the LBR takes, in the tests' own words.  Setting the
+# LBR filter is in lbr_filter= and in the filter GET_INFO gives back; a
+# SET_LBR_FILTER refused for want of privilege looks at nothing.
 TOKENS = [
     "backend", "nr_entries", "br[", "lbr_lab_cpu", "find_return",
     "probe_entries", "ctl_msr", "lbr_depth", "NO_LBR", "WAS_OFF",
     "RAN_AGAIN", "NO_RETURN", "perfmon", "mode=perf", "mode=raw",
-    "lbr_filter", "LBR_EXPECT", "rdmsr", "wrmsr", "xsave", "lbr_info",
+    "lbr_filter=", "lbr_cpl", "lbr_kinds", "LBR_EXPECT", "rdmsr", "wrmsr", "xsave", "lbr_info",
     "kretprobe_pinned", "return_fits", "lbr_read", "lbr_format",
 ]
 

@@ -5473,6 +5473,14 @@ struct chain_mix {
 
 static int kcore_read(unsigned long long addr, void *buf, size_t len);
 
+/* Can /proc/kcore give kernel text here (CONFIG_PROC_KCORE)? */
+static bool kcore_text(void)
+{
+	unsigned char op;
+
+	return !kcore_read(ksym("lbr_test_chain"), &op, 1);
+}
+
 static void chain_mix(const struct rec *r, struct chain_mix *m)
 {
 	unsigned long long chain = ksym("lbr_test_chain");
@@ -5652,12 +5660,15 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		  .reserved = { 1 } },
 	};
 	const __u32 k = LBR_SNAP_LBR_KERNEL;
+	bool kcore = kcore_text();
 	struct chain_mix best, all;
 	struct lbr_snap_info info;
 	char params[128];
 	unsigned int i, m, depth;
 
 	ASSERT_NE(0, ksym("lbr_test_chain"));
+	if (!kcore)
+		TH_LOG("no kernel text in /proc/kcore: entries judged by where they go only");
 	for (m = 0; m < 2; m++) {
 		snprintf(params, sizeof(params),
 			 "targets=lbr_test_chain/1@fexit mode=%s", modes[m]);
@@ -5719,10 +5730,12 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		       best.jcc, best.other);
 		EXPECT_LE(1, best.ret_in);
 		EXPECT_GE((int)depth / 4, best.ret_in);
-		EXPECT_LE(1, all.call);
-		EXPECT_LE(1, all.ret);
-		EXPECT_LE(1, all.jcc);
 		EXPECT_EQ(0, all.user);
+		if (kcore) {
+			EXPECT_LE(1, all.call);
+			EXPECT_LE(1, all.ret);
+			EXPECT_LE(1, all.jcc);
+		}
 
 		/* any_return: only returns, as many leaves back as LBR is deep. */
 		chain_records(_metadata, self, k,
@@ -5732,8 +5745,10 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		       modes[m], best.nr, best.ret, best.ret_in, best.call,
 		       best.jcc, best.other);
 		EXPECT_LE((int)depth - 2, best.ret_in);
-		EXPECT_LE((int)depth - 2, best.ret);
-		EXPECT_EQ(0, all.call + all.jcc + all.other);
+		if (kcore) {
+			EXPECT_LE((int)depth - 2, best.ret);
+			EXPECT_EQ(0, all.call + all.jcc + all.other);
+		}
 
 		/* any_call: only the calls. */
 		chain_records(_metadata, self, k,
@@ -5742,8 +5757,10 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		TH_LOG("mode=%s any_call: %d entries: %d calls, %d returns, %d conditional jumps, %d others",
 		       modes[m], best.nr, best.call, best.ret, best.jcc,
 		       best.other);
-		EXPECT_LE((int)depth - 2, best.call);
-		EXPECT_EQ(0, all.ret + all.jcc + all.other);
+		if (kcore) {
+			EXPECT_LE((int)depth - 2, best.call);
+			EXPECT_EQ(0, all.ret + all.jcc + all.other);
+		}
 
 		/* cond: only the loops. */
 		chain_records(_metadata, self, k, LBR_SNAP_KIND_JCC, 5,
@@ -5751,8 +5768,11 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		TH_LOG("mode=%s cond: %d entries: %d conditional jumps, %d calls, %d returns, %d others",
 		       modes[m], best.nr, best.jcc, best.call, best.ret,
 		       best.other);
-		EXPECT_LE((int)depth - 2, best.jcc);
-		EXPECT_EQ(0, all.call + all.ret + all.other);
+		EXPECT_EQ(0, all.ret_in);
+		if (kcore) {
+			EXPECT_LE((int)depth - 2, best.jcc);
+			EXPECT_EQ(0, all.call + all.ret + all.other);
+		}
 
 		/* user: the branches before the system call, none after. */
 		chain_records(_metadata, self, LBR_SNAP_LBR_USER,
