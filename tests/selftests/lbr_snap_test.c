@@ -5481,10 +5481,9 @@ static bool kcore_text(void)
 	return !kcore_read(ksym("lbr_test_chain"), &op, 1);
 }
 
-static void chain_mix(const struct rec *r, struct chain_mix *m)
+static void chain_mix(const struct rec *r, struct chain_mix *m,
+		      unsigned long long chain, unsigned long long chain_end)
 {
-	unsigned long long chain = ksym("lbr_test_chain");
-	unsigned long long chain_end = ksym_end(chain);
 	unsigned long long s, e;
 	unsigned char op[3];
 	char name[128];
@@ -5529,6 +5528,8 @@ static void chain_records(struct __test_metadata *_metadata,
 			  struct chain_mix *best, struct chain_mix *all)
 {
 	struct lbr_snap_lbr_filter f = { .cpl = cpl, .kinds = kinds };
+	unsigned long long chain = ksym("lbr_test_chain");
+	unsigned long long chain_end = ksym_end(chain);
 	struct lbr_snap_info info;
 	struct chain_mix m;
 	int i, got;
@@ -5555,7 +5556,7 @@ static void chain_records(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, h->flags & LBR_SNAP_REC_NO_RETURN);
 			EXPECT_EQ(0, h->probe_entries);
 		}
-		chain_mix(&self->recs[i], &m);
+		chain_mix(&self->recs[i], &m, chain, chain_end);
 		if (most(&m) >= most(best))
 			*best = m;
 		all->call += m.call;
@@ -5799,10 +5800,10 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
  * lbr_test_chain() of record @r (newest last), summed: what the last @k
  * iterations of its loop took.  -1 if it holds fewer.
  */
-static int chain_last_spans(const struct rec *r, int k)
+static int chain_last_spans(const struct rec *r, int k,
+			    unsigned long long chain,
+			    unsigned long long chain_end)
 {
-	unsigned long long chain = ksym("lbr_test_chain");
-	unsigned long long chain_end = ksym_end(chain);
 	int i, seen = 0, last = -1, first = -1;
 
 	for (i = r->h.nr_entries - r->h.probe_entries - 1; i >= 0; i--) {
@@ -5827,6 +5828,8 @@ static int chain_last_spans(const struct rec *r, int k)
 static int chain_iterations(struct __test_metadata *_metadata,
 			    FIXTURE_DATA(fexit) *self, int nr, int k)
 {
+	unsigned long long chain = ksym("lbr_test_chain");
+	unsigned long long chain_end = ksym_end(chain);
 	int i, got, least = -1, n;
 
 	if (trigger("chain", 40, nr))
@@ -5834,7 +5837,7 @@ static int chain_iterations(struct __test_metadata *_metadata,
 	got = drain(self->fd, self->recs, MAX_RECS);
 	EXPECT_EQ(nr, got) TH_LOG("%s", lbr_why);
 	for (i = 0; i < got; i++) {
-		n = chain_last_spans(&self->recs[i], k);
+		n = chain_last_spans(&self->recs[i], k, chain, chain_end);
 		if (n >= 0 && (least < 0 || n < least))
 			least = n;
 	}
@@ -5858,7 +5861,7 @@ static int chain_iterations(struct __test_metadata *_metadata,
  * adding one fails; the goal is 4.  AMD's 16 entries hold no whole
  * hooked iteration.
  */
-TEST_F(fexit, nested_hooked_call_entries)
+TEST_F_TIMEOUT(fexit, nested_hooked_call_entries, 120)
 {
 	const int k = 1;
 	struct lbr_snap_info info;
