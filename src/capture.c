@@ -150,12 +150,12 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	if (depth) {
 		raw->planes = lbr_read_frozen(raw->msr, depth, &raw->tos);
 		ran_again = lbr_hw_ran_again();
-		/* What this CPU's filter, as written, records: read frozen. */
-		if (!__this_cpu_read(lbr_cpu_rets))
-			raw->planes |= LBR_RAW_RET_FILTERED;
 	}
 	if (frozen)
 		lbr_hw_unfreeze(ctl);
+	/* What this CPU's filter, as written, records (interrupts still off). */
+	if (depth && !__this_cpu_read(lbr_cpu_rets))
+		raw->planes |= LBR_RAW_RET_FILTERED;
 	/*
 	 * After the read: the unwinder's branches are not in the record.
 	 * Its first frame is the caller, as the unwinder recovered it from

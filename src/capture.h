@@ -52,8 +52,9 @@ static __always_inline void lbr_capture_found_off(u32 ctl)
  * kretprobe they are counted and LBR unfrozen right here, a few dozen
  * instructions, with per-CPU increments that an interrupt cannot tear
  * (one instruction each), interrupts off only for the unfreeze.  Not
- * inside a capture on this CPU (a target on the capture path, or returning in an NMI): that
- * one is counted as recursion by lbr_capture_record().  An NMI's return
+ * inside a capture on this CPU (a target on the capture path, or
+ * returning in an NMI): that one is counted as recursion by
+ * lbr_capture_record().  An NMI's return
  * between another return's freeze and lbr_capture_record() (or in this
  * short path) finds LBR frozen by it: counted in lbr_off, and recorded
  * WAS_OFF if it is one to record, its entries the interrupted return's.
