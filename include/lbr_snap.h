@@ -34,6 +34,8 @@
 
 #define LBR_SNAP_MAX_ENTRIES	64	/* deepest LBR any backend reads */
 #define LBR_SNAP_MAX_TARGETS	64	/* targets= accepts at most this many */
+#define LBR_SNAP_MAX_ALL_TARGETS 65536	/* with batches (ADD_TARGETS) */
+#define LBR_SNAP_MAX_BATCH	16384	/* entries of one ADD/DEL_TARGETS */
 #define LBR_SNAP_NAME_LEN	128	/* symbol names, including the NUL */
 #define LBR_SNAP_COMM_LEN	16
 #define LBR_SNAP_MAX_STACK	64	/* stack_depth= takes at most this */
@@ -342,6 +344,49 @@ struct lbr_snap_target_ctl {
 #define LBR_SNAP_TARGET_CTL_SIZE_V1	(LBR_SNAP_NAME_LEN + 16)
 
 /*
+ * LBR_SNAP_IOC_ADD_TARGETS: attach @nr functions (at most
+ * LBR_SNAP_MAX_BATCH) in one call, one struct lbr_snap_target_entry of
+ * @entry_size bytes each at @entries_ptr: @spec as ADD_TARGET's, with no
+ * hook or "@fexit"; @addr the function's entry as /proc/kallsyms gives it
+ * (0: found by name, a much slower walk of kallsyms per function).
+ * Functions of vmlinux only, hooked by fexit: those of one return class
+ * share a trampoline, reached through one ftrace_ops, so the whole batch
+ * costs ftrace a few registrations rather than one per function.
+ * All or nothing: if any entry is refused, or the hooks cannot be set,
+ * no target is added.  With LBR_SNAP_BATCH_SKIP, refused entries are
+ * left out and the others added.  Each entry's @error says what became
+ * of it: 0 (added, @id its id) or a negative errno; @done counts those
+ * added.  The kernel log names each refusal.
+ *
+ * LBR_SNAP_IOC_DEL_TARGETS: remove the targets whose @id the entries give
+ * (@spec and @addr are ignored): every one found; the others get
+ * -ENOENT in @error, and the call fails with ENOENT after removing the
+ * rest.  Removing some targets of a batch hooks the others anew: their
+ * returns in between are not seen.
+ *
+ * Both need CAP_SYS_ADMIN as ADD_TARGET does.  Per-target counters of a
+ * batch's targets leave out the successes its trampolines let go under
+ * capture=errors, and their calls in flight (GET_STATS' inflight is 0).
+ */
+struct lbr_snap_target_entry {
+	char  spec[LBR_SNAP_NAME_LEN + 8];
+	__u64 addr;
+	__u32 id;		/* out */
+	__s32 error;		/* out: 0, or -errno */
+};
+
+struct lbr_snap_targets {
+	__u64 entries_ptr;
+	__u32 nr;
+	__u32 entry_size;	/* sizeof(struct lbr_snap_target_entry) */
+	__u32 flags;		/* LBR_SNAP_BATCH_* */
+	__u32 done;		/* out: entries added, or removed */
+	__u32 reserved[2];	/* 0, or EINVAL */
+};
+
+#define LBR_SNAP_BATCH_SKIP	(1U << 0)	/* ADD_TARGETS: skip refusals */
+
+/*
  * LBR_SNAP_IOC_SET_FILTER: record only the returns made by a task that
  * matches every field @flags names (the task running when the target
  * returned: in an interrupt, the one it interrupted); flags 0 records
@@ -434,5 +479,7 @@ struct lbr_snap_lbr_filter {
 #define LBR_SNAP_IOC_SET_FILTER	_IOW(LBR_SNAP_IOC_MAGIC, 7, struct lbr_snap_filter)
 #define LBR_SNAP_IOC_SET_WAKEUP	_IO(LBR_SNAP_IOC_MAGIC, 8)	/* arg: bytes */
 #define LBR_SNAP_IOC_SET_LBR_FILTER _IOW(LBR_SNAP_IOC_MAGIC, 9, struct lbr_snap_lbr_filter)
+#define LBR_SNAP_IOC_ADD_TARGETS _IOWR(LBR_SNAP_IOC_MAGIC, 10, struct lbr_snap_targets)
+#define LBR_SNAP_IOC_DEL_TARGETS _IOWR(LBR_SNAP_IOC_MAGIC, 11, struct lbr_snap_targets)
 
 #endif /* _UAPI_LBR_SNAP_H */

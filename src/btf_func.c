@@ -36,6 +36,7 @@
 #include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include "compat.h"
@@ -60,6 +61,9 @@ struct lbr_btf {
 	u32 str_len;
 	const u32 **types;	/* by id; [0] is void (NULL) */
 	u32 nr_types;
+	u32 *funcs;		/* FUNC ids by name, once lookups are many */
+	u32 nr_funcs;
+	u32 lookups;
 };
 
 /* The bytes of a kind's tail, or -1 for a kind not known here. */
@@ -256,6 +260,7 @@ void lbr_btf_close(struct lbr_btf *b)
 {
 	if (IS_ERR_OR_NULL(b))
 		return;
+	kvfree(b->funcs);
 	kvfree(b->types);
 	kvfree(b->data);
 	kfree(b);
@@ -402,6 +407,78 @@ static int lbr_btf_stack_words(const struct lbr_btf *b,
 	return words;
 }
 
+static int lbr_btf_func_cmp(const void *a, const void *b,
+			    const void *priv)
+{
+	const struct lbr_btf *btf = priv;
+
+	return strcmp(lbr_btf_name(btf, lbr_btf_type(btf, *(const u32 *)a)->name_off),
+		      lbr_btf_name(btf, lbr_btf_type(btf, *(const u32 *)b)->name_off));
+}
+
+/*
+ * Index @b's FUNCs by name: a batch looks up thousands of names, each a
+ * walk of every type without it.  Without the memory, the walks stay.
+ */
+static void lbr_btf_index_funcs(struct lbr_btf *b)
+{
+	u32 id, n = 0;
+
+	for (id = 1; id < b->nr_types; id++)
+		n += BTF_INFO_KIND(lbr_btf_type(b, id)->info) == BTF_KIND_FUNC;
+	b->funcs = kvmalloc_array(n ?: 1, sizeof(*b->funcs),
+				  GFP_KERNEL | __GFP_NOWARN);
+	if (!b->funcs)
+		return;
+	for (id = 1; id < b->nr_types; id++)
+		if (BTF_INFO_KIND(lbr_btf_type(b, id)->info) == BTF_KIND_FUNC)
+			b->funcs[b->nr_funcs++] = id;
+	sort_r(b->funcs, b->nr_funcs, sizeof(*b->funcs), lbr_btf_func_cmp,
+	       NULL, b);
+}
+
+/* The FUNC named @name: 0 if none, -ENOTUNIQ for more than one. */
+static long lbr_btf_find_func(struct lbr_btf *b, const char *name)
+{
+	u32 lo = 0, hi, id, found = 0;
+	int c;
+
+	if (!b->funcs && ++b->lookups > 8)
+		lbr_btf_index_funcs(b);
+	if (!b->funcs) {
+		for (id = 1; id < b->nr_types; id++) {
+			const struct btf_type *t = lbr_btf_type(b, id);
+
+			if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC ||
+			    strcmp(lbr_btf_name(b, t->name_off), name))
+				continue;
+			if (found)
+				return -ENOTUNIQ;
+			found = id;
+		}
+		return found;
+	}
+	hi = b->nr_funcs;
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		c = strcmp(lbr_btf_name(b, lbr_btf_type(b, b->funcs[mid])->name_off),
+			   name);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= b->nr_funcs ||
+	    strcmp(lbr_btf_name(b, lbr_btf_type(b, b->funcs[lo])->name_off), name))
+		return 0;
+	if (lo + 1 < b->nr_funcs &&
+	    !strcmp(lbr_btf_name(b, lbr_btf_type(b, b->funcs[lo + 1])->name_off),
+		    name))
+		return -ENOTUNIQ;
+	return b->funcs[lo];
+}
+
 /**
  * lbr_btf_func - what BTF says of the function @name
  * @b: from lbr_btf_open()
@@ -411,27 +488,22 @@ static int lbr_btf_stack_words(const struct lbr_btf *b,
  * Return: 0, -ENOENT when no FUNC has that name, -ENOTUNIQ when more
  * than one does.
  */
-int lbr_btf_func(const struct lbr_btf *b, const char *name,
+int lbr_btf_func(struct lbr_btf *b, const char *name,
 		 struct lbr_btf_func *fi)
 {
-	const struct btf_type *t, *fn = NULL, *proto;
+	const struct btf_type *fn, *proto;
 	const struct btf_param *p;
-	u32 id, i, vlen;
+	long id = lbr_btf_find_func(b, name);
+	u32 i, vlen;
 
 	fi->ret_type = LBR_BTF_RET_UNKNOWN;
 	fi->nargs = -1;
 	fi->stack_words = LBR_BTF_STACK_UNKNOWN;
-	for (id = 1; id < b->nr_types; id++) {
-		t = lbr_btf_type(b, id);
-		if (BTF_INFO_KIND(t->info) != BTF_KIND_FUNC ||
-		    strcmp(lbr_btf_name(b, t->name_off), name))
-			continue;
-		if (fn)
-			return -ENOTUNIQ;
-		fn = t;
-	}
-	if (!fn)
+	if (id < 0)
+		return id;
+	if (!id)
 		return -ENOENT;
+	fn = lbr_btf_type(b, id);
 	proto = lbr_btf_type(b, fn->type);
 	if (!proto || BTF_INFO_KIND(proto->info) != BTF_KIND_FUNC_PROTO)
 		return 0;

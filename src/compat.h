@@ -250,25 +250,64 @@ static __always_inline void lbr_wrmsr(u32 msr, u64 val)
  * CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS have no fexit hook at all.
  */
 struct lbr_direct {
-#ifdef LBR_DIRECT_OPS
+#if defined(LBR_DIRECT_OPS) || defined(LBR_DIRECT_MULTI)
 	struct ftrace_ops ops;
 #endif
 	unsigned long ip;
 	unsigned long tramp;
+	const unsigned long *ips;	/* or these @nr, all to @tramp */
+	unsigned int nr;
 };
 
+/*
+ * Many functions to one trampoline: one ftrace_ops whose filter names
+ * them all, set in one call (ftrace_set_filter_ips(), 5.18), so that ftrace
+ * patches their sites in one pass and a detach costs one ops' teardown.
+ * The ops API is register_ftrace_direct() from 6.5 (LBR_DIRECT_OPS),
+ * register_ftrace_direct_multi() from 5.16 to 6.4 (LBR_DIRECT_MULTI, probed
+ * with ftrace_set_filter_ips() in Kbuild); before, one
+ * register_ftrace_direct() per function, undone on the first failure.
+ */
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
+#if defined(LBR_DIRECT_OPS) || defined(LBR_DIRECT_MULTI)
 #ifdef LBR_DIRECT_OPS
+#define lbr_register_direct_ops(ops, tramp) register_ftrace_direct(ops, tramp)
+#define lbr_unregister_direct_ops(ops, tramp)				\
+	unregister_ftrace_direct(ops, tramp, true)
+#else
+#define lbr_register_direct_ops(ops, tramp)				\
+	register_ftrace_direct_multi(ops, tramp)
+static inline int lbr_unregister_direct_ops(struct ftrace_ops *ops,
+					    unsigned long tramp)
+{
+	int ret = unregister_ftrace_direct_multi(ops, tramp);
+
+	if (!ret)
+		ftrace_free_filter(ops);
+	return ret;
+}
+#endif
+
 static inline int lbr_direct_attach(struct lbr_direct *d)
 {
 	int ret;
 
+#ifndef LBR_DIRECT_OPS
+	/* One function: the API it has always had. */
+	if (!d->nr)
+		return register_ftrace_direct(d->ip, d->tramp);
+#endif
 	memset(&d->ops, 0, sizeof(d->ops));
-	ret = ftrace_set_filter_ip(&d->ops, d->ip, 0, 0);
+	if (d->nr)
+		ret = ftrace_set_filter_ips(&d->ops, (unsigned long *)d->ips,
+					    d->nr, 0, 0);
+	else
+		ret = ftrace_set_filter_ip(&d->ops, d->ip, 0, 0);
 	if (ret)
-		return ret;
-	ret = register_ftrace_direct(&d->ops, d->tramp);
+		goto out;
+	ret = lbr_register_direct_ops(&d->ops, d->tramp);
+out:
 	if (ret)
 		ftrace_free_filter(&d->ops);
 	return ret;
@@ -276,17 +315,45 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 
 static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	return unregister_ftrace_direct(&d->ops, d->tramp, true);
+#ifndef LBR_DIRECT_OPS
+	if (!d->nr)
+		return unregister_ftrace_direct(d->ip, d->tramp);
+#endif
+	return lbr_unregister_direct_ops(&d->ops, d->tramp);
 }
 #else
 static inline int lbr_direct_attach(struct lbr_direct *d)
 {
-	return register_ftrace_direct(d->ip, d->tramp);
+	unsigned int i;
+	int ret;
+
+	if (!d->nr)
+		return register_ftrace_direct(d->ip, d->tramp);
+	for (i = 0; i < d->nr; i++) {
+		ret = register_ftrace_direct(d->ips[i], d->tramp);
+		if (ret) {
+			while (i--)
+				unregister_ftrace_direct(d->ips[i], d->tramp);
+			return ret;
+		}
+	}
+	return 0;
 }
 
+/* Every function's direct call goes that can: the first error is told. */
 static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	return unregister_ftrace_direct(d->ip, d->tramp);
+	unsigned int i;
+	int ret = 0, err;
+
+	if (!d->nr)
+		return unregister_ftrace_direct(d->ip, d->tramp);
+	for (i = 0; i < d->nr; i++) {
+		err = unregister_ftrace_direct(d->ips[i], d->tramp);
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
 }
 #endif
 #else

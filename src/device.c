@@ -193,7 +193,7 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 {
 	struct lbr_snap_target_stats *st;
 	struct lbr_snap_stats hdr;
-	unsigned int i, n;
+	unsigned int i, n, room;
 	long ret;
 
 	ret = lbr_struct_in(&hdr, sizeof(hdr), arg, usize, &hdr.flags,
@@ -211,11 +211,12 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 	if (hdr.entry_size < LBR_SNAP_TARGET_STATS_SIZE_V1 ||
 	    hdr.entry_size > PAGE_SIZE)
 		return -EINVAL;
-	st = kcalloc(LBR_SNAP_MAX_TARGETS, sizeof(*st), GFP_KERNEL);
+	room = min(hdr.nr, lbr_targets_count());
+	st = kvcalloc(room ?: 1, sizeof(*st), GFP_KERNEL);
 	if (!st)
 		return -ENOMEM;
-	n = lbr_targets_stats(st);
-	for (i = 0; i < min(n, hdr.nr) && !ret; i++) {
+	n = lbr_targets_stats(st, room);
+	for (i = 0; i < min(n, room) && !ret; i++) {
 		void __user *dst = u64_to_user_ptr(hdr.stats_ptr +
 						   (u64)i * hdr.entry_size);
 		size_t len = min_t(size_t, hdr.entry_size, sizeof(*st));
@@ -224,7 +225,7 @@ static long lbr_ioc_stats(void __user *arg, size_t usize)
 		    clear_user(dst + len, hdr.entry_size - len))
 			ret = -EFAULT;
 	}
-	kfree(st);
+	kvfree(st);
 	if (ret)
 		return ret;
 
@@ -250,6 +251,61 @@ static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
 	if (ret)
 		return ret;
 	return lbr_struct_out(arg, usize, &ctl, sizeof(ctl));
+}
+
+/*
+ * LBR_SNAP_IOC_ADD_TARGETS and DEL_TARGETS: the entries in, each one's
+ * result out, whether the call worked or not.
+ */
+static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
+{
+	struct lbr_snap_target_entry *e;
+	struct lbr_snap_targets hdr;
+	unsigned int i;
+	long ret;
+
+	ret = lbr_struct_in(&hdr, sizeof(hdr), arg, usize, hdr.reserved,
+			    sizeof(hdr.reserved));
+	if (ret)
+		return ret;
+	if (!hdr.nr || hdr.nr > LBR_SNAP_MAX_BATCH ||
+	    hdr.entry_size < sizeof(*e) || hdr.entry_size > PAGE_SIZE ||
+	    hdr.flags & ~LBR_SNAP_BATCH_SKIP ||
+	    (!add && hdr.flags))
+		return -EINVAL;
+	e = kvcalloc(hdr.nr, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < hdr.nr; i++) {
+		const void __user *src = u64_to_user_ptr(hdr.entries_ptr +
+							 (u64)i * hdr.entry_size);
+
+		ret = copy_struct_from_user(&e[i], sizeof(*e), src,
+					    hdr.entry_size);
+		if (ret)
+			goto out;
+	}
+	if (add)
+		ret = lbr_targets_add_batch(e, hdr.nr,
+					    hdr.flags & LBR_SNAP_BATCH_SKIP,
+					    &hdr.done);
+	else
+		ret = lbr_targets_del_batch(e, hdr.nr, &hdr.done);
+	for (i = 0; i < hdr.nr; i++) {
+		void __user *dst = u64_to_user_ptr(hdr.entries_ptr +
+						   (u64)i * hdr.entry_size);
+
+		if (copy_to_user(dst + offsetof(struct lbr_snap_target_entry, id),
+				 &e[i].id, sizeof(e[i].id) + sizeof(e[i].error))) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	if (lbr_struct_out(arg, usize, &hdr, sizeof(hdr)))
+		ret = -EFAULT;
+out:
+	kvfree(e);
+	return ret;
 }
 
 static long lbr_ioc_set_capture(unsigned long arg)
@@ -325,6 +381,14 @@ static long lbr_dev_ioctl(struct file *file, unsigned int cmd,
 			      LBR_SNAP_TARGET_CTL_SIZE_V1)) {
 		ret = lbr_may_control(file);
 		return ret ? ret : lbr_ioc_target(add, uarg, _IOC_SIZE(cmd));
+	}
+
+	add = lbr_ioc_is(cmd, LBR_SNAP_IOC_ADD_TARGETS,
+			 sizeof(struct lbr_snap_targets));
+	if (add || lbr_ioc_is(cmd, LBR_SNAP_IOC_DEL_TARGETS,
+			      sizeof(struct lbr_snap_targets))) {
+		ret = lbr_may_control(file);
+		return ret ? ret : lbr_ioc_targets(add, uarg, _IOC_SIZE(cmd));
 	}
 
 	if (lbr_ioc_is(cmd, LBR_SNAP_IOC_SET_FILTER,

@@ -11,13 +11,47 @@
  * trampoline (calling the original function, then skipping its frame).
  */
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include "capture.h"
 #include "fexit_slots.h"
 
 static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
+
+/* The fentry call's size: its return address is the site + this. */
+#define LBR_FENTRY_CALL_SIZE	5
+
+/*
+ * Many targets on one trampoline: the functions of a batch
+ * (LBR_SNAP_IOC_ADD_TARGETS) that share a return class share one slot,
+ * whose direct call reaches them all through one ftrace_ops.  What the
+ * trampoline tests before it freezes depends on the return class alone
+ * (ret_class.h), so it looks nothing up on the way in or before the
+ * freeze; after the freeze, the capture finds the function from the
+ * return address of its fentry call (as retsnoop's BPF program does), in
+ * the group's table sorted by address.
+ *
+ * A group's functions stay fixed while its slot hooks them: 6.1's direct
+ * calls cannot take one function out of an ops.  Removing some targets
+ * of a group makes a new group of the others and moves them there; their
+ * returns in between are not seen.  A group is freed with the targets it
+ * was last home to once its slot has drained (->released()), or when
+ * lbr_snap goes (lbr_fexit_stop()).
+ */
+struct lbr_group {
+	struct list_head pending;	/* given back, calls maybe in flight */
+	struct list_head leave;		/* lbr_fexit_detach()'s */
+	int slot;			/* or -1: not hooked */
+	unsigned int nr;
+	struct lbr_target *ts[];	/* by address */
+};
+
+/* A slot's data is a target, or a group tagged with this bit. */
+#define LBR_GROUP_TAG		1UL
 
 /*
  * Functions that never return: a call would stay in flight for good and
@@ -42,27 +76,90 @@ static const char *const lbr_fexit_noreturn[] = {
  * freed by ->released() when the last one returns, or by lbr_fexit_stop().
  */
 static LIST_HEAD(lbr_fexit_pending);
+static LIST_HEAD(lbr_group_pending);
 static DEFINE_MUTEX(lbr_fexit_pending_lock);
+
+static struct lbr_group *lbr_group_of(void *data)
+{
+	unsigned long v = (unsigned long)data;
+
+	return v & LBR_GROUP_TAG ? (struct lbr_group *)(v & ~LBR_GROUP_TAG) :
+				   NULL;
+}
+
+/*
+ * The target of @g whose function called the trampoline: @fentry_ret is
+ * the return address of its fentry call.  A binary search written out,
+ * not lib/bsearch.c's, a function ftrace can hook: a group on it would
+ * come back here from its own lookup.  No lock: the table does not change
+ * while the group's slot hooks it.
+ */
+static __always_inline struct lbr_target *
+lbr_group_find(const struct lbr_group *g, unsigned long fentry_ret)
+{
+	unsigned long site = fentry_ret - LBR_FENTRY_CALL_SIZE;
+	unsigned int lo = 0, hi = g->nr;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		struct lbr_target *t = g->ts[mid];
+
+		if (site < t->start)
+			hi = mid;
+		else if (site >= t->start + t->size)
+			lo = mid + 1;
+		else
+			return t;
+	}
+	return NULL;
+}
 
 /* lbr_snap_fexit's ->capture(): interrupts off, LBR frozen if it can be. */
 static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 				      unsigned long caller, u32 ctl,
-				      unsigned long ret_site)
+				      unsigned long ret_site,
+				      unsigned long fentry_ret)
 {
-	lbr_capture(data, ax, caller,
-		    lbr_hw.backend != LBR_SNAP_BACKEND_NONE, ctl, ret_site,
-		    false);
+	bool frozen = lbr_hw.backend != LBR_SNAP_BACKEND_NONE;
+	struct lbr_group *g = lbr_group_of(data);
+	struct lbr_target *t = g ? lbr_group_find(g, fentry_ret) : data;
+
+	/*
+	 * Not one of the group's (its slot hooks nothing else), or one
+	 * removed whose group could not be replaced (lbr_group_leave()).
+	 */
+	if (WARN_ON_ONCE(!t) || (g && READ_ONCE(t->leaving))) {
+		if (frozen)
+			lbr_hw_unfreeze(ctl);
+		return;
+	}
+	lbr_capture(t, ax, caller, frozen, ctl, ret_site, false);
 }
 NOKPROBE_SYMBOL(lbr_fexit_capture);
 
+/* Free @g and the targets it is home to; none is on the targets' list. */
+static void lbr_group_free(struct lbr_group *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nr; i++)
+		if (g->ts[i]->group == g)
+			lbr_target_free(g->ts[i]);
+	kvfree(g);
+}
+
 static void lbr_fexit_released(void *data)
 {
+	struct lbr_group *g = lbr_group_of(data);
 	struct lbr_target *t = data;
 
 	mutex_lock(&lbr_fexit_pending_lock);
-	list_del(&t->pending);
+	list_del(g ? &g->pending : &t->pending);
 	mutex_unlock(&lbr_fexit_pending_lock);
-	lbr_target_free(t);
+	if (g)
+		lbr_group_free(g);
+	else
+		lbr_target_free(t);
 }
 
 static struct lbr_fexit_client lbr_fexit_client = {
@@ -93,12 +190,17 @@ int lbr_fexit_start(void)
 void lbr_fexit_stop(void)
 {
 	struct lbr_target *t, *tmp;
+	struct lbr_group *g, *gtmp;
 
 	lbr_fexit_unregister();
 	mutex_lock(&lbr_fexit_pending_lock);
 	list_for_each_entry_safe(t, tmp, &lbr_fexit_pending, pending) {
 		list_del(&t->pending);
 		lbr_target_free(t);
+	}
+	list_for_each_entry_safe(g, gtmp, &lbr_group_pending, pending) {
+		list_del(&g->pending);
+		lbr_group_free(g);
 	}
 	mutex_unlock(&lbr_fexit_pending_lock);
 }
@@ -172,17 +274,40 @@ static struct lbr_ret_quiet lbr_fexit_quiet_of(const struct lbr_target *t,
  * @t: an attached fexit target
  * @all: capture=all
  *
- * Under the targets' lock, as lbr_fexit_attach().
+ * Under the targets' lock, as lbr_fexit_attach().  A group's targets share
+ * a class, and each sets the same limit.
  */
 void lbr_fexit_recapture(const struct lbr_target *t, bool all)
 {
-	lbr_fexit_slot_set_limit(t->slot, lbr_fexit_quiet_of(t, all).limit);
+	if (t->slot >= 0)
+		lbr_fexit_slot_set_limit(t->slot,
+					 lbr_fexit_quiet_of(t, all).limit);
 }
 
-/* Returns @t's trampoline let go, on top of its counters. */
+/*
+ * Returns @t's trampoline let go, on top of its counters; a group's
+ * trampoline counts them for all its targets: none for one of them.
+ */
 u64 lbr_fexit_quiet_returns(const struct lbr_target *t)
 {
-	return t->slot < 0 ? 0 : lbr_fexit_slot_quiet(t->slot);
+	return t->slot < 0 || t->group ? 0 : lbr_fexit_slot_quiet(t->slot);
+}
+
+/*
+ * Can @t be hooked with fexit at all?  A refusal says why, as an error
+ * if @asked, else in @t->no_fexit.
+ */
+static int lbr_fexit_check(struct lbr_target *t, bool asked)
+{
+	if (!LBR_HAVE_DIRECT_CALLS) {
+		lbr_fexit_refuse(t, asked, "this kernel has no ftrace direct calls");
+		return -EOPNOTSUPP;
+	}
+	if (lbr_fexit_never_returns(t->name)) {
+		lbr_fexit_refuse(t, asked, "the function never returns, a call would stay inside for good");
+		return -EINVAL;
+	}
+	return lbr_fexit_check_stack(t, asked);
 }
 
 /**
@@ -199,20 +324,12 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	struct lbr_ret_quiet q;
 	int ret;
 
-	if (!LBR_HAVE_DIRECT_CALLS) {
-		lbr_fexit_refuse(t, asked, "this kernel has no ftrace direct calls");
-		return -EOPNOTSUPP;
-	}
-	if (lbr_fexit_never_returns(t->name)) {
-		lbr_fexit_refuse(t, asked, "the function never returns, a call would stay inside for good");
-		return -EINVAL;
-	}
-	ret = lbr_fexit_check_stack(t, asked);
+	ret = lbr_fexit_check(t, asked);
 	if (ret)
 		return ret;
 	/* ftrace maps sym+0 to its fentry site. */
 	q = lbr_fexit_quiet_of(t, lbr_capture_every_return());
-	ret = lbr_fexit_slot_get(t->start, t, t->btf_reg_args >= 0, &q);
+	ret = lbr_fexit_slot_get(&t->start, 1, t, t->btf_reg_args >= 0, &q);
 	if (ret == -EBUSY) {
 		lbr_fexit_refuse(t, asked, "busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)",
 				 ret);
@@ -226,28 +343,246 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	return 0;
 }
 
+/* The class of a target: the targets of a group share it. */
+static u32 lbr_group_class(const struct lbr_target *t)
+{
+	return t->ret_type << 2 | (t->nr_errnos > 0) << 1 |
+	       (t->btf_reg_args >= 0);
+}
+
+static int lbr_group_cmp(const void *a, const void *b)
+{
+	const struct lbr_target *x = *(const struct lbr_target * const *)a;
+	const struct lbr_target *y = *(const struct lbr_target * const *)b;
+	u32 cx = lbr_group_class(x), cy = lbr_group_class(y);
+
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* A group of @n targets by address, each one's home; not hooked yet. */
+static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
+{
+	struct lbr_group *g;
+	unsigned int i;
+
+	g = kvmalloc(struct_size(g, ts, n), GFP_KERNEL);
+	if (!g)
+		return NULL;
+	INIT_LIST_HEAD(&g->pending);
+	INIT_LIST_HEAD(&g->leave);
+	g->slot = -1;
+	g->nr = n;
+	for (i = 0; i < n; i++) {
+		g->ts[i] = ts[i];
+		ts[i]->group = g;
+		ts[i]->slot = -1;
+	}
+	return g;
+}
+
+/* Hook @g's functions with one slot.  Return: 0, or nothing is hooked. */
+static int lbr_group_hook(struct lbr_group *g)
+{
+	struct lbr_ret_quiet q = lbr_fexit_quiet_of(g->ts[0],
+						    lbr_capture_every_return());
+	unsigned long *ips;
+	unsigned int i;
+	int ret;
+
+	ips = kvmalloc_array(g->nr, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	for (i = 0; i < g->nr; i++)
+		ips[i] = g->ts[i]->start;
+	ret = lbr_fexit_slot_get(ips, g->nr,
+				 (void *)((unsigned long)g | LBR_GROUP_TAG),
+				 g->ts[0]->btf_reg_args >= 0, &q);
+	kvfree(ips);
+	if (ret < 0)
+		return ret;
+	g->slot = ret;
+	for (i = 0; i < g->nr; i++)
+		g->ts[i]->slot = ret;
+	return 0;
+}
+
+/*
+ * Give @g up: unhook it, to be freed with its targets once drained, or
+ * now if it was never hooked.
+ */
+static void lbr_group_put(struct lbr_group *g)
+{
+	if (g->slot < 0) {
+		lbr_group_free(g);
+		return;
+	}
+	mutex_lock(&lbr_fexit_pending_lock);
+	list_add(&g->pending, &lbr_group_pending);
+	mutex_unlock(&lbr_fexit_pending_lock);
+	lbr_fexit_slot_put(g->slot);
+}
+
+/**
+ * lbr_fexit_check_many - can fexit hook @t in a batch?
+ * @t: a resolved target of vmlinux
+ *
+ * Says nothing in the log: the reason goes to @t->no_fexit.
+ */
+int lbr_fexit_check_many(struct lbr_target *t)
+{
+	return lbr_fexit_check(t, false);
+}
+
+/**
+ * lbr_fexit_attach_many - hook @n targets, a group of them per class
+ * @ts: targets lbr_fexit_check_many() took, of vmlinux; reordered
+ * @n: how many
+ *
+ * All or nothing.  Either way the targets are no longer the caller's:
+ * on success they are attached, on failure freed (once drained, for
+ * those some group hooked for a while).  Under the targets' lock.
+ *
+ * Return: 0, or the first error.
+ */
+int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
+{
+	struct lbr_group *g, **made;
+	unsigned int i, j, nr_made = 0;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);
+	if (!made) {
+		for (i = 0; i < n; i++)
+			lbr_target_free(ts[i]);
+		return -ENOMEM;
+	}
+	sort(ts, n, sizeof(*ts), lbr_group_cmp, NULL);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n; j++)
+			if (lbr_group_class(ts[j]) != lbr_group_class(ts[i]))
+				break;
+		g = lbr_group_new(ts + i, j - i);
+		if (!g) {
+			ret = -ENOMEM;
+			break;
+		}
+		made[nr_made++] = g;
+		ret = lbr_group_hook(g);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		/* Those of no group yet are the ones past the last made. */
+		if (!g)
+			for (; i < n; i++)
+				lbr_target_free(ts[i]);
+		else
+			for (; j < n; j++)
+				lbr_target_free(ts[j]);
+		for (i = 0; i < nr_made; i++)
+			lbr_group_put(made[i]);
+	}
+	kvfree(made);
+	return ret;
+}
+
+/*
+ * Unhook those of @g's targets marked leaving: all of them, or @g
+ * replaced by a group of the others.  Without the memory for that, @g
+ * stays, and its leaving targets record nothing more.
+ */
+static void lbr_group_leave(struct lbr_group *g)
+{
+	struct lbr_group *rest;
+	unsigned int i, n = 0;
+	int ret;
+
+	for (i = 0; i < g->nr; i++)
+		n += g->ts[i]->group == g && !g->ts[i]->leaving;
+	if (!n) {
+		lbr_group_put(g);
+		return;
+	}
+	rest = kvmalloc(struct_size(rest, ts, n), GFP_KERNEL);
+	if (!rest)
+		goto stay;
+	INIT_LIST_HEAD(&rest->pending);
+	INIT_LIST_HEAD(&rest->leave);
+	rest->slot = -1;
+	rest->nr = 0;
+	for (i = 0; i < g->nr; i++)
+		if (g->ts[i]->group == g && !g->ts[i]->leaving)
+			rest->ts[rest->nr++] = g->ts[i];
+	/* Theirs now, before @g is put: its release frees the others. */
+	for (i = 0; i < rest->nr; i++) {
+		rest->ts[i]->group = rest;
+		rest->ts[i]->slot = -1;
+	}
+	lbr_group_put(g);
+	ret = lbr_group_hook(rest);
+	if (!ret)
+		return;
+	/*
+	 * The others stay listed, unhooked: gone, as if their module had
+	 * gone, until they are deleted (and freed with @rest).
+	 */
+	pr_warn("%u targets of a batch: not hooked again after others of it were removed (%d): they record nothing; delete them and add them again\n",
+		n, ret);
+	for (i = 0; i < rest->nr; i++)
+		WRITE_ONCE(rest->ts[i]->gone, true);
+	return;
+stay:
+	pr_warn("%u targets of a batch stay hooked, recording nothing, until the rest of it goes: no memory to hook the rest alone\n",
+		g->nr - n);
+}
+
 /**
  * lbr_fexit_detach - unhook @n fexit targets; free each once drained
- * @ts: the targets, no longer on the targets' list
+ * @ts: the targets, no longer on the targets' list; reordered
  * @n: how many
  *
  * Returns at once: a target is freed after the last call through its
- * trampoline (lbr_fexit_released()), or by lbr_fexit_stop().
+ * trampoline (lbr_fexit_released()), or by lbr_fexit_stop().  Under the
+ * targets' lock.
  */
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n)
 {
+	struct lbr_group *g, *tmp;
+	LIST_HEAD(groups);
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
+		g = ts[i]->group;
+		if (g) {
+			/* Each group once: it may free @ts[i] as it goes. */
+			if (list_empty(&g->leave))
+				list_add(&g->leave, &groups);
+			WRITE_ONCE(ts[i]->leaving, true);
+			continue;
+		}
 		mutex_lock(&lbr_fexit_pending_lock);
 		list_add(&ts[i]->pending, &lbr_fexit_pending);
 		mutex_unlock(&lbr_fexit_pending_lock);
 		lbr_fexit_slot_put(ts[i]->slot);
 	}
+	list_for_each_entry_safe(g, tmp, &groups, leave) {
+		list_del_init(&g->leave);
+		lbr_group_leave(g);
+	}
 }
 
-/* Calls inside @t's function right now (a racy sum: never below 0). */
+/*
+ * Calls inside @t's function right now (a racy sum: never below 0).  A
+ * group's trampoline counts them for all its targets: none for one.
+ */
 long lbr_fexit_inflight(const struct lbr_target *t)
 {
-	return t->slot < 0 ? 0 : max(0L, lbr_fexit_slot_inflight(t->slot));
+	return t->slot < 0 || t->group ? 0 :
+	       max(0L, lbr_fexit_slot_inflight(t->slot));
 }

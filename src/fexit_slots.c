@@ -23,12 +23,14 @@
 #include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
+#include <linux/slab.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -205,13 +207,13 @@ NOKPROBE_SYMBOL(lbr_fexit_enter);
  */
 void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 				unsigned long caller, u32 ctl, u32 msr,
-				u32 ctl_hi)
+				u32 ctl_hi, unsigned long fentry_ret)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
-			   lbr_fexit_ret_site(0, slot));
+			   lbr_fexit_ret_site(0, slot), fentry_ret);
 	else
 		lbr_wrmsr_lohi(msr, ctl, ctl_hi);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
@@ -220,12 +222,13 @@ NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
 
 /* Called by a "nolbr" trampoline (the "none" backend), interrupts off. */
 void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
-				  unsigned long caller)
+				  unsigned long caller, unsigned long fentry_ret)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
-		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0);
+		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0,
+			   fentry_ret);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);
@@ -370,24 +373,29 @@ u64 lbr_fexit_slot_quiet(unsigned int slot)
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
 
 /**
- * lbr_fexit_slot_get - hook the function at @ip with a trampoline
- * @ip: the function's address (ftrace maps it to its fentry site)
+ * lbr_fexit_slot_get - hook the functions at @ips with a trampoline
+ * @ips: the functions' addresses (ftrace maps each to its fentry site);
+ *	functions of vmlinux, not of a module, when more than one
+ * @nr: how many, at least one
  * @data: given back to the client's callbacks for this slot
- * @regs_only: every argument of the function is in a register (the
+ * @regs_only: every argument of each function is in a register (the
  *	caller knows it from BTF, not from a user): the trampoline copies
  *	none of the caller's stack words
  * @quiet: the returns the trampoline lets go without freezing LBR or
- *	calling the client (lbr_fexit_slot_set_limit())
+ *	calling the client (lbr_fexit_slot_set_limit()): one test for all
+ *	of them, so they share a return class
  *
+ * All or nothing: when ftrace refuses one function, none is hooked.
  * When every slot is taken and some are draining, waits for one pass of
  * the drain (its grace periods, never a traced call) and tries again.
  *
  * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
  * ones still have calls inside, or what ftrace said.
  */
-int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
-		       const struct lbr_ret_quiet *quiet)
+int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
+		       bool regs_only, const struct lbr_ret_quiet *quiet)
 {
+	unsigned long *copy = NULL;
 	bool retried = false;
 	struct lbr_fexit_slot *s;
 	unsigned int slot;
@@ -395,6 +403,15 @@ int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
 
 	if (!LBR_HAVE_DIRECT_CALLS)
 		return -EOPNOTSUPP;
+	if (!nr)
+		return -EINVAL;
+	if (nr > 1) {
+		/* Kept for the detach, which the oldest API does one by one. */
+		copy = kvmalloc_array(nr, sizeof(*ips), GFP_KERNEL);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, ips, nr * sizeof(*ips));
+	}
 again:
 	mutex_lock(&lbr_fexit_lock);
 	if (!lbr_fexit_client) {
@@ -420,7 +437,9 @@ again:
 	lbr_fexit_rets[slot] = *quiet;
 	for_each_possible_cpu(cpu)
 		WRITE_ONCE(per_cpu_ptr(&lbr_fexit_quiet, cpu)->n[slot], 0);
-	s->direct.ip = ip;
+	s->direct.ip = ips[0];
+	s->direct.ips = copy;
+	s->direct.nr = copy ? nr : 0;
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
 	/* Used before the first call can come: the exit probe looks at it. */
 	__set_bit(slot, lbr_fexit_used);
@@ -428,11 +447,15 @@ again:
 	if (ret) {
 		__clear_bit(slot, lbr_fexit_used);
 		s->data = NULL;
+		s->direct.ips = NULL;
+		s->direct.nr = 0;
 		goto out;
 	}
+	copy = NULL;
 	ret = slot;
 out:
 	mutex_unlock(&lbr_fexit_lock);
+	kvfree(copy);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_get);
@@ -574,6 +597,9 @@ static void lbr_fexit_drain(struct work_struct *work)
 		if (c && !test_bit(slot, lbr_fexit_orphan) && c->released)
 			c->released(s->data);
 		s->data = NULL;
+		kvfree(s->direct.ips);
+		s->direct.ips = NULL;
+		s->direct.nr = 0;
 		__clear_bit(slot, lbr_fexit_synced);
 		__clear_bit(slot, lbr_fexit_draining);
 		__clear_bit(slot, lbr_fexit_orphan);
@@ -772,6 +798,20 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_unhook);
  * a module is refused.  (The module cannot be held instead:
  * __module_text_address() is not exported.)
  */
+/* Does @s hook a function of @mod?  A slot of many should not. */
+static bool lbr_fexit_slot_in(const struct lbr_fexit_slot *s,
+			      const struct module *mod)
+{
+	unsigned int i;
+
+	if (!s->direct.nr)
+		return within_module(s->direct.ip, mod);
+	for (i = 0; i < s->direct.nr; i++)
+		if (WARN_ON_ONCE(within_module(s->direct.ips[i], mod)))
+			return true;
+	return false;
+}
+
 static int lbr_fexit_module_event(struct notifier_block *nb,
 				  unsigned long state, void *data)
 {
@@ -786,7 +826,7 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
 		bool lost = test_bit(slot, lbr_fexit_lost);
 
-		if (!within_module(s->direct.ip, mod) ||
+		if (!lbr_fexit_slot_in(s, mod) ||
 		    test_bit(slot, lbr_fexit_draining) ||
 		    test_bit(slot, lbr_fexit_unhooked))
 			continue;

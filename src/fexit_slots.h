@@ -7,10 +7,12 @@
 #define LBR_SNAP_FEXIT_SLOTS_H
 
 /*
- * One trampoline per slot: as many as targets= accepts.  fexit_tramp.S
- * lists the slot numbers and checks it made this many.
+ * One trampoline per slot: a slot hooks one function (a target of its
+ * own), or many (a batch's functions of one return class, told apart by
+ * where they called the trampoline from).  fexit_tramp.S lists the slot
+ * numbers and checks it made this many.
  */
-#define LBR_FEXIT_SLOTS		64
+#define LBR_FEXIT_SLOTS		256
 
 /*
  * The words of the caller's stack the trampoline passes on to the traced
@@ -32,11 +34,13 @@
 
 /**
  * struct lbr_fexit_client - what lbr_snap gives lbr_snap_fexit
- * @capture: the traced function of the slot got with @data returned @ax
+ * @capture: a traced function of the slot got with @data returned @ax
  *	to @caller.  Called with interrupts off; with LBR frozen if @freeze,
  *	@ctl being the control MSR's low half before the freeze (the high
  *	half is left as it is), which @capture writes back.  @ret_site is
- *	the instruction the function returned to.
+ *	the instruction the function returned to; @fentry_ret, the return
+ *	address of its fentry call (its ftrace site + 5): which function,
+ *	for a slot of many.
  * @released: the slot got with @data, given back with lbr_fexit_slot_put(),
  *	has no call in flight any more and will not call @capture again.
  *	Process context, under lbr_snap_fexit's lock: may not call it.
@@ -47,7 +51,8 @@
  */
 struct lbr_fexit_client {
 	void (*capture)(void *data, unsigned long ax, unsigned long caller,
-			u32 ctl, unsigned long ret_site);
+			u32 ctl, unsigned long ret_site,
+			unsigned long fentry_ret);
 	void (*released)(void *data);
 	u32 ctl_msr;
 	u32 keep;
@@ -64,15 +69,17 @@ struct lbr_fexit_client {
  * the capture gets that half, lbr_fexit_slot_get() takes @regs_only.
  * Version 3: lbr_fexit_slot_unhook().  Version 4: a slot lets the
  * returns of its struct lbr_ret_quiet go without calling ->capture().
+ * Version 5: a slot hooks one function or many, ->capture() is told
+ * which.
  */
-#define lbr_fexit_register	lbr_fexit_register_v4
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v4
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v4
+#define lbr_fexit_register	lbr_fexit_register_v5
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v5
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v5
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
-int lbr_fexit_slot_get(unsigned long ip, void *data, bool regs_only,
-		       const struct lbr_ret_quiet *quiet);
+int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
+		       bool regs_only, const struct lbr_ret_quiet *quiet);
 void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);
 u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
@@ -107,9 +114,10 @@ DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-			unsigned long caller, u32 ctl, u32 msr, u32 ctl_hi);
+			unsigned long caller, u32 ctl, u32 msr, u32 ctl_hi,
+			unsigned long fentry_ret);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
-			  unsigned long caller);
+			  unsigned long caller, unsigned long fentry_ret);
 #endif
 
 #endif /* LBR_SNAP_FEXIT_SLOTS_H */

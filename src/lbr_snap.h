@@ -149,6 +149,8 @@ struct lbr_target {
 	struct kretprobe rp;	/* the kretprobe hook */
 	int slot;		/* the fexit hook's trampoline, or -1 */
 	struct list_head pending; /* fexit: detached, calls maybe in flight */
+	struct lbr_group *group; /* fexit: the batch's group it is in */
+	bool leaving;		/* fexit: removed, its group not yet */
 	unsigned long start;	/* function entry */
 	unsigned long size;
 	u32 id;
@@ -195,7 +197,12 @@ void lbr_targets_unregister(void);
 int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);
 unsigned int lbr_targets_count(void);
-unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st);
+unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st,
+			       unsigned int room);
+int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
+			  bool skip, unsigned int *done);
+int lbr_targets_del_batch(struct lbr_snap_target_entry *e, unsigned int nr,
+			  unsigned int *done);
 
 /* btf_func.c: what vmlinux's BTF says of a function */
 #define LBR_BTF_RET_UNKNOWN	(-1)	/* no BTF, or not a scalar */
@@ -210,7 +217,7 @@ struct lbr_btf_func {
 struct lbr_btf;
 struct lbr_btf *lbr_btf_open(void);
 void lbr_btf_close(struct lbr_btf *b);
-int lbr_btf_func(const struct lbr_btf *b, const char *name,
+int lbr_btf_func(struct lbr_btf *b, const char *name,
 		 struct lbr_btf_func *fi);
 
 /* capture.c (and capture.h: lbr_capture(), inline in the hooks) */
@@ -229,6 +236,8 @@ unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
 int lbr_fexit_start(void);
 void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
+int lbr_fexit_check_many(struct lbr_target *t);
+int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);
 void lbr_fexit_recapture(const struct lbr_target *t, bool all);

@@ -1,431 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Targets: parsing "sym[%type][/N][@hook]", the list of targets, and
- * attaching each to its hook (kretprobe_hook.c or fexit_hook.c).
+ * Targets: the list of targets, and attaching each to its hook
+ * (kretprobe_hook.c or fexit_hook.c); target_spec.c makes them.
  */
 #include <linux/ctype.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include "lbr_snap.h"
-#include "lbr_own_names.h"
 #include "fexit_slots.h"
-#include "func_lookup.h"
+#include "target_spec.h"
 
-/* The targets, in the order they were added; ids are never reused. */
+/*
+ * The targets, in the order they were added, which is the order of their
+ * ids: ids are never reused.
+ */
 static DEFINE_MUTEX(lbr_targets_lock);
-static struct lbr_target *lbr_targets[LBR_SNAP_MAX_TARGETS];
-static unsigned int lbr_nr_targets;
+static struct lbr_target **lbr_targets;
+static unsigned int lbr_nr_targets, lbr_targets_room;
 static u32 lbr_next_id;
 
-/* The hook of targets without @hook: the hook= parameter. */
-static enum lbr_hook_want lbr_default_hook = LBR_WANT_AUTO;
-
-static const char * const lbr_ret_type_names[] = {
-	[LBR_SNAP_RET_INT] = "int",
-	[LBR_SNAP_RET_LONG] = "long",
-	[LBR_SNAP_RET_PTR] = "ptr",
-	[LBR_SNAP_RET_BOOL] = "bool",
-	[LBR_SNAP_RET_VOID] = "void",
-};
-
-static const char * const lbr_hook_names[] = {
-	[LBR_WANT_KRETPROBE] = "kretprobe",
-	[LBR_WANT_FEXIT] = "fexit",
-	[LBR_WANT_AUTO] = "auto",
-};
-
-static int lbr_hook_lookup(const char *s)
+/* Room in the list for @more targets on top of those in it. */
+static int lbr_targets_grow_locked(unsigned int more)
 {
-	unsigned int i;
+	unsigned int want = lbr_nr_targets + more, room;
+	struct lbr_target **ts;
 
-	for (i = 0; i < ARRAY_SIZE(lbr_hook_names); i++)
-		if (lbr_hook_names[i] && sysfs_streq(s, lbr_hook_names[i]))
-			return i;
-	return -EINVAL;
-}
-
-/**
- * lbr_targets_set_hook - the hook= parameter
- * @hook: kretprobe, fexit or auto
- */
-int lbr_targets_set_hook(const char *hook)
-{
-	int h = lbr_hook_lookup(hook);
-
-	if (h < 0) {
-		pr_err("hook=%s: use kretprobe, fexit or auto\n", hook);
-		return h;
+	lockdep_assert_held(&lbr_targets_lock);
+	if (want <= lbr_targets_room)
+		return 0;
+	if (want > LBR_SNAP_MAX_ALL_TARGETS) {
+		pr_err("targets: more than %d in all\n",
+		       LBR_SNAP_MAX_ALL_TARGETS);
+		return -E2BIG;
 	}
-	lbr_default_hook = h;
+	room = clamp(max(want, 2 * lbr_targets_room), 64U,
+		     (unsigned int)LBR_SNAP_MAX_ALL_TARGETS);
+	ts = kvmalloc_array(room, sizeof(*ts), GFP_KERNEL);
+	if (!ts)
+		return -ENOMEM;
+	if (lbr_nr_targets)
+		memcpy(ts, lbr_targets, lbr_nr_targets * sizeof(*ts));
+	kvfree(lbr_targets);
+	lbr_targets = ts;
+	lbr_targets_room = room;
 	return 0;
 }
 
-const char *lbr_hook_name(u8 hook)
+/* Targets with a hook of their own, not a batch's: at most 64. */
+static unsigned int lbr_targets_single_locked(void)
 {
-	return hook == LBR_SNAP_HOOK_FEXIT ? "fexit" : "kretprobe";
+	unsigned int i, n = 0;
+
+	for (i = 0; i < lbr_nr_targets; i++)
+		n += !lbr_targets[i]->group;
+	return n;
 }
 
-/*
- * Functions the capture path runs through.  A probe on them could only
- * ever count misses (kprobes do not nest) or recurse (fexit), so refuse
- * them up front.
- */
-static const char * const lbr_own_path_prefixes[] = {
-	LBR_OWN_PATH_PREFIXES,
-};
-
-/*
- * ... and, with stack_depth=, the unwinder's (call_stack.c), by exact
- * name: a return of one of them inside a capture is counted as
- * recursion, and an fexit one would freeze and unfreeze LBR once a frame.
- */
-static const char * const lbr_unwind_names[] = {
-	LBR_UNWIND_NAMES,
-};
-
-/* @name starts with one of @prefixes, or is one of them with @exact. */
-static bool lbr_name_in(const char *name, const char * const *prefixes,
-			unsigned int n, bool exact)
+/* Is @t's function, or its name, a target already?  Says which. */
+static int lbr_target_dup_locked(const struct lbr_target *t)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		if (exact ? !strcmp(name, prefixes[i]) :
-			    !strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
+	for (i = 0; i < lbr_nr_targets; i++) {
+		const struct lbr_target *o = lbr_targets[i];
 
-static bool lbr_on_own_path(const struct lbr_target *t)
-{
-	if (within_module(t->start, THIS_MODULE) || lbr_fexit_owns(t->start))
-		return true;
-	if (lbr_name_in(t->name, lbr_own_path_prefixes,
-			ARRAY_SIZE(lbr_own_path_prefixes), false))
-		return true;
-	return lbr_stack_depth() &&
-	       lbr_name_in(t->name, lbr_unwind_names,
-			   ARRAY_SIZE(lbr_unwind_names), true);
-}
-
-/* Find the function, refusing what kprobes refuse (lbr_func_lookup()). */
-static int lbr_target_resolve(struct lbr_target *t)
-{
-	int ret = lbr_func_lookup(t->name, &t->start, &t->size);
-
-	if (ret == -ENODATA) {
-		pr_err("target '%s': cannot find the function's entry\n",
-		       t->name);
-		return -ENOENT;
-	}
-	if (ret) {
-		pr_err("target '%s': %s (%d)\n", t->name,
-		       ret == -ENOENT ? "unknown symbol" :
-		       "kprobes refuse this function", ret);
-		return ret;
-	}
-	if (lbr_on_own_path(t)) {
-		pr_err("target '%s': on lbr_snap's own capture path\n",
-		       t->name);
-		return -EPERM;
-	}
-	return 0;
-}
-
-/*
- * A spec holds symbol characters (as kallsyms has them: letters, digits,
- * '_', '.', '$'), the separators "%/@" and ',', and "=-" of an errno
- * list.  Checked before any of it is logged: other bytes, a newline
- * above all, would forge lines in the kernel log.
- */
-static int lbr_spec_chars_ok(const char *spec)
-{
-	const char *c;
-
-	for (c = spec; *c; c++) {
-		if (isalnum(*c) || strchr("_.$%/@,=-", *c))
+		if (o->gone)
 			continue;
-		pr_err("targets: byte %#04x at %zu cannot be in a target spec\n",
-		       (unsigned char)*c, (size_t)(c - spec));
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* "-EINVAL" or "-22": an errno, by number or name (errno_names.c). */
-static int lbr_errno_parse(const char *s)
-{
-	int e;
-
-	if (*s != '-')
-		return -EINVAL;
-	if (!kstrtoint(s + 1, 10, &e))
-		return e >= 1 && e <= MAX_ERRNO ? e : -EINVAL;
-	e = lbr_errno_by_name(s + 1);
-	return e ? e : -EINVAL;
-}
-
-/*
- * "=-ERR,-ERR...": the errors @t is to record, at most
- * LBR_TARGET_ERRNOS; any other return of it is filtered.
- */
-static int lbr_parse_errnos(char *list, struct lbr_target *t)
-{
-	char *e;
-	int n;
-
-	while ((e = strsep(&list, ",")) != NULL) {
-		n = lbr_errno_parse(e);
-		if (n < 0) {
-			pr_err("target '%s': '%s' is not an errno (-ENAME or -N, 1 to %d)\n",
-			       t->name, e, MAX_ERRNO);
-			return -EINVAL;
-		}
-		if (t->nr_errnos == LBR_TARGET_ERRNOS) {
-			pr_err("target '%s': more than %d errnos\n", t->name,
-			       LBR_TARGET_ERRNOS);
-			return -EINVAL;
-		}
-		t->errnos[t->nr_errnos++] = n;
-	}
-	return 0;
-}
-
-/* "sym[%type][/N][@hook][=-ERR,...]", parsed from the end. */
-static int lbr_parse_one(char *tok, struct lbr_target *t)
-{
-	char *errs = strchr(tok, '=');
-	char *hook, *nargs, *type;
-	unsigned int i, n;
-	int h;
-
-	h = lbr_spec_chars_ok(tok);
-	if (h)
-		return h;
-	if (errs)
-		*errs++ = '\0';
-	if (strpbrk(tok, ",-")) {
-		pr_err("target '%s': one target at a time, an errno list after '='\n",
-		       tok);
-		return -EINVAL;
-	}
-	hook = strrchr(tok, '@');
-	nargs = strrchr(tok, '/');
-	type = strrchr(tok, '%');
-	t->want = LBR_WANT_DEFAULT;
-	if (hook) {
-		*hook++ = '\0';
-		h = lbr_hook_lookup(hook);
-		if (h < 0) {
-			pr_err("target '%s': unknown hook '%s' (kretprobe, fexit, auto)\n",
-			       tok, hook);
-			return -EINVAL;
-		}
-		t->want = h;
-	}
-	t->nargs = -1;
-	if (nargs) {
-		*nargs++ = '\0';
-		if (kstrtouint(nargs, 10, &n) || n > 127) {
-			pr_err("target '%s': bad argument count '%s'\n", tok,
-			       nargs);
-			return -EINVAL;
-		}
-		t->nargs = n;
-	}
-	if (type) {
-		*type++ = '\0';
-		for (i = 0; i < ARRAY_SIZE(lbr_ret_type_names); i++)
-			if (!strcmp(type, lbr_ret_type_names[i]))
-				break;
-		if (i == ARRAY_SIZE(lbr_ret_type_names)) {
-			pr_err("target '%s': unknown return type '%s' (int, long, ptr, bool, void)\n",
-			       tok, type);
-			return -EINVAL;
-		}
-		t->ret_type = i;
-		t->typed = true;
-	}
-	if (!*tok) {
-		pr_err("targets: empty symbol name\n");
-		return -EINVAL;
-	}
-	if (strlen(tok) >= LBR_SNAP_NAME_LEN) {
-		pr_err("target '%.32s...': name longer than %d characters\n",
-		       tok, LBR_SNAP_NAME_LEN - 1);
-		return -ENAMETOOLONG;
-	}
-	/* sym%type/N@hook, each once: what is left is the symbol alone. */
-	if (strpbrk(tok, "%/@")) {
-		pr_err("target '%s': '%%', '/' and '@' come at most once each\n",
-		       tok);
-		return -EINVAL;
-	}
-	strscpy(t->name, tok, sizeof(t->name));
-	return errs ? lbr_parse_errnos(errs, t) : 0;
-}
-
-void lbr_target_free(struct lbr_target *t)
-{
-	free_percpu(t->counters);
-	kfree(t);
-}
-
-/*
- * Done with the BTF lbr_target_btf() opened, if it did.  After a load or
- * an add that worked, say why BTF was there but could not be read: a
- * failed one has said its one line.
- */
-static void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
-{
-	if (ok && IS_ERR(btf) && PTR_ERR(btf) != -ENOENT)
-		pr_info("no BTF from /sys/kernel/btf/vmlinux (%ld): return types from the specs only\n",
-			PTR_ERR(btf));
-	lbr_btf_close(btf);
-}
-
-/*
- * What vmlinux's BTF says of @t (nothing without BTF, or for a module's
- * function): the return type when the spec gave none, a warning when it
- * gave another (refused when BTF says void: there is no value to tell
- * errors by); the argument count; and whether every argument is in a
- * register, which spares the fexit hook copying stack words.  A user's
- * /N is never taken for that: a wrong one would have the function read
- * stack arguments that are not there.
- *
- * Return: 0, or -EINVAL for a %type where BTF says void.
- */
-static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
-{
-	struct lbr_btf *btf;
-	const char *const *names = lbr_ret_type_names;
-	struct lbr_btf_func fi;
-	int ret;
-
-	t->btf_reg_args = -1;
-	t->stack_words = LBR_BTF_STACK_UNKNOWN;
-	/* Opened for the first good target only: a bad spec reads nothing. */
-	if (!*btfp)
-		*btfp = lbr_btf_open();
-	btf = *btfp;
-	if (IS_ERR(btf))
-		return 0;
-	ret = lbr_btf_func(btf, t->name, &fi);
-	if (ret) {
-		if (ret == -ENOTUNIQ)
-			pr_info("target '%s': several functions of this name in BTF: it is not used\n",
-				t->name);
-		return 0;
-	}
-	t->stack_words = fi.stack_words;
-	if (fi.ret_type == LBR_BTF_RET_VOID)
-		fi.ret_type = LBR_SNAP_RET_VOID;
-	if (fi.ret_type >= 0 && !t->typed) {
-		t->ret_type = fi.ret_type;
-	} else if (fi.ret_type == LBR_SNAP_RET_VOID &&
-		   t->ret_type != LBR_SNAP_RET_VOID) {
-		pr_err("target '%s': BTF says it returns void, the spec says %s: RAX holds no return value\n",
-		       t->name, names[t->ret_type]);
-		return -EINVAL;
-	} else if (fi.ret_type >= 0 && t->ret_type == LBR_SNAP_RET_VOID) {
-		pr_warn("target '%s': BTF says it returns %s, the spec says void: its returns are recorded as void\n",
-			t->name, names[fi.ret_type]);
-	} else if (fi.ret_type >= 0 && fi.ret_type != t->ret_type) {
-		pr_warn("target '%s': BTF says it returns %s, the spec says %s: errors are told by %s\n",
-			t->name, names[fi.ret_type], names[t->ret_type],
-			names[t->ret_type]);
-	}
-	if (fi.nargs < 0)
-		return 0;
-	if (t->nargs >= 0 && t->nargs != fi.nargs)
-		pr_warn("target '%s': BTF says %d arguments, the spec %d: BTF's count is used\n",
-			t->name, fi.nargs, t->nargs);
-	t->nargs = fi.nargs;
-	t->btf_reg_args = fi.nargs;
-	return 0;
-}
-
-/*
- * Where an offline CPU's idle task stays (arch/x86/kernel/smpboot.c and
- * below): an fexit call would never return, and no hook takes them: they run
- * where the CPU has reported its death, and a capture has nothing to tell
- * there (with kretprobes on them, CPU hotplug stalled on 7.2 in the lab;
- * a stall there without them was seen too, and is not explained yet).
- */
-static const char *const lbr_offline_cpu_path[] = {
-	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
-	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
-	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead",
-};
-
-/* Is @name where an offline CPU's idle task stays?  No hook takes it. */
-static bool lbr_on_offline_cpu_path(const char *name)
-{
-	return match_string(lbr_offline_cpu_path,
-			    ARRAY_SIZE(lbr_offline_cpu_path), name) >= 0;
-}
-
-static struct lbr_target *lbr_target_new(char *tok, struct lbr_btf **btf)
-{
-	struct lbr_target *t = kzalloc(sizeof(*t), GFP_KERNEL);
-	unsigned int i;
-	int ret;
-
-	if (!t)
-		return ERR_PTR(-ENOMEM);
-	t->slot = -1;
-	ret = lbr_parse_one(tok, t);
-	for (i = 0; !ret && i < lbr_nr_targets; i++) {
-		if (!strcmp(lbr_targets[i]->name, t->name) &&
-		    !lbr_targets[i]->gone) {
+		if (!strcmp(o->name, t->name)) {
 			pr_err("target '%s': listed twice\n", t->name);
-			ret = -EEXIST;
+			return -EEXIST;
 		}
-	}
-	if (!ret)
-		ret = lbr_target_resolve(t);
-	if (!ret && lbr_on_offline_cpu_path(t->name)) {
-		pr_err("target '%s': an offline CPU's idle task stays inside it: no hook takes it\n",
-		       t->name);
-		ret = -EINVAL;
-	}
-	if (!ret)
-		ret = lbr_target_btf(t, btf);
-	if (!ret && t->nr_errnos && (t->ret_type == LBR_SNAP_RET_BOOL ||
-				     t->ret_type == LBR_SNAP_RET_VOID)) {
-		pr_err("target '%s': returns %s, which has no errno to list\n",
-		       t->name, lbr_ret_type_names[t->ret_type]);
-		ret = -EINVAL;
-	}
-	if (!ret && t->ret_type == LBR_SNAP_RET_VOID &&
-	    !lbr_capture_every_return()) {
-		pr_err("target '%s': returns void: capture=errors has no error to catch; capture=all records every return\n",
-		       t->name);
-		ret = -EINVAL;
-	}
-	for (i = 0; !ret && i < lbr_nr_targets; i++) {
-		if (lbr_targets[i]->start == t->start && !lbr_targets[i]->gone) {
+		if (o->start == t->start) {
 			pr_err("target '%s': same function as '%s'\n",
-			       t->name, lbr_targets[i]->name);
-			ret = -EEXIST;
+			       t->name, o->name);
+			return -EEXIST;
 		}
 	}
-	if (!ret) {
-		t->counters = alloc_percpu(struct lbr_counters);
-		if (!t->counters)
-			ret = -ENOMEM;
-	}
-	if (ret) {
-		lbr_target_free(t);
-		return ERR_PTR(ret);
-	}
-	return t;
+	return 0;
 }
 
 /*
@@ -549,10 +209,16 @@ int lbr_targets_register(const char *spec)
 		return -E2BIG;
 	}
 	mutex_lock(&lbr_targets_lock);
-	while ((tok = lbr_next_spec(&cur)) != NULL) {
-		t = lbr_target_new(strim(tok), &btf);
+	ret = lbr_targets_grow_locked(lbr_count_tokens(cur));
+	while (!ret && (tok = lbr_next_spec(&cur)) != NULL) {
+		t = lbr_target_new(strim(tok), 0, &btf);
 		if (IS_ERR(t)) {
 			ret = PTR_ERR(t);
+			break;
+		}
+		ret = lbr_target_dup_locked(t);
+		if (ret) {
+			lbr_target_free(t);
 			break;
 		}
 		/* An fexit target records from the moment it attaches. */
@@ -649,14 +315,23 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 	lbr_kretprobe_init();
 	mutex_lock(&lbr_targets_lock);
 	gone = lbr_target_gone_locked(buf);
-	if (lbr_nr_targets == LBR_SNAP_MAX_TARGETS && gone < 0) {
-		pr_err("targets: more than %d targets\n", LBR_SNAP_MAX_TARGETS);
+	if (lbr_targets_single_locked() >= LBR_SNAP_MAX_TARGETS && gone < 0) {
+		pr_err("targets: more than %d targets, other than a batch's\n",
+		       LBR_SNAP_MAX_TARGETS);
 		ret = -E2BIG;
 		goto out;
 	}
-	t = lbr_target_new(strim(buf), &btf);
+	ret = lbr_targets_grow_locked(1);
+	if (ret)
+		goto out;
+	t = lbr_target_new(strim(buf), 0, &btf);
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
+		goto out;
+	}
+	ret = lbr_target_dup_locked(t);
+	if (ret) {
+		lbr_target_free(t);
 		goto out;
 	}
 	/* An fexit target records from the moment it attaches. */
@@ -746,13 +421,12 @@ void lbr_targets_unwatch_modules(void)
 
 void lbr_targets_unregister(void)
 {
-	unsigned int i;
-
 	mutex_lock(&lbr_targets_lock);
 	lbr_targets_detach(lbr_targets, lbr_nr_targets);
-	for (i = 0; i < lbr_nr_targets; i++)
-		lbr_targets[i] = NULL;
 	lbr_nr_targets = 0;
+	kvfree(lbr_targets);
+	lbr_targets = NULL;
+	lbr_targets_room = 0;
 	mutex_unlock(&lbr_targets_lock);
 }
 
@@ -837,18 +511,370 @@ static void lbr_target_stats(const struct lbr_target *t,
 }
 
 /**
- * lbr_targets_stats - the counters of every target
- * @st: room for LBR_SNAP_MAX_TARGETS entries
+ * lbr_targets_stats - the counters of the first targets
+ * @st: room for @room entries
+ * @room: how many
  * Return: the number of targets.
  */
-unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st)
+unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st,
+			       unsigned int room)
 {
 	unsigned int i, n;
 
 	mutex_lock(&lbr_targets_lock);
 	n = lbr_nr_targets;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < min(n, room); i++)
 		lbr_target_stats(lbr_targets[i], &st[i]);
 	mutex_unlock(&lbr_targets_lock);
 	return n;
+}
+
+/* A target of a batch and its entry, or an old target (@entry -1). */
+struct lbr_batch_item {
+	struct lbr_target *t;
+	int entry;
+};
+
+static int lbr_item_by_start(const void *a, const void *b)
+{
+	const struct lbr_batch_item *x = a, *y = b;
+
+	if (x->t->start != y->t->start)
+		return x->t->start < y->t->start ? -1 : 1;
+	return x->entry - y->entry;
+}
+
+static int lbr_item_by_name(const void *a, const void *b)
+{
+	const struct lbr_batch_item *x = a, *y = b;
+	int c = strcmp(x->t->name, y->t->name);
+
+	return c ? c : x->entry - y->entry;
+}
+
+/*
+ * Refuse, with -EEXIST in its entry, each new target of @it (@n of them,
+ * @nr_old old ones first) whose function or name a target before it in
+ * @cmp's order has: the old ones sort first, so an old target is kept.
+ * Sorting, not a walk of the list for each one: a batch is thousands.
+ */
+static void lbr_batch_dups(struct lbr_batch_item *it, unsigned int n,
+			   struct lbr_snap_target_entry *e,
+			   int (*cmp)(const void *, const void *), bool name)
+{
+	unsigned int i, keep = 0;
+
+	sort(it, n, sizeof(*it), cmp, NULL);
+	for (i = 1; i < n; i++) {
+		struct lbr_target *a = it[keep].t, *b = it[i].t;
+		bool same = name ? !strcmp(a->name, b->name) :
+				   a->start == b->start;
+
+		if (!same || it[i].entry < 0) {
+			keep = i;
+			continue;
+		}
+		if (e[it[i].entry].error)
+			continue;
+		pr_err("target '%s': %s '%s'\n", b->name,
+		       name ? "listed twice, as" : "same function as",
+		       a->name);
+		e[it[i].entry].error = -EEXIST;
+	}
+}
+
+/*
+ * Check the new targets @ts (entries @idx of @e) against the targets and
+ * each other.  Return: 0, or -ENOMEM.
+ */
+static int lbr_batch_check_dups_locked(struct lbr_target **ts,
+				       const u32 *idx, unsigned int n,
+				       struct lbr_snap_target_entry *e)
+{
+	struct lbr_batch_item *it;
+	unsigned int i, m = 0;
+
+	it = kvmalloc_array(lbr_nr_targets + n, sizeof(*it), GFP_KERNEL);
+	if (!it)
+		return -ENOMEM;
+	for (i = 0; i < lbr_nr_targets; i++)
+		if (!lbr_targets[i]->gone)
+			it[m++] = (struct lbr_batch_item){ lbr_targets[i], -1 };
+	for (i = 0; i < n; i++)
+		if (!e[idx[i]].error)
+			it[m++] = (struct lbr_batch_item){ ts[i], idx[i] };
+	lbr_batch_dups(it, m, e, lbr_item_by_start, false);
+	lbr_batch_dups(it, m, e, lbr_item_by_name, true);
+	kvfree(it);
+	return 0;
+}
+
+/*
+ * What kprobes refuse (the kprobes blacklist, noinstr code), as
+ * lbr_func_lookup() checks for one target, and where ftrace has no site
+ * (kprobes say where they have one: KPROBES_ON_FTRACE, which a kernel
+ * with direct calls has in practice): kprobes registered disabled, never
+ * armed, and unregistered together, one grace period for all.  A refusal
+ * goes to the target's entry.  Return: 0, or -ENOMEM.
+ */
+static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
+				  unsigned int n,
+				  struct lbr_snap_target_entry *e)
+{
+	struct kprobe *kps, **reg;
+	unsigned int i, nr = 0;
+	int ret;
+
+	kps = kvcalloc(n, sizeof(*kps), GFP_KERNEL);
+	reg = kvcalloc(n, sizeof(*reg), GFP_KERNEL);
+	if (!kps || !reg) {
+		kvfree(kps);
+		kvfree(reg);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		kps[i].addr = (kprobe_opcode_t *)ts[i]->start;
+		kps[i].flags = KPROBE_FLAG_DISABLED;
+		ret = register_kprobe(&kps[i]);
+		if (ret) {
+			pr_err("target '%s': kprobes refuse this function (%d)\n",
+			       ts[i]->name, ret);
+			e[idx[i]].error = ret;
+			continue;
+		}
+		reg[nr++] = &kps[i];
+		/*
+		 * Where the probe went is an ftrace site, or ftrace cannot
+		 * hook the function and would refuse the whole group.
+		 */
+		if (!(kps[i].flags & KPROBE_FLAG_FTRACE)) {
+			pr_err("target '%s': not traceable: no ftrace site at its entry\n",
+			       ts[i]->name);
+			e[idx[i]].error = -EINVAL;
+		}
+	}
+	if (nr)
+		unregister_kprobes(reg, nr);
+	kvfree(reg);
+	kvfree(kps);
+	return 0;
+}
+
+/*
+ * The target of entry @e, or an ERR_PTR: its spec, of a function fexit
+ * can hook in a batch.
+ */
+static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
+					    struct lbr_btf **btf)
+{
+	struct lbr_target *t;
+	int ret;
+
+	e->spec[sizeof(e->spec) - 1] = '\0';
+	ret = lbr_spec_chars_ok(e->spec);
+	if (ret)
+		return ERR_PTR(ret);
+	t = lbr_target_new(strim(e->spec), e->addr, btf);
+	if (IS_ERR(t))
+		return t;
+	if (t->want != LBR_WANT_DEFAULT && t->want != LBR_WANT_FEXIT) {
+		pr_err("target '%s': a batch hooks with fexit only\n",
+		       t->name);
+		ret = -EINVAL;
+	} else if (lbr_target_in_module(t)) {
+		pr_err("target '%s': a batch takes functions of vmlinux only\n",
+		       t->name);
+		ret = -EINVAL;
+	} else {
+		ret = lbr_fexit_check_many(t);
+		if (ret)
+			pr_err("target '%s': fexit: %s\n", t->name,
+			       t->no_fexit);
+	}
+	if (ret) {
+		lbr_target_free(t);
+		return ERR_PTR(ret);
+	}
+	t->hook = LBR_SNAP_HOOK_FEXIT;
+	return t;
+}
+
+/**
+ * lbr_targets_add_batch - add the targets of @nr entries at once
+ * @e: the entries (struct lbr_snap_target_entry); each gets its result
+ * @nr: how many, at most LBR_SNAP_MAX_BATCH
+ * @skip: leave refused entries out, rather than add none
+ * @done: how many were added
+ *
+ * Return: 0, or the first refusal's error (with @skip, only an error
+ * that refused the whole batch).
+ */
+int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
+			  bool skip, unsigned int *done)
+{
+	struct lbr_btf *btf = NULL;
+	struct lbr_target **ts;
+	unsigned int i, n = 0, k;
+	int ret = 0, first = 0;
+	u32 *idx;
+
+	*done = 0;
+	ts = kvcalloc(nr, sizeof(*ts), GFP_KERNEL);
+	idx = kvcalloc(nr, sizeof(*idx), GFP_KERNEL);
+	if (!ts || !idx) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (i = 0; i < nr; i++) {
+		e[i].id = 0;
+		e[i].error = 0;
+	}
+	mutex_lock(&lbr_targets_lock);
+	ret = lbr_targets_grow_locked(nr);
+	for (i = 0; !ret && i < nr; i++) {
+		struct lbr_target *t = lbr_batch_target(&e[i], &btf);
+
+		if (IS_ERR(t)) {
+			e[i].error = PTR_ERR(t);
+			if (!skip)
+				break;
+			continue;
+		}
+		ts[n] = t;
+		idx[n++] = i;
+	}
+	if (!ret && (skip || i == nr))
+		ret = lbr_batch_kprobe_check(ts, idx, n, e);
+	if (!ret && (skip || i == nr))
+		ret = lbr_batch_check_dups_locked(ts, idx, n, e);
+	/* Keep those still good; the first refusal is the answer. */
+	for (i = 0, k = 0; i < n; i++) {
+		if (e[idx[i]].error) {
+			lbr_target_free(ts[i]);
+			continue;
+		}
+		ts[k] = ts[i];
+		idx[k++] = idx[i];
+	}
+	n = k;
+	for (i = 0; i < nr && !first; i++)
+		first = e[i].error;
+	if (!ret && first && !skip)
+		ret = first;
+	if (ret) {
+		for (i = 0; i < n; i++)
+			lbr_target_free(ts[i]);
+		goto out;
+	}
+	/* Ids first: a target records from the moment it is hooked. */
+	for (i = 0; i < n; i++) {
+		ts[i]->id = lbr_next_id + i;
+		e[idx[i]].id = ts[i]->id;
+	}
+	/* Taken either way: records may carry them already. */
+	lbr_next_id += n;
+	if (n) {
+		struct lbr_target **order = kvmalloc_array(n, sizeof(*order),
+							   GFP_KERNEL);
+
+		if (!order) {
+			for (i = 0; i < n; i++)
+				lbr_target_free(ts[i]);
+			ret = -ENOMEM;
+			goto out;
+		}
+		memcpy(order, ts, n * sizeof(*ts));
+		ret = lbr_fexit_attach_many(order, n);
+		kvfree(order);
+	}
+	if (ret)
+		goto out;
+	for (i = 0; i < n; i++)
+		lbr_targets[lbr_nr_targets++] = ts[i];
+	*done = n;
+	if (n)
+		pr_info("targets %u to %u: %u functions of a batch, fexit\n",
+			ts[0]->id, ts[n - 1]->id, n);
+out:
+	if (ret) {
+		/* Not added: an entry that was good says why not. */
+		for (i = 0; i < nr; i++)
+			if (!e[i].error)
+				e[i].error = ret == first ? -ECANCELED : ret;
+	}
+	mutex_unlock(&lbr_targets_lock);
+	lbr_targets_btf_done(btf, !ret);
+out_free:
+	kvfree(idx);
+	kvfree(ts);
+	return ret;
+}
+
+/* The index of the target with id @id: the list is in the order of ids. */
+static int lbr_target_by_id_locked(u32 id)
+{
+	unsigned int lo = 0, hi = lbr_nr_targets;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (lbr_targets[mid]->id == id)
+			return mid;
+		if (lbr_targets[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+/**
+ * lbr_targets_del_batch - remove the targets whose ids @nr entries give
+ * @e: the entries; each gets 0 or -ENOENT
+ * @nr: how many
+ * @done: how many were removed
+ *
+ * Return: 0, or -ENOENT if some id is no target's (the others are
+ * removed), or -ENOMEM (none is).
+ */
+int lbr_targets_del_batch(struct lbr_snap_target_entry *e, unsigned int nr,
+			  unsigned int *done)
+{
+	struct lbr_target **gone;
+	unsigned int i, k, n = 0;
+	bool *out;
+	int ret = 0;
+
+	*done = 0;
+	gone = kvcalloc(nr, sizeof(*gone), GFP_KERNEL);
+	mutex_lock(&lbr_targets_lock);
+	out = kvcalloc(lbr_nr_targets ?: 1, sizeof(*out), GFP_KERNEL);
+	if (!gone || !out) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		int j = lbr_target_by_id_locked(e[i].id);
+
+		e[i].error = j < 0 || out[j] ? -ENOENT : 0;
+		if (e[i].error) {
+			ret = -ENOENT;
+			continue;
+		}
+		out[j] = true;
+		gone[n++] = lbr_targets[j];
+	}
+	for (i = 0, k = 0; i < lbr_nr_targets; i++)
+		if (!out[i])
+			lbr_targets[k++] = lbr_targets[i];
+	lbr_nr_targets = k;
+	if (n)
+		pr_info("%u targets removed\n", n);
+	lbr_targets_detach(gone, n);
+	*done = n;
+out:
+	mutex_unlock(&lbr_targets_lock);
+	kvfree(out);
+	kvfree(gone);
+	return ret;
 }

@@ -5,6 +5,8 @@ modprobe lbr_snap_test_target || exit 1
 modprobe msr || exit 1
 lbr_snap_test
 rc=$?
+# Batches of many functions (ADD_TARGETS).
+lbr_snap_batch_test || rc=1
 # The fuzzer, bounded (LBR_FUZZ_OPS, or 20000 operations).
 lbr_snap_fuzz_test || rc=1
 exit $rc

@@ -126,8 +126,9 @@ static unsigned int random_cmd(unsigned long *s)
 		LBR_SNAP_IOC_GET_INFO, LBR_SNAP_IOC_GET_STATS,
 		LBR_SNAP_IOC_FLUSH, LBR_SNAP_IOC_ADD_TARGET,
 		LBR_SNAP_IOC_DEL_TARGET, LBR_SNAP_IOC_SET_CAPTURE,
+		LBR_SNAP_IOC_ADD_TARGETS, LBR_SNAP_IOC_DEL_TARGETS,
 	};
-	unsigned int cmd = known[rnd(s) % 6];
+	unsigned int cmd = known[rnd(s) % 8];
 
 	switch (rnd(s) % 4) {
 	case 0:		/* another size */
@@ -152,6 +153,47 @@ struct worker {
 	unsigned long seed, ops;
 };
 
+/*
+ * A batch to add, or to remove, refused whole or in part: its functions
+ * are the test module's (a batch takes vmlinux's only), or a function of
+ * vmlinux at an address past its entry, or anything at all; ids to remove
+ * are no target's.  Nothing it does may capture: the counters stay exact.
+ */
+static void random_batch(unsigned long *s, int fd, unsigned long long past)
+{
+	struct lbr_snap_target_entry e[4];
+	struct lbr_snap_targets t = { 0 };
+	unsigned int i, n = 1 + rnd(s) % 4;
+
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		random_spec(s, e[i].spec, sizeof(e[i].spec));
+		switch (rnd(s) % 4) {
+		case 0:
+			e[i].addr = past;
+			break;
+		case 1:
+			e[i].addr = rnd(s);
+			break;
+		case 2:
+			e[i].addr = rnd(s) | 0xffffffff80000000ULL;
+			break;
+		}
+		e[i].id = (1U << 20) + rnd(s) % 1000;
+	}
+	t.entries_ptr = (unsigned long)hostile_ptr(s, e);
+	t.nr = rnd(s) % 8 ? n : rnd(s);
+	t.entry_size = rnd(s) % 8 ? sizeof(e[0]) : rnd(s) % 512;
+	if (t.entry_size > sizeof(e[0]) &&
+	    t.entries_ptr == (unsigned long)e)
+		t.entry_size = sizeof(e[0]);
+	if (t.nr > n && t.entries_ptr == (unsigned long)e)
+		t.nr = n;
+	t.flags = rnd(s) % 4 ? rnd(s) % 2 : rnd(s);
+	count(ioctl(fd, rnd(s) & 1 ? LBR_SNAP_IOC_ADD_TARGETS :
+				     LBR_SNAP_IOC_DEL_TARGETS, &t));
+}
+
 static void *work(void *p)
 {
 	struct worker *w = p;
@@ -167,6 +209,7 @@ static void *work(void *p)
 	struct pollfd pfd;
 	unsigned long i, s = w->seed;
 	int fd = dev_open(O_NONBLOCK), tfd = open(TEST_DEV, O_WRONLY);
+	unsigned long long past = ksym("vfs_read") + 1;
 
 	for (i = 0; i < w->ops && !stop; i++) {
 		switch (rnd(&s) % 12) {
@@ -219,7 +262,11 @@ static void *work(void *p)
 			count(poll(&pfd, 1, 0));
 			break;
 		case 9:
-			count(write(fd, hostile_ptr(&s, buf), rnd(&s) % 64));
+			if (rnd(&s) & 1)
+				random_batch(&s, fd, past);
+			else
+				count(write(fd, hostile_ptr(&s, buf),
+					    rnd(&s) % 64));
 			break;
 		case 10: {	/* GET_STATS with hostile sizes and places */
 			memset(&hdr, 0, sizeof(hdr));

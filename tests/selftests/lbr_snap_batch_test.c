@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap batch kselftests: many functions of vmlinux attached in one
+ * LBR_SNAP_IOC_ADD_TARGETS, sharing trampolines by return class; records
+ * from functions deep inside a failing syscall; removal of some and all;
+ * all or nothing; unload with thousands attached.
+ *
+ * LBR_BATCH_MAX (default 1000) bounds the functions of batch.scale.
+ */
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "lbr_test_util.h"
+
+#define BATCH_CHUNK	2000
+
+/* A function of vmlinux that ftrace can hook, and its entry. */
+struct func {
+	char name[LBR_SNAP_NAME_LEN];
+	unsigned long long addr;
+};
+
+static int func_by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct func *)a)->name,
+		      ((const struct func *)b)->name);
+}
+
+/*
+ * The functions of vmlinux in available_filter_functions whose name one
+ * symbol of kallsyms has (a name twice there is ambiguous by name), with
+ * that symbol's address; those @want accepts.  Sorted by name.
+ */
+static struct func *vmlinux_funcs(size_t *nr, bool (*want)(const char *))
+{
+	FILE *kf = fopen("/proc/kallsyms", "r");
+	FILE *af = fopen("/sys/kernel/tracing/available_filter_functions", "r");
+
+	if (!af)
+		af = fopen("/sys/kernel/debug/tracing/available_filter_functions",
+			   "r");
+	struct func *ks = NULL, *out = NULL, key;
+	size_t nk = 0, room = 0, n = 0, i;
+	char line[512], name[256], type;
+	unsigned long long addr;
+
+	*nr = 0;
+	if (!kf || !af)
+		goto out;
+	while (fgets(line, sizeof(line), kf)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
+		    (type != 't' && type != 'T') || strchr(line, '[') ||
+		    strlen(name) >= LBR_SNAP_NAME_LEN)
+			continue;
+		if (nk == room) {
+			room = room ? 2 * room : 65536;
+			ks = realloc(ks, room * sizeof(*ks));
+			if (!ks)
+				goto out;
+		}
+		strcpy(ks[nk].name, name);
+		ks[nk++].addr = addr;
+	}
+	qsort(ks, nk, sizeof(*ks), func_by_name);
+	out = calloc(nk ? nk : 1, sizeof(*out));
+	if (!out)
+		goto out;
+	while (fgets(line, sizeof(line), af)) {
+		struct func *f;
+
+		if (strchr(line, '[') || sscanf(line, "%255s", name) != 1 ||
+		    strlen(name) >= LBR_SNAP_NAME_LEN || !want(name))
+			continue;
+		strcpy(key.name, name);
+		f = bsearch(&key, ks, nk, sizeof(*ks), func_by_name);
+		if (!f || (f > ks && !strcmp(f[-1].name, name)) ||
+		    (f + 1 < ks + nk && !strcmp(f[1].name, name)))
+			continue;
+		out[n++] = *f;
+	}
+	qsort(out, n, sizeof(*out), func_by_name);
+	/* A name listed twice in available_filter_functions: once. */
+	for (i = 1, *nr = n ? 1 : 0; i < n; i++)
+		if (strcmp(out[i].name, out[*nr - 1].name))
+			out[(*nr)++] = out[i];
+out:
+	if (kf)
+		fclose(kf);
+	if (af)
+		fclose(af);
+	free(ks);
+	return out;
+}
+
+/* The path lookup of an open(): fs/namei.c and the open around it. */
+static bool path_lookup_func(const char *name)
+{
+	static const char *const prefixes[] = {
+		"path_", "link_path_walk", "walk_component", "lookup_",
+		"filename_", "do_filp_open", "do_sys_openat2", "getname",
+		"step_into", "may_lookup", "complete_walk", "handle_dots",
+		"vfs_open", "do_open",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static bool any_func(const char *name)
+{
+	return true;
+}
+
+static int targets_ioc(int fd, unsigned long cmd,
+		       struct lbr_snap_target_entry *e, size_t n, __u32 flags,
+		       __u32 *done)
+{
+	struct lbr_snap_targets t = {
+		.entries_ptr = (unsigned long)e,
+		.nr = n,
+		.entry_size = sizeof(*e),
+		.flags = flags,
+	};
+	int ret = ioctl(fd, cmd, &t) ? -errno : 0;
+
+	if (done)
+		*done = t.done;
+	return ret;
+}
+
+static void entry_set(struct lbr_snap_target_entry *e, const char *spec,
+		      unsigned long long addr)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->spec, sizeof(e->spec), "%s", spec);
+	e->addr = addr;
+}
+
+static unsigned int nr_targets(int fd)
+{
+	struct lbr_snap_info info;
+
+	return get_info(fd, &info) ? UINT_MAX : info.nr_targets;
+}
+
+/* The entries of @f, added with LBR_SNAP_BATCH_SKIP; each one's result. */
+static struct lbr_snap_target_entry *add_funcs(int fd, const struct func *f,
+					       size_t n, __u32 *added)
+{
+	struct lbr_snap_target_entry *e = calloc(n ? n : 1, sizeof(*e));
+	size_t i, k;
+	__u32 done;
+
+	*added = 0;
+	if (!e)
+		return NULL;
+	for (i = 0; i < n; i++)
+		entry_set(&e[i], f[i].name, f[i].addr);
+	for (i = 0; i < n; i += k) {
+		k = n - i < BATCH_CHUNK ? n - i : BATCH_CHUNK;
+		if (targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k,
+				LBR_SNAP_BATCH_SKIP, &done)) {
+			free(e);
+			return NULL;
+		}
+		*added += done;
+	}
+	return e;
+}
+
+/* Remove the targets @e added, by id; how many went, or -errno. */
+static int del_added(int fd, struct lbr_snap_target_entry *e, size_t n)
+{
+	struct lbr_snap_target_entry *d = calloc(n ? n : 1, sizeof(*d));
+	size_t i, k = 0, off;
+	__u32 done, total = 0;
+	int ret = 0;
+
+	if (!d)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (!e[i].error)
+			d[k++].id = e[i].id;
+	for (off = 0; off < k && !ret; off += BATCH_CHUNK) {
+		size_t m = k - off < BATCH_CHUNK ? k - off : BATCH_CHUNK;
+
+		ret = targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, d + off, m, 0,
+				  &done);
+		total += done;
+	}
+	free(d);
+	return ret ? ret : (int)total;
+}
+
+FIXTURE(batch) {
+	struct rec *recs;
+	int fd;
+};
+
+FIXTURE_SETUP(batch)
+{
+	/* A batch takes what BTF describes: no BTF, no batch. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP(return, "no vmlinux BTF: a batch refuses every function");
+	load_target_module();
+	self->recs = calloc(MAX_RECS, sizeof(struct rec));
+	ASSERT_NE(NULL, self->recs);
+	ASSERT_EQ(0, load("targets=lbr_test_leaf"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	if (!self->recs)
+		return;
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->recs);
+	unload();
+}
+
+/*
+ * The path lookup's functions in one batch: a failed open() leaves
+ * records from inside it (a function deeper than do_sys_openat2,
+ * returning -ENOENT), ids in the batch; the stats list them; removing
+ * half keeps the other half recording; removing the rest ends it.
+ */
+TEST_F(batch, path_lookup_records_from_inside)
+{
+	struct lbr_snap_target_entry *e;
+	unsigned long long openat2;
+	size_t nf, i, j;
+	struct func *f = vmlinux_funcs(&nf, path_lookup_func);
+	__u32 added, min_id = UINT_MAX, max_id = 0;
+	int n, inside = 0, del;
+	struct stat st;
+
+	ASSERT_NE(NULL, f);
+	ASSERT_LT(20, nf) TH_LOG("only %zu path lookup functions", nf);
+	openat2 = ksym("do_sys_openat2");
+	ASSERT_NE(0, openat2);
+	e = add_funcs(self->fd, f, nf, &added);
+	ASSERT_NE(NULL, e) TH_LOG("ADD_TARGETS: %s", strerror(errno));
+	ASSERT_LT(20, added) TH_LOG("%u of %zu added", added, nf);
+	EXPECT_EQ(1 + added, nr_targets(self->fd));
+	for (i = 0; i < nf; i++) {
+		if (e[i].error)
+			continue;
+		min_id = e[i].id < min_id ? e[i].id : min_id;
+		max_id = e[i].id > max_id ? e[i].id : max_id;
+	}
+	EXPECT_EQ(added - 1, max_id - min_id);
+
+	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
+	for (i = 0; i < 5; i++)
+		EXPECT_NE(0, stat("/no/such/file", &st));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_LE(0, n) TH_LOG("%s", lbr_why);
+	for (j = 0; j < (size_t)n; j++) {
+		const struct lbr_snap_record *h = &self->recs[j].h;
+
+		if (h->target_id < min_id || h->target_id > max_id ||
+		    h->retval != -ENOENT || h->func_addr == openat2)
+			continue;
+		inside++;
+	}
+	EXPECT_LE(5, inside) TH_LOG("%d records of %d from a function of the lookup returning -ENOENT", inside, n);
+
+	/* Half of them out: the rest go on recording. */
+	del = del_added(self->fd, e, nf / 2);
+	EXPECT_LT(0, del);
+	EXPECT_EQ(1 + added - del, nr_targets(self->fd));
+	for (i = 0; i < nf / 2; i++)
+		e[i].error = -1;
+	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
+	for (i = 0; i < 5; i++)
+		EXPECT_NE(0, stat("/no/such/file", &st));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_LE(0, n) TH_LOG("%s", lbr_why);
+	for (j = 0, inside = 0; j < (size_t)n; j++) {
+		const struct lbr_snap_record *h = &self->recs[j].h;
+		bool kept = false;
+
+		for (i = nf / 2; i < nf && !kept; i++)
+			kept = !e[i].error && e[i].id == h->target_id;
+		if (h->target_id == 0)
+			continue;
+		EXPECT_TRUE(kept) TH_LOG("record of removed target %u", h->target_id);
+		inside += kept;
+	}
+	EXPECT_LT(0, inside);
+
+	EXPECT_EQ((int)added - del, del_added(self->fd, e, nf));
+	EXPECT_EQ(1, nr_targets(self->fd));
+	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
+	EXPECT_NE(0, stat("/no/such/file", &st));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(0, n);
+	free(e);
+	free(f);
+}
+
+/*
+ * One bad entry refuses the batch: nothing is added, it says why, the
+ * good ones say they were not added.  Each kind of bad entry.
+ */
+TEST_F(batch, all_or_nothing)
+{
+	struct lbr_snap_target_entry e[3];
+	unsigned long long a = ksym("vfs_read"), b = ksym("vfs_write");
+	unsigned long long leaf = ksym("lbr_test_chain");
+	static const struct {
+		const char *spec;
+		int addr;		/* 0: none, 1: a's, 2: leaf's */
+		int err;
+	} bad[] = {
+		{ "no_such_function_at_all", 0, -ENOENT },
+		{ "vfs_write", 1, -ENOENT },		/* another's address */
+		{ "vfs_read", 1, -EEXIST },		/* twice */
+		{ "lbr_test_chain", 2, -EINVAL },	/* in a module */
+		{ "vfs_write@kretprobe", 0, -EINVAL },
+		{ "vfs_write%void", 0, -EINVAL },	/* capture=errors */
+		{ "vfs_wr\nite", 0, -EINVAL },
+	};
+	size_t i;
+	__u32 done;
+
+	ASSERT_NE(0, a);
+	ASSERT_NE(0, b);
+	ASSERT_NE(0, leaf);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		entry_set(&e[0], "vfs_read", a);
+		entry_set(&e[1], bad[i].spec,
+			  bad[i].addr == 1 ? a : bad[i].addr == 2 ? leaf : 0);
+		entry_set(&e[2], "vfs_write", b);
+		EXPECT_EQ(bad[i].err, targets_ioc(self->fd,
+						  LBR_SNAP_IOC_ADD_TARGETS, e,
+						  3, 0, &done))
+			TH_LOG("entry '%s'", bad[i].spec);
+		EXPECT_EQ(0, done);
+		EXPECT_EQ(bad[i].err, e[1].error) TH_LOG("entry '%s'", bad[i].spec);
+		EXPECT_EQ(-ECANCELED, e[0].error);
+		EXPECT_EQ(-ECANCELED, e[2].error);
+		EXPECT_EQ(1, nr_targets(self->fd));
+		EXPECT_FALSE(hooked("vfs_read"));
+	}
+	/* With LBR_SNAP_BATCH_SKIP the good ones go in. */
+	entry_set(&e[0], "vfs_read", a);
+	entry_set(&e[1], "no_such_function_at_all", 0);
+	entry_set(&e[2], "vfs_write", b);
+	EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e, 3,
+				 LBR_SNAP_BATCH_SKIP, &done));
+	EXPECT_EQ(2, done);
+	EXPECT_EQ(0, e[0].error);
+	EXPECT_EQ(-ENOENT, e[1].error);
+	EXPECT_EQ(0, e[2].error);
+	EXPECT_EQ(3, nr_targets(self->fd));
+	/* Unknown ids: the known ones go, ENOENT for the rest. */
+	e[1].id = 999999;
+	EXPECT_EQ(-ENOENT, targets_ioc(self->fd, LBR_SNAP_IOC_DEL_TARGETS, e,
+				       3, 0, &done));
+	EXPECT_EQ(2, done);
+	EXPECT_EQ(-ENOENT, e[1].error);
+	EXPECT_EQ(1, nr_targets(self->fd));
+	/* Bad headers. */
+	EXPECT_EQ(-EINVAL, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e,
+				       0, 0, &done));
+	EXPECT_EQ(-EINVAL, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e,
+				       LBR_SNAP_MAX_BATCH + 1, 0, &done));
+	EXPECT_EQ(-EINVAL, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e,
+				       3, 1U << 5, &done));
+	EXPECT_EQ(-EFAULT, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS,
+				       (void *)8, 3, 0, &done));
+}
+
+/*
+ * Up to LBR_BATCH_MAX functions of vmlinux in chunks: they attach, a
+ * storm of syscalls runs through them, they detach, and the module
+ * unloads with nothing left inside.
+ */
+TEST_F_TIMEOUT(batch, scale, 1200)
+{
+	const char *env = getenv("LBR_BATCH_MAX");
+	size_t max = env ? strtoul(env, NULL, 0) : 1000, nf, i;
+	struct lbr_snap_target_entry *e;
+	struct func *f = vmlinux_funcs(&nf, any_func);
+	unsigned long long t0, t1, t2;
+	__u32 added;
+	int del;
+
+	ASSERT_NE(NULL, f);
+	/* Spread over the kernel, not its first names only. */
+	if (nf > max) {
+		for (i = 0; i < max; i++)
+			f[i] = f[i * (nf / max)];
+		nf = max;
+	}
+	t0 = now_ns();
+	e = add_funcs(self->fd, f, nf, &added);
+	t1 = now_ns();
+	ASSERT_NE(NULL, e) TH_LOG("ADD_TARGETS: %s", strerror(errno));
+	EXPECT_LT(nf / 2, added) TH_LOG("%u of %zu added", added, nf);
+	EXPECT_EQ(1 + added, nr_targets(self->fd));
+	for (i = 0; i < 200; i++) {
+		struct stat st;
+
+		stat("/no/such/file", &st);
+		stat("/proc/self/status", &st);
+		usleep(100);
+	}
+	del = del_added(self->fd, e, nf);
+	t2 = now_ns();
+	EXPECT_EQ((int)added, del);
+	EXPECT_EQ(1, nr_targets(self->fd));
+	TH_LOG("%u functions: attach %.2f s, detach %.2f s", added,
+	       (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, unload());
+	free(e);
+	free(f);
+}
+
+TEST_HARNESS_MAIN
