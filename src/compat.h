@@ -268,6 +268,18 @@ struct lbr_direct {
  * with ftrace_set_filter_ips() in Kbuild); before, one
  * register_ftrace_direct() per function, undone on the first failure.
  */
+/*
+ * register_ftrace_direct_multi() (5.16 to 6.4) grows ftrace's table of
+ * direct calls entry by entry and leaks the table it replaces when it
+ * grows it twice in one call (checked in 6.1.192; 6.5's rewrite sizes it
+ * once): fexit_hook.c sizes its groups so that it grows once at most.
+ */
+#if defined(LBR_DIRECT_MULTI) && !defined(LBR_DIRECT_OPS)
+#define LBR_DIRECT_GROWS_EACH	1
+#else
+#define LBR_DIRECT_GROWS_EACH	0
+#endif
+
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
 #if defined(LBR_DIRECT_OPS) || defined(LBR_DIRECT_MULTI)

@@ -284,6 +284,18 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 					    hdr.entry_size);
 		if (ret)
 			goto out;
+		/*
+		 * The results must be writable before anything is done: a
+		 * batch added is not to be told as failed.  The id stays
+		 * as given: DEL_TARGETS reads it.
+		 */
+		e[i].error = 0;
+		if (copy_to_user((void __user *)src +
+				 offsetof(struct lbr_snap_target_entry, id),
+				 &e[i].id, sizeof(e[i].id) + sizeof(e[i].error))) {
+			ret = -EFAULT;
+			goto out;
+		}
 	}
 	if (add)
 		ret = lbr_targets_add_batch(e, hdr.nr,

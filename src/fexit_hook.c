@@ -125,25 +125,31 @@ static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 	struct lbr_target *t = g ? lbr_group_find(g, fentry_ret) : data;
 
 	/*
-	 * Not one of the group's (its slot hooks nothing else), or one
-	 * removed whose group could not be replaced (lbr_group_leave()).
+	 * Not one of the group's (its slot hooks nothing else: the warning
+	 * after the unfreeze), or one removed whose group stays
+	 * (lbr_group_leave()).
 	 */
-	if (WARN_ON_ONCE(!t) || (g && READ_ONCE(t->leaving))) {
+	if (unlikely(!t || (g && READ_ONCE(t->leaving)))) {
 		if (frozen)
 			lbr_hw_unfreeze(ctl);
+		WARN_ON_ONCE(!t);
 		return;
 	}
 	lbr_capture(t, ax, caller, frozen, ctl, ret_site, false);
 }
 NOKPROBE_SYMBOL(lbr_fexit_capture);
 
-/* Free @g and the targets it is home to; none is on the targets' list. */
+/*
+ * Free @g, and each of its targets no other group's table holds: a
+ * target moved to a new group stays in the old one's table until that
+ * has drained (lbr_group_leave()).
+ */
 static void lbr_group_free(struct lbr_group *g)
 {
 	unsigned int i;
 
 	for (i = 0; i < g->nr; i++)
-		if (g->ts[i]->group == g)
+		if (refcount_dec_and_test(&g->ts[i]->grefs))
 			lbr_target_free(g->ts[i]);
 	kvfree(g);
 }
@@ -363,7 +369,21 @@ static int lbr_group_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* A group of @n targets by address, each one's home; not hooked yet. */
+/*
+ * Functions on groups' trampolines now, under the targets' lock: the
+ * least that ftrace's table of direct calls holds.
+ */
+static unsigned int lbr_group_ips;
+
+/*
+ * How many functions one group may take.  6.1's
+ * register_ftrace_direct_multi() grows ftrace's table of direct calls as
+ * it adds them, and leaks the table it replaces if it grows it twice in
+ * one call (6.5 sizes it once).  The table doubles when it holds twice
+ * its buckets, and holds at least lbr_group_ips: a group of no more than
+ * that, or 64 (its first size), grows it once at most.
+ */
+/* A group of @n targets by address, in its table; not hooked yet. */
 static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
 {
 	struct lbr_group *g;
@@ -378,6 +398,9 @@ static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
 	g->nr = n;
 	for (i = 0; i < n; i++) {
 		g->ts[i] = ts[i];
+		/* Under the targets' lock: a new target is in no table. */
+		if (!refcount_inc_not_zero(&ts[i]->grefs))
+			refcount_set(&ts[i]->grefs, 1);
 		ts[i]->group = g;
 		ts[i]->slot = -1;
 	}
@@ -405,14 +428,17 @@ static int lbr_group_hook(struct lbr_group *g)
 	if (ret < 0)
 		return ret;
 	g->slot = ret;
-	for (i = 0; i < g->nr; i++)
+	lbr_group_ips += g->nr;
+	for (i = 0; i < g->nr; i++) {
 		g->ts[i]->slot = ret;
+		WRITE_ONCE(g->ts[i]->gone, false);
+	}
 	return 0;
 }
 
 /*
- * Give @g up: unhook it, to be freed with its targets once drained, or
- * now if it was never hooked.
+ * Give @g up: unhook it, to be freed once drained, or free it now if it
+ * was never hooked.
  */
 static void lbr_group_put(struct lbr_group *g)
 {
@@ -420,10 +446,80 @@ static void lbr_group_put(struct lbr_group *g)
 		lbr_group_free(g);
 		return;
 	}
+	lbr_group_ips -= g->nr;
 	mutex_lock(&lbr_fexit_pending_lock);
 	list_add(&g->pending, &lbr_group_pending);
 	mutex_unlock(&lbr_fexit_pending_lock);
 	lbr_fexit_slot_put(g->slot);
+}
+
+/* The most functions a group may take when @ips are on groups. */
+static unsigned int lbr_group_room(unsigned int ips)
+{
+	return LBR_DIRECT_GROWS_EACH ? max(64U, ips) : UINT_MAX;
+}
+
+/*
+ * Undo lbr_groups_make() from @made[@first] on: the targets back in
+ * @was (NULL: none), the groups freed, none of the targets.
+ */
+static void lbr_groups_unmake(struct lbr_group **made, unsigned int *nr_made,
+			      unsigned int first, struct lbr_group *was)
+{
+	struct lbr_group *g;
+	unsigned int i;
+
+	while (*nr_made > first) {
+		g = made[--*nr_made];
+		for (i = 0; i < g->nr; i++) {
+			/* 0 for a new target: the caller frees it. */
+			if (!refcount_dec_not_one(&g->ts[i]->grefs))
+				refcount_set(&g->ts[i]->grefs, 0);
+			g->ts[i]->group = was;
+			g->ts[i]->slot = was ? was->slot : -1;
+		}
+		kvfree(g);
+	}
+}
+
+/*
+ * Groups for @n targets of one class, each of the size lbr_group_room()
+ * allows once those before it are hooked, from @ips on groups; added to
+ * @made (at *@nr_made), not hooked.  Return: 0, or -ENOMEM with none made
+ * and the targets back in @was.
+ */
+static int lbr_groups_make(struct lbr_target **ts, unsigned int n,
+			   unsigned int ips, struct lbr_group **made,
+			   unsigned int *nr_made, struct lbr_group *was)
+{
+	unsigned int i, k, first = *nr_made;
+	struct lbr_group *g;
+
+	for (i = 0; i < n; i += k) {
+		k = min(n - i, lbr_group_room(ips));
+		g = lbr_group_new(ts + i, k);
+		if (!g) {
+			lbr_groups_unmake(made, nr_made, first, was);
+			return -ENOMEM;
+		}
+		made[(*nr_made)++] = g;
+		ips += k;
+	}
+	return 0;
+}
+
+/* Hook @nr groups of @made; stop at the first that fails.  Return: 0 or it. */
+static int lbr_groups_hook(struct lbr_group **made, unsigned int nr)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		ret = lbr_group_hook(made[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /**
@@ -438,7 +534,7 @@ int lbr_fexit_check_many(struct lbr_target *t)
 }
 
 /**
- * lbr_fexit_attach_many - hook @n targets, a group of them per class
+ * lbr_fexit_attach_many - hook @n targets, in groups by class
  * @ts: targets lbr_fexit_check_many() took, of vmlinux; reordered
  * @n: how many
  *
@@ -450,12 +546,13 @@ int lbr_fexit_check_many(struct lbr_target *t)
  */
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 {
-	struct lbr_group *g, **made;
-	unsigned int i, j, nr_made = 0;
+	unsigned int i, j, ips = lbr_group_ips, nr_made = 0;
+	struct lbr_group **made;
 	int ret = 0;
 
 	if (!n)
 		return 0;
+	/* A group per target at worst. */
 	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);
 	if (!made) {
 		for (i = 0; i < n; i++)
@@ -463,28 +560,23 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 		return -ENOMEM;
 	}
 	sort(ts, n, sizeof(*ts), lbr_group_cmp, NULL);
-	for (i = 0; i < n; i = j) {
+	for (i = 0; i < n && !ret; i = j) {
 		for (j = i + 1; j < n; j++)
 			if (lbr_group_class(ts[j]) != lbr_group_class(ts[i]))
 				break;
-		g = lbr_group_new(ts + i, j - i);
-		if (!g) {
-			ret = -ENOMEM;
-			break;
-		}
-		made[nr_made++] = g;
-		ret = lbr_group_hook(g);
-		if (ret)
-			break;
+		ret = lbr_groups_make(ts + i, j - i, ips, made, &nr_made,
+				      NULL);
+		ips += j - i;
 	}
+	if (!ret && lbr_fexit_slots_free() < nr_made)
+		ret = -ENOSPC;
+	if (!ret)
+		ret = lbr_groups_hook(made, nr_made);
 	if (ret) {
-		/* Those of no group yet are the ones past the last made. */
-		if (!g)
-			for (; i < n; i++)
+		/* Those in no group first: a group's put may free its own. */
+		for (i = 0; i < n; i++)
+			if (!refcount_read(&ts[i]->grefs))
 				lbr_target_free(ts[i]);
-		else
-			for (; j < n; j++)
-				lbr_target_free(ts[j]);
 		for (i = 0; i < nr_made; i++)
 			lbr_group_put(made[i]);
 	}
@@ -492,59 +584,75 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 	return ret;
 }
 
+/* @g was not hooked: its targets, still listed, record nothing. */
+static void lbr_groups_mark_gone(struct lbr_group *g)
+{
+	unsigned int i;
+
+	for (i = 0; i < g->nr; i++)
+		WRITE_ONCE(g->ts[i]->gone, true);
+}
+
 /*
  * Unhook those of @g's targets marked leaving: all of them, or @g
- * replaced by a group of the others.  Without the memory for that, @g
- * stays, and its leaving targets record nothing more.
+ * replaced by groups of the others (hooked after @g is unhooked: a
+ * function has one direct call).  When the slots or the memory for that
+ * are missing, @g stays and its leaving targets record nothing more.
  */
 static void lbr_group_leave(struct lbr_group *g)
 {
-	struct lbr_group *rest;
-	unsigned int i, n = 0;
+	struct lbr_target **rest = NULL;
+	struct lbr_group **made = NULL;
+	unsigned int i, n = 0, nr_made = 0;
 	int ret;
 
 	for (i = 0; i < g->nr; i++)
-		n += g->ts[i]->group == g && !g->ts[i]->leaving;
+		n += !g->ts[i]->leaving;
 	if (!n) {
 		lbr_group_put(g);
 		return;
 	}
-	rest = kvmalloc(struct_size(rest, ts, n), GFP_KERNEL);
-	if (!rest)
+	rest = kvmalloc_array(n, sizeof(*rest), GFP_KERNEL);
+	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);
+	if (!rest || !made)
 		goto stay;
-	INIT_LIST_HEAD(&rest->pending);
-	INIT_LIST_HEAD(&rest->leave);
-	rest->slot = -1;
-	rest->nr = 0;
-	for (i = 0; i < g->nr; i++)
-		if (g->ts[i]->group == g && !g->ts[i]->leaving)
-			rest->ts[rest->nr++] = g->ts[i];
-	/* Theirs now, before @g is put: its release frees the others. */
-	for (i = 0; i < rest->nr; i++) {
-		rest->ts[i]->group = rest;
-		rest->ts[i]->slot = -1;
+	for (i = 0, n = 0; i < g->nr; i++)
+		if (!g->ts[i]->leaving)
+			rest[n++] = g->ts[i];
+	/* Sized for the functions on groups once @g is off them. */
+	if (lbr_groups_make(rest, n, g->slot < 0 ? lbr_group_ips :
+				     lbr_group_ips - g->nr, made, &nr_made, g))
+		goto stay;
+	if (lbr_fexit_slots_free() < nr_made) {
+		lbr_groups_unmake(made, &nr_made, 0, g);
+		goto stay;
 	}
 	lbr_group_put(g);
-	ret = lbr_group_hook(rest);
-	if (!ret)
-		return;
-	/*
-	 * The others stay listed, unhooked: gone, as if their module had
-	 * gone, until they are deleted (and freed with @rest).
-	 */
-	pr_warn("%u targets of a batch: not hooked again after others of it were removed (%d): they record nothing; delete them and add them again\n",
-		n, ret);
-	for (i = 0; i < rest->nr; i++)
-		WRITE_ONCE(rest->ts[i]->gone, true);
+	ret = lbr_groups_hook(made, nr_made);
+	if (ret) {
+		/*
+		 * The others stay listed, those of the groups not hooked
+		 * gone, as if their module had gone, until deleted.
+		 */
+		pr_warn("targets of a batch: not all hooked again after others of theirs were removed (%d): those not record nothing; delete them and add them again\n",
+			ret);
+		for (i = 0; i < nr_made; i++)
+			if (made[i]->slot < 0)
+				lbr_groups_mark_gone(made[i]);
+	}
+	kvfree(made);
+	kvfree(rest);
 	return;
 stay:
-	pr_warn("%u targets of a batch stay hooked, recording nothing, until the rest of it goes: no memory to hook the rest alone\n",
-		g->nr - n);
+	pr_warn("%u targets of a batch stay hooked, recording nothing, until the rest of it goes: no %s to hook the rest alone\n",
+		g->nr - n, rest && made ? "free trampoline" : "memory");
+	kvfree(made);
+	kvfree(rest);
 }
 
 /**
  * lbr_fexit_detach - unhook @n fexit targets; free each once drained
- * @ts: the targets, no longer on the targets' list; reordered
+ * @ts: the targets, no longer on the targets' list
  * @n: how many
  *
  * Returns at once: a target is freed after the last call through its

@@ -340,6 +340,25 @@ void lbr_fexit_unregister(void)
 EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
 
 /**
+ * lbr_fexit_slots_free - how many slots lbr_fexit_slot_get() can give now
+ *
+ * Slots still draining count when one pass of the drain frees them, as
+ * lbr_fexit_slot_get() waits for one.  With no other client, the count
+ * holds until the caller gets them.
+ */
+unsigned int lbr_fexit_slots_free(void)
+{
+	unsigned int n;
+
+	flush_delayed_work(&lbr_fexit_drain_work);
+	mutex_lock(&lbr_fexit_lock);
+	n = LBR_FEXIT_SLOTS - bitmap_weight(lbr_fexit_used, LBR_FEXIT_SLOTS);
+	mutex_unlock(&lbr_fexit_lock);
+	return n;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_slots_free);
+
+/**
  * lbr_fexit_slot_set_limit - change the returns @slot lets go
  * @slot: from lbr_fexit_slot_get()
  * @limit: the new limit of its struct lbr_ret_quiet, for a change of

@@ -83,6 +83,7 @@ int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);
 u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
+unsigned int lbr_fexit_slots_free(void);
 void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);
 long lbr_fexit_slot_inflight(unsigned int slot);
 bool lbr_fexit_owns(unsigned long addr);

@@ -8,6 +8,7 @@
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/refcount.h>
 #include <linux/types.h>
 
 #include "../include/lbr_snap.h"
@@ -150,6 +151,7 @@ struct lbr_target {
 	int slot;		/* the fexit hook's trampoline, or -1 */
 	struct list_head pending; /* fexit: detached, calls maybe in flight */
 	struct lbr_group *group; /* fexit: the batch's group it is in */
+	refcount_t grefs;	/* fexit: groups whose table holds it */
 	bool leaving;		/* fexit: removed, its group not yet */
 	unsigned long start;	/* function entry */
 	unsigned long size;

@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
@@ -729,11 +730,20 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		e[i].id = 0;
 		e[i].error = 0;
 	}
-	mutex_lock(&lbr_targets_lock);
-	ret = lbr_targets_grow_locked(nr);
-	for (i = 0; !ret && i < nr; i++) {
-		struct lbr_target *t = lbr_batch_target(&e[i], &btf);
+	/*
+	 * Each entry's function found and checked before the targets' lock
+	 * (nothing there needs the list), which a module's coming or going
+	 * takes too.  A fatal signal stops it: by name, each function costs
+	 * a walk of kallsyms and a grace period.
+	 */
+	for (i = 0; i < nr; i++) {
+		struct lbr_target *t;
 
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		t = lbr_batch_target(&e[i], &btf);
 		if (IS_ERR(t)) {
 			e[i].error = PTR_ERR(t);
 			if (!skip)
@@ -742,9 +752,13 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		}
 		ts[n] = t;
 		idx[n++] = i;
+		cond_resched();
 	}
 	if (!ret && (skip || i == nr))
 		ret = lbr_batch_kprobe_check(ts, idx, n, e);
+	mutex_lock(&lbr_targets_lock);
+	if (!ret)
+		ret = lbr_targets_grow_locked(nr);
 	if (!ret && (skip || i == nr))
 		ret = lbr_batch_check_dups_locked(ts, idx, n, e);
 	/* Keep those still good; the first refusal is the answer. */

@@ -20,7 +20,7 @@
 # LBR's entries (caps/branches): its own branches filled it.  A row
 # without records fails it.  Then
 # the cost table and the reader line of tests/bench/cost.sh, with their
-# goals.
+# goals; then the attach line of tests/bench/attach.sh, with its goal.
 #
 # BENCH_CPUS="lbr-amd" narrows the probe_entries part to those CPUs.
 # KVER=RELEASE boots another kernel (tests/vm/kernel.sh's, e.g.
@@ -132,4 +132,9 @@ done
 # (tests/bench/cost.sh): "cost ..." and "reader ..." lines, the goals.
 echo
 KVER=$kver "$LBR_TOP/tests/bench/cost.sh" || status=1
+
+# Attaching thousands of functions beside BPF (tests/bench/attach.sh):
+# "attach ..." lines, the goal.
+echo
+"$LBR_TOP/tests/bench/attach.sh" || status=1
 exit $status

@@ -378,6 +378,104 @@ TEST_F(batch, all_or_nothing)
 				       (void *)8, 3, 0, &done));
 }
 
+/* A child blocked in read() of an empty pipe: inside pipe_read(). */
+static pid_t reader(int *p)
+{
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		int fd;
+
+		/* The device too: it would hold lbr_snap loaded. */
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != p[0])
+				close(fd);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	usleep(300 * 1000);
+	return pid;
+}
+
+static int wait_child(pid_t pid)
+{
+	int st;
+
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ?
+	       WEXITSTATUS(st) : -1;
+}
+
+/*
+ * pipe_read() and pipe_write() share a return class: one group.  A call
+ * of pipe_read() sleeps in it; pipe_write() is removed (the group is
+ * rebuilt with pipe_read() alone), then pipe_read() (the new group
+ * drains at once); the sleeping call then returns through the first
+ * group's trampoline, whose table still holds pipe_read()'s target.
+ * Then the same with the module unloaded in place of the second removal.
+ * The kernel log gate (and KASAN on a debug kernel) is the judge.
+ */
+TEST_F(batch, removed_in_parts_while_a_call_sleeps)
+{
+	/* An anonymous pipe's read and write, by the kernel's names. */
+	static const char *const names[][2] = {
+		{ "anon_pipe_read", "anon_pipe_write" },	/* 6.15 on */
+		{ "pipe_read", "pipe_write" },
+	};
+	struct lbr_snap_target_entry e[2];
+	unsigned long long rd = 0, wr = 0;
+	int p[2], round, k;
+	__u32 done;
+	pid_t pid;
+
+	for (k = 0; k < 2 && !(rd && wr); k++) {
+		rd = ksym(names[k][0]);
+		wr = ksym(names[k][1]);
+	}
+	if (!rd || !wr)
+		SKIP(return, "no pipe_read or pipe_write in kallsyms");
+	k--;
+	for (round = 0; round < 2; round++) {
+		if (round) {
+			close(self->fd);
+			ASSERT_EQ(0, load("targets=lbr_test_leaf"));
+			self->fd = dev_open(O_NONBLOCK);
+			ASSERT_LE(0, self->fd);
+		}
+		entry_set(&e[0], names[k][0], rd);
+		entry_set(&e[1], names[k][1], wr);
+		ASSERT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e,
+					 2, 0, &done));
+		ASSERT_EQ(2, done);
+		pid = reader(p);
+		ASSERT_LT(0, pid);
+		/* pipe_write() out: pipe_read() on a group of its own. */
+		EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_DEL_TARGETS,
+					 &e[1], 1, 0, &done));
+		if (!round) {
+			EXPECT_EQ(0, targets_ioc(self->fd,
+						 LBR_SNAP_IOC_DEL_TARGETS, &e[0],
+						 1, 0, &done));
+			EXPECT_EQ(1, nr_targets(self->fd));
+		} else {
+			close(self->fd);
+			self->fd = -1;
+			EXPECT_EQ(0, unload());
+		}
+		/*
+		 * Long enough for the new group to drain and be freed: two
+		 * RCU Tasks grace periods and a poll, seconds under TCG.
+		 */
+		sleep(4);
+		EXPECT_EQ(1, write(p[1], "x", 1));
+		EXPECT_EQ(0, wait_child(pid));
+		close(p[1]);
+	}
+}
+
 /*
  * Up to LBR_BATCH_MAX functions of vmlinux in chunks: they attach, a
  * storm of syscalls runs through them, they detach, and the module

@@ -93,6 +93,11 @@ done
 gcc $CFLAGS -o "$out/lbr_snap_bpf_bench" \
 	"$LBR_TOP/tests/bench/lbr_snap_bpf_bench.c" $LIBS ||
 	die "building lbr_snap_bpf_bench failed"
+# make bench's attach line (tests/bench/lbr_snap_attach_bench.c).
+# shellcheck disable=SC2086
+gcc $CFLAGS -o "$out/lbr_snap_attach_bench" \
+	"$LBR_TOP/tests/bench/lbr_snap_attach_bench.c" $LIBS ||
+	die "building lbr_snap_attach_bench failed"
 # make bench's cost table and reader line (tests/bench/lbr_snap_cost.c).
 # shellcheck disable=SC2086
 gcc $CFLAGS -o "$out/lbr_snap_cost" "$LBR_TOP/tests/bench/lbr_snap_cost.c" ||

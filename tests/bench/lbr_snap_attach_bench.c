@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * make bench's attach line: how long lbr_snap takes to attach N functions
+ * and to detach them, beside what the kernel's own way takes, an empty
+ * BPF fexit program on each (one program and one link per function, as
+ * retsnoop's fentry mode clones them), in the same boot, one after the
+ * other, on the same functions.
+ *
+ * The functions: those of vmlinux BTF returning an int, a long or a
+ * pointer (what can fail), with at most six arguments, all scalars (what
+ * both can hook), that ftrace can hook (available_filter_functions), one
+ * symbol of their name in kallsyms; N of them spread over that list.
+ * Prints
+ *   attach n=N lbr_snap_s=A bpf_s=B ratio=A/B lbr_snap_detach_s=C
+ *          bpf_detach_s=D lbr_snap_n=X bpf_n=Y candidates=M
+ * where X and Y are how many each attached (each refuses a few the other
+ * takes), or "attach n=N why=..." when something is missing.
+ *
+ * usage: lbr_snap_attach_bench N
+ * (lbr_snap loaded, /dev/lbr_snap writable, root.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lbr_snap.h"
+
+#define CHUNK	2000
+
+struct func {
+	char name[LBR_SNAP_NAME_LEN];
+	unsigned long long addr;
+	int btf_id;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct func *)a)->name,
+		      ((const struct func *)b)->name);
+}
+
+static void why(unsigned long n, const char *what)
+{
+	printf("attach n=%lu why=%s\n", n, what);
+	exit(0);
+}
+
+/* @id with typedefs and qualifiers skipped. */
+static const struct btf_type *skip_mods(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t;
+}
+
+static bool scalar(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = skip_mods(btf, id);
+
+	return t && (btf_is_int(t) || btf_is_ptr(t) || btf_is_enum(t));
+}
+
+/* Returns what can fail, takes at most six scalar arguments. */
+static bool wanted(const struct btf *btf, const struct btf_type *fn)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, fn->type), *r;
+	const struct btf_param *p;
+	int i;
+
+	if (!proto || !btf_is_func_proto(proto) || btf_vlen(proto) > 6)
+		return false;
+	r = skip_mods(btf, proto->type);
+	if (!r || !(btf_is_ptr(r) ||
+		    (btf_is_int(r) && (btf_int_encoding(r) & BTF_INT_SIGNED) &&
+		     r->size >= 4)))
+		return false;
+	p = btf_params(proto);
+	for (i = 0; i < btf_vlen(proto); i++)
+		if (!p[i].type || !scalar(btf, p[i].type))
+			return false;
+	return true;
+}
+
+/* The candidates, sorted by name. */
+static struct func *candidates(size_t *nr)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	FILE *kf = fopen("/proc/kallsyms", "r");
+	FILE *af = fopen("/sys/kernel/tracing/available_filter_functions", "r");
+	struct func *ks = NULL, *out, key, *f;
+	size_t nk = 0, room = 0, n = 0;
+	char line[512], name[256], type;
+	unsigned long long addr;
+	int id;
+
+	if (!af)
+		af = fopen("/sys/kernel/debug/tracing/available_filter_functions",
+			   "r");
+	if (!btf || !kf || !af)
+		return NULL;
+	while (fgets(line, sizeof(line), kf)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
+		    (type != 't' && type != 'T') || strchr(line, '[') ||
+		    strlen(name) >= LBR_SNAP_NAME_LEN)
+			continue;
+		if (nk == room) {
+			room = room ? 2 * room : 65536;
+			ks = realloc(ks, room * sizeof(*ks));
+			if (!ks)
+				return NULL;
+		}
+		snprintf(ks[nk].name, sizeof(ks[nk].name), "%s", name);
+		ks[nk++].addr = addr;
+	}
+	qsort(ks, nk, sizeof(*ks), by_name);
+	out = calloc(nk ? nk : 1, sizeof(*out));
+	if (!out)
+		return NULL;
+	while (fgets(line, sizeof(line), af)) {
+		if (strchr(line, '[') || sscanf(line, "%255s", name) != 1 ||
+		    strlen(name) >= LBR_SNAP_NAME_LEN)
+			continue;
+		snprintf(key.name, sizeof(key.name), "%s", name);
+		f = bsearch(&key, ks, nk, sizeof(*ks), by_name);
+		if (!f || (f > ks && !strcmp(f[-1].name, name)) ||
+		    (f + 1 < ks + nk && !strcmp(f[1].name, name)))
+			continue;
+		id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+		if (id <= 0 || !wanted(btf, btf__type_by_id(btf, id)))
+			continue;
+		out[n] = *f;
+		out[n++].btf_id = id;
+	}
+	qsort(out, n, sizeof(*out), by_name);
+	/* Once each, though available_filter_functions may list it twice. */
+	*nr = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!*nr || strcmp(out[i].name, out[*nr - 1].name))
+			out[(*nr)++] = out[i];
+	free(ks);
+	btf__free(btf);
+	fclose(kf);
+	fclose(af);
+	return out;
+}
+
+static int targets_ioc(int fd, unsigned long cmd,
+		       struct lbr_snap_target_entry *e, size_t n, __u32 flags,
+		       __u32 *done)
+{
+	struct lbr_snap_targets t = {
+		.entries_ptr = (unsigned long)e, .nr = n,
+		.entry_size = sizeof(*e), .flags = flags,
+	};
+	int ret = ioctl(fd, cmd, &t) ? -errno : 0;
+
+	*done = t.done;
+	return ret;
+}
+
+/* lbr_snap: attach and detach @f; the seconds each took, how many. */
+static int lbr_snap_run(const struct func *f, size_t n, double *att,
+			double *det)
+{
+	struct lbr_snap_target_entry *e = calloc(n, sizeof(*e));
+	int fd = open(LBR_SNAP_DEVICE, O_RDWR | O_CLOEXEC);
+	size_t i, k, m = 0;
+	__u32 done, added = 0;
+	double t0;
+
+	if (!e || fd < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		snprintf(e[i].spec, sizeof(e[i].spec), "%s", f[i].name);
+		e[i].addr = f[i].addr;
+	}
+	t0 = now_s();
+	for (i = 0; i < n; i += k) {
+		k = n - i < CHUNK ? n - i : CHUNK;
+		if (targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k,
+				LBR_SNAP_BATCH_SKIP, &done))
+			return -1;
+		added += done;
+	}
+	*att = now_s() - t0;
+	for (i = 0; i < n; i++)
+		if (!e[i].error)
+			e[m++].id = e[i].id;
+	t0 = now_s();
+	for (i = 0; i < m; i += k) {
+		k = m - i < CHUNK ? m - i : CHUNK;
+		if (targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, e + i, k, 0,
+				&done))
+			return -1;
+	}
+	*det = now_s() - t0;
+	close(fd);
+	free(e);
+	return added;
+}
+
+/* An empty fexit program and its link on each of @f, then all closed. */
+static int bpf_run(const struct func *f, size_t n, double *att, double *det)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int *fds = calloc(2 * n, sizeof(*fds));
+	size_t i, nfd = 0;
+	int attached = 0;
+	double t0;
+
+	if (!fds)
+		return -1;
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_prog_load_opts, o,
+			    .expected_attach_type = BPF_TRACE_FEXIT,
+			    .attach_btf_id = f[i].btf_id);
+		int prog, link;
+
+		prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "lbr_attach",
+				     "GPL", insns, 2, &o);
+		if (prog < 0)
+			continue;
+		link = bpf_raw_tracepoint_open(NULL, prog);
+		fds[nfd++] = prog;
+		if (link < 0)
+			continue;
+		fds[nfd++] = link;
+		attached++;
+	}
+	*att = now_s() - t0;
+	t0 = now_s();
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	*det = now_s() - t0;
+	free(fds);
+	return attached;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long want = argc > 1 ? strtoul(argv[1], NULL, 0) : 10000;
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	double la = 0, ld = 0, ba = 0, bd = 0;
+	struct func *f;
+	size_t nf, i;
+	int ln, bn;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max = 65536;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	f = candidates(&nf);
+	if (!f)
+		why(want, "no-btf-kallsyms-or-tracefs");
+	if (nf < want)
+		why(want, "fewer-candidates");
+	/* Spread over the kernel, not its first names only. */
+	for (i = 0; i < want; i++)
+		f[i] = f[i * (nf / want)];
+	ln = lbr_snap_run(f, want, &la, &ld);
+	if (ln < 0)
+		why(want, "lbr_snap-refused-the-batch");
+	bn = bpf_run(f, want, &ba, &bd);
+	if (bn < 0)
+		why(want, "no-memory");
+	printf("attach n=%lu lbr_snap_s=%.2f bpf_s=%.2f ratio=%.2f lbr_snap_detach_s=%.2f bpf_detach_s=%.2f lbr_snap_n=%d bpf_n=%d candidates=%zu\n",
+	       want, la, ba, ba > 0 ? la / ba : 0.0, ld, bd, ln, bn, nf);
+	return 0;
+}
