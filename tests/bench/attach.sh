@@ -29,8 +29,9 @@ GUEST
 status=0
 for cpu in $cpus; do
 	"$LBR_TOP/tests/vm/run-vm.sh" --smp 2 --cpu "$cpu" \
+		--timeout "${BENCH_ATTACH_TIMEOUT:-5400}" \
 		--script "$out/guest.sh" >"$out/$cpu.log" 2>&1 || true
-	line=$(grep -a '^attach n=' "$out/$cpu.log" | tr -d '\r' | tail -n1)
+	line=$(grep -a '^attach n=' "$out/$cpu.log" | tr -d '\r' | tail -n1) || line=
 	if [ -z "$line" ]; then
 		echo "attach cpu=$cpu n=$n why=no-line (see the guest's log)"
 		tail -n 20 "$out/$cpu.log"

@@ -35,14 +35,9 @@
 #include <bpf/libbpf.h>
 
 #include "lbr_snap.h"
+#include "../selftests/lbr_test_funcs.h"
 
 #define CHUNK	2000
-
-struct func {
-	char name[LBR_SNAP_NAME_LEN];
-	unsigned long long addr;
-	int btf_id;
-};
 
 static double now_s(void)
 {
@@ -50,12 +45,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct func *)a)->name,
-		      ((const struct func *)b)->name);
 }
 
 static void why(unsigned long n, const char *what)
@@ -102,67 +91,30 @@ static bool wanted(const struct btf *btf, const struct btf_type *fn)
 	return true;
 }
 
-/* The candidates, sorted by name. */
+/* vmlinux_funcs()'s @want: a FUNC of BTF that wanted() takes. */
+static bool typed(const char *name, void *priv)
+{
+	struct btf *btf = priv;
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
+
+	return id > 0 && wanted(btf, btf__type_by_id(btf, id));
+}
+
+/* The candidates, sorted by name, with their BTF ids. */
 static struct func *candidates(size_t *nr)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	FILE *kf = fopen("/proc/kallsyms", "r");
-	FILE *af = fopen("/sys/kernel/tracing/available_filter_functions", "r");
-	struct func *ks = NULL, *out, key, *f;
-	size_t nk = 0, room = 0, n = 0;
-	char line[512], name[256], type;
-	unsigned long long addr;
-	int id;
+	struct func *f;
+	size_t i;
 
-	if (!af)
-		af = fopen("/sys/kernel/debug/tracing/available_filter_functions",
-			   "r");
-	if (!btf || !kf || !af)
+	if (!btf || libbpf_get_error(btf))
 		return NULL;
-	while (fgets(line, sizeof(line), kf)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T') || strchr(line, '[') ||
-		    strlen(name) >= LBR_SNAP_NAME_LEN)
-			continue;
-		if (nk == room) {
-			room = room ? 2 * room : 65536;
-			ks = realloc(ks, room * sizeof(*ks));
-			if (!ks)
-				return NULL;
-		}
-		snprintf(ks[nk].name, sizeof(ks[nk].name), "%s", name);
-		ks[nk++].addr = addr;
-	}
-	qsort(ks, nk, sizeof(*ks), by_name);
-	out = calloc(nk ? nk : 1, sizeof(*out));
-	if (!out)
-		return NULL;
-	while (fgets(line, sizeof(line), af)) {
-		if (strchr(line, '[') || sscanf(line, "%255s", name) != 1 ||
-		    strlen(name) >= LBR_SNAP_NAME_LEN)
-			continue;
-		snprintf(key.name, sizeof(key.name), "%s", name);
-		f = bsearch(&key, ks, nk, sizeof(*ks), by_name);
-		if (!f || (f > ks && !strcmp(f[-1].name, name)) ||
-		    (f + 1 < ks + nk && !strcmp(f[1].name, name)))
-			continue;
-		id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
-		if (id <= 0 || !wanted(btf, btf__type_by_id(btf, id)))
-			continue;
-		out[n] = *f;
-		out[n++].btf_id = id;
-	}
-	qsort(out, n, sizeof(*out), by_name);
-	/* Once each, though available_filter_functions may list it twice. */
-	*nr = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!*nr || strcmp(out[i].name, out[*nr - 1].name))
-			out[(*nr)++] = out[i];
-	free(ks);
+	f = vmlinux_funcs(nr, typed, btf);
+	for (i = 0; f && i < *nr; i++)
+		f[i].btf_id = btf__find_by_name_kind(btf, f[i].name,
+						     BTF_KIND_FUNC);
 	btf__free(btf);
-	fclose(kf);
-	fclose(af);
-	return out;
+	return f;
 }
 
 static int targets_ioc(int fd, unsigned long cmd,

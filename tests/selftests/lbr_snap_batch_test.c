@@ -12,89 +12,12 @@
 
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
+#include "lbr_test_funcs.h"
 
 #define BATCH_CHUNK	2000
 
-/* A function of vmlinux that ftrace can hook, and its entry. */
-struct func {
-	char name[LBR_SNAP_NAME_LEN];
-	unsigned long long addr;
-};
-
-static int func_by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct func *)a)->name,
-		      ((const struct func *)b)->name);
-}
-
-/*
- * The functions of vmlinux in available_filter_functions whose name one
- * symbol of kallsyms has (a name twice there is ambiguous by name), with
- * that symbol's address; those @want accepts.  Sorted by name.
- */
-static struct func *vmlinux_funcs(size_t *nr, bool (*want)(const char *))
-{
-	FILE *kf = fopen("/proc/kallsyms", "r");
-	FILE *af = fopen("/sys/kernel/tracing/available_filter_functions", "r");
-
-	if (!af)
-		af = fopen("/sys/kernel/debug/tracing/available_filter_functions",
-			   "r");
-	struct func *ks = NULL, *out = NULL, key;
-	size_t nk = 0, room = 0, n = 0, i;
-	char line[512], name[256], type;
-	unsigned long long addr;
-
-	*nr = 0;
-	if (!kf || !af)
-		goto out;
-	while (fgets(line, sizeof(line), kf)) {
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 ||
-		    (type != 't' && type != 'T') || strchr(line, '[') ||
-		    strlen(name) >= LBR_SNAP_NAME_LEN)
-			continue;
-		if (nk == room) {
-			room = room ? 2 * room : 65536;
-			ks = realloc(ks, room * sizeof(*ks));
-			if (!ks)
-				goto out;
-		}
-		strcpy(ks[nk].name, name);
-		ks[nk++].addr = addr;
-	}
-	qsort(ks, nk, sizeof(*ks), func_by_name);
-	out = calloc(nk ? nk : 1, sizeof(*out));
-	if (!out)
-		goto out;
-	while (fgets(line, sizeof(line), af)) {
-		struct func *f;
-
-		if (strchr(line, '[') || sscanf(line, "%255s", name) != 1 ||
-		    strlen(name) >= LBR_SNAP_NAME_LEN || !want(name))
-			continue;
-		strcpy(key.name, name);
-		f = bsearch(&key, ks, nk, sizeof(*ks), func_by_name);
-		if (!f || (f > ks && !strcmp(f[-1].name, name)) ||
-		    (f + 1 < ks + nk && !strcmp(f[1].name, name)))
-			continue;
-		out[n++] = *f;
-	}
-	qsort(out, n, sizeof(*out), func_by_name);
-	/* A name listed twice in available_filter_functions: once. */
-	for (i = 1, *nr = n ? 1 : 0; i < n; i++)
-		if (strcmp(out[i].name, out[*nr - 1].name))
-			out[(*nr)++] = out[i];
-out:
-	if (kf)
-		fclose(kf);
-	if (af)
-		fclose(af);
-	free(ks);
-	return out;
-}
-
 /* The path lookup of an open(): fs/namei.c and the open around it. */
-static bool path_lookup_func(const char *name)
+static bool path_lookup_func(const char *name, void *priv)
 {
 	static const char *const prefixes[] = {
 		"path_", "link_path_walk", "walk_component", "lookup_",
@@ -110,7 +33,7 @@ static bool path_lookup_func(const char *name)
 	return false;
 }
 
-static bool any_func(const char *name)
+static bool any_func(const char *name, void *priv)
 {
 	return true;
 }
@@ -235,7 +158,7 @@ TEST_F(batch, path_lookup_records_from_inside)
 	struct lbr_snap_target_entry *e;
 	unsigned long long openat2;
 	size_t nf, i, j;
-	struct func *f = vmlinux_funcs(&nf, path_lookup_func);
+	struct func *f = vmlinux_funcs(&nf, path_lookup_func, NULL);
 	__u32 added, min_id = UINT_MAX, max_id = 0;
 	int n, inside = 0, del;
 	struct stat st;
@@ -486,7 +409,7 @@ TEST_F_TIMEOUT(batch, scale, 1200)
 	const char *env = getenv("LBR_BATCH_MAX");
 	size_t max = env ? strtoul(env, NULL, 0) : 1000, nf, i;
 	struct lbr_snap_target_entry *e;
-	struct func *f = vmlinux_funcs(&nf, any_func);
+	struct func *f = vmlinux_funcs(&nf, any_func, NULL);
 	unsigned long long t0, t1, t2;
 	__u32 added;
 	int del;

@@ -44,6 +44,7 @@ done
 depmod -b "$root" "$kver"
 
 for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test "$bin"/lbr_snap_bpf_bench \
+	 "$bin"/lbr_snap_attach_bench \
 	 "$bin"/lbr_snap_cost; do
 	[ -f "$f" ] && cp "$f" "$root/usr/local/bin/"
 done
