@@ -6,9 +6,12 @@
  * CAP_SYS_ADMIN and FMODE_WRITE for them).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -136,6 +139,111 @@ int control_add(const char *path, char **specs)
 		       hook_name(ctl.hook));
 	}
 	close(fd);
+	return ret;
+}
+
+static volatile sig_atomic_t batch_interrupted;
+
+static void on_batch_signal(int sig)
+{
+	batch_interrupted = sig;
+}
+
+static int targets_ioc(int fd, unsigned long req,
+		       struct lbr_snap_target_entry *e, size_t n,
+		       unsigned int *done)
+{
+	struct lbr_snap_targets t = {
+		.entries_ptr = (uintptr_t)e, .nr = n,
+		.entry_size = sizeof(*e),
+	};
+	int ret = ioctl(fd, req, &t);
+
+	*done = t.done;
+	return ret;
+}
+
+/* Remove the targets of @e's first @n entries (ids), in chunks. */
+static void batch_undo(int fd, struct lbr_snap_target_entry *e, size_t n)
+{
+	unsigned int done;
+	size_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
+		if (targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, e + i, k, &done) &&
+		    errno != ENOENT)
+			pr_err("del: %s: %zu targets of this batch stay attached (lbr-snap stats lists them)",
+			       strerror(errno), n - i);
+	}
+}
+
+int control_add_batch(const char *path, char **specs,
+		      const unsigned long long *addrs, size_t n)
+{
+	struct sigaction sa = { .sa_handler = on_batch_signal }, old[2];
+	bool progress = isatty(STDERR_FILENO) && n > CONTROL_CHUNK;
+	struct lbr_snap_target_entry *e;
+	struct lbr_snap_info info;
+	int fd = open_ctl(path, &info), ret = 0;
+	unsigned int done;
+	size_t i, k, j;
+
+	if (fd < 0)
+		return -fd;
+	e = xrealloc(NULL, (n ? n : 1) * sizeof(*e));
+	memset(e, 0, (n ? n : 1) * sizeof(*e));
+	for (i = 0; i < n; i++) {
+		snprintf(e[i].spec, sizeof(e[i].spec), "%s", specs[i]);
+		e[i].addr = addrs[i];
+	}
+	/* ^C between two chunks takes back what went in: all or nothing. */
+	batch_interrupted = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+	for (i = 0; i < n; i += k) {
+		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
+		if (progress)
+			fprintf(stderr, "\rlbr-snap: attaching %zu of %zu", i, n);
+		if (batch_interrupted) {
+			ret = EXIT_ERROR;
+			break;
+		}
+		if (!targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k, &done))
+			continue;
+		if (progress)
+			fputc('\n', stderr);
+		progress = false;
+		if (errno == EINVAL || errno == ENOTTY) {
+			for (j = i; j < i + k; j++)
+				if (e[j].error && e[j].error != -ECANCELED)
+					break;
+		} else {
+			j = i + k;
+		}
+		ret = j < i + k ? ctl_error("add", e[j].spec, -e[j].error) :
+				  ctl_error("add", "a batch", errno);
+		break;
+	}
+	if (progress)
+		fprintf(stderr, "\rlbr-snap: attaching %zu of %zu\n", i, n);
+	if (ret) {
+		if (batch_interrupted)
+			pr_err("add: interrupted: the %zu functions attached are taken back", i);
+		else if (i)
+			pr_err("add: nothing attached: the %zu functions before are taken back", i);
+		batch_undo(fd, e, i);
+	} else if (n) {
+		printf("added %zu functions in a batch: targets %u to %u, hook fexit\n",
+		       n, e[0].id, e[n - 1].id);
+	}
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+	free(e);
+	close(fd);
+	if (batch_interrupted)
+		return 128 + batch_interrupted;
 	return ret;
 }
 

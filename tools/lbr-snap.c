@@ -820,24 +820,54 @@ static int cmd_spec(const struct opts *o)
 static int cmd_add(const struct opts *o)
 {
 	struct pat_list l = { 0 };
+	unsigned long long *addrs;
 	unsigned int attached;
-	char **specs;
-	size_t i, n = 0;
+	char **specs, **many;
+	size_t i, n = 0, nm = 0;
 	int ret;
 
 	if (!o->dry_run && !any_pattern(o->args))
 		return control_add(o->device, o->args);
-	ret = expand_targets(o, o->args, false, true, &l, &attached);
+	ret = expand_targets(o, o->args, false, o->dry_run, &l, &attached);
 	if (ret || o->dry_run) {
 		pat_list_free(&l);
 		return ret;
 	}
 	specs = xrealloc(NULL, (l.nr_ok + 1) * sizeof(*specs));
-	for (i = 0; i < l.nr; i++)
-		if (!l.m[i].why)
-			specs[n++] = l.m[i].spec;
+	many = xrealloc(NULL, (l.nr_ok + 1) * sizeof(*many));
+	addrs = xrealloc(NULL, (l.nr_ok + 1) * sizeof(*addrs));
+	/*
+	 * What the module's own targets take goes one by one, as ever;
+	 * more goes in a batch: the functions of vmlinux, with their
+	 * addresses, for fexit (src/targets.c).
+	 */
+	for (i = 0; i < l.nr; i++) {
+		struct pat_match *m = &l.m[i];
+		const char *hook = strchr(m->spec, '@');
+
+		if (m->why)
+			continue;
+		if (l.nr_ok + attached > LBR_SNAP_MAX_TARGETS && !m->mod &&
+		    m->addr && (!hook || !strcmp(hook, "@fexit"))) {
+			addrs[nm] = m->addr;
+			many[nm++] = m->spec;
+		} else {
+			specs[n++] = m->spec;
+		}
+	}
 	specs[n] = NULL;
-	ret = control_add(o->device, specs);
+	if (n + attached > LBR_SNAP_MAX_TARGETS) {
+		pr_err("%zu functions to attach one by one (of modules, or with a hook other than fexit), the module takes %u more: nothing attached; narrow the patterns (--dry-run lists them)",
+		       n, attached < LBR_SNAP_MAX_TARGETS ?
+			  LBR_SNAP_MAX_TARGETS - attached : 0);
+		ret = EXIT_ERROR;
+	}
+	if (!ret && nm)
+		ret = control_add_batch(o->device, many, addrs, nm);
+	if (!ret && n)
+		ret = control_add(o->device, specs);
+	free(addrs);
+	free(many);
 	free(specs);
 	pat_list_free(&l);
 	return ret;

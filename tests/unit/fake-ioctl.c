@@ -7,7 +7,9 @@
  *   FAKE_LBR_ABI=N     GET_INFO reports ABI version N
  *   FAKE_LBR_ERRNO=N   every lbr_snap ioctl fails with errno N
  *
- *   FAKE_LBR_ADD_FAIL=SPEC  ADD_TARGET of SPEC fails with EINVAL
+ *   FAKE_LBR_ADD_FAIL=SPEC  ADD_TARGET of SPEC fails with EINVAL, and
+ *                      so does an ADD_TARGETS with it (its entry -EINVAL,
+ *                      the others -ECANCELED)
  *   FAKE_LBR_ADD_EXISTS=SPEC  ADD_TARGET of SPEC fails with EEXIST
  *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
  *                         with errno N (after printing their line)
@@ -34,6 +36,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +230,46 @@ static void fake_del(const char *name)
 	}
 }
 
+/*
+ * ADD_TARGETS: "fake: ADD_TARGETS N FIRST..LAST (0xADDR)", ids from 100 on
+ * across calls; all or nothing on FAKE_LBR_ADD_FAIL.  DEL_TARGETS: "fake:
+ * DEL_TARGETS N FIRST-ID".
+ */
+static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
+{
+	struct lbr_snap_target_entry *e = (void *)(uintptr_t)t->entries_ptr;
+	static unsigned int next_id = 100;
+	unsigned int i;
+	int bad = -1;
+
+	if (!t->nr || t->entry_size != sizeof(*e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (req == LBR_SNAP_IOC_DEL_TARGETS) {
+		fprintf(stderr, "fake: DEL_TARGETS %u %u\n", t->nr, e[0].id);
+		t->done = t->nr;
+		return 0;
+	}
+	fprintf(stderr, "fake: ADD_TARGETS %u %s..%s (%#llx)\n", t->nr,
+		e[0].spec, e[t->nr - 1].spec, (unsigned long long)e[0].addr);
+	for (i = 0; i < t->nr; i++)
+		if (env_is("FAKE_LBR_ADD_FAIL", e[i].spec))
+			bad = i;
+	for (i = 0; i < t->nr; i++) {
+		e[i].error = bad < 0 ? 0 : (int)i == bad ? -EINVAL : -ECANCELED;
+		e[i].id = bad < 0 ? next_id + i : 0;
+	}
+	if (bad >= 0) {
+		t->done = 0;
+		errno = EINVAL;
+		return -1;
+	}
+	next_id += t->nr;
+	t->done = t->nr;
+	return 0;
+}
+
 int __wrap_ioctl(int fd, unsigned long req, ...)
 {
 	int err = env_int("FAKE_LBR_ERRNO", 0);
@@ -276,6 +319,9 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		return 0;
 	case LBR_SNAP_IOC_ADD_TARGET:
 		return fake_add(arg);
+	case LBR_SNAP_IOC_ADD_TARGETS:
+	case LBR_SNAP_IOC_DEL_TARGETS:
+		return fake_targets(req, arg);
 	case LBR_SNAP_IOC_DEL_TARGET:
 		fake_del(((struct lbr_snap_target_ctl *)arg)->spec);
 		return fake_ctl("DEL_TARGET",

@@ -2454,11 +2454,20 @@ want pat-noftrace.err "lbr-snap: $T/pat-noftrace/sys/kernel/tracing/available_fi
 t "patterns: no available_filter_functions: said, exit 1" 1 /dev/null \
 	pat-noftrace.err env "LBR_SNAP_ROOT=$T/pat-noftrace" "$LBR" spec 'vfs_*'
 
-# More matches than the module takes (64, 3 attached in fake-ioctl.c):
-# nothing attached; --dry-run lists them all.
+# More matches than the module's own targets take (64, 3 attached in
+# fake-ioctl.c): add puts them in one batch (ADD_TARGETS), with their
+# kallsyms addresses; one refused and none is attached.
+want pat-batch.out "added 70 functions in a batch: targets 100 to 169, hook fexit"
+want pat-batch.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)"
+t "patterns: add of more than the module's own targets: one batch" \
+	0 pat-batch.out pat-batch.err "${PATF[@]}" add 'many_*'
+want pat-batch-fail.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
+	"lbr-snap: add many_33: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)"
+t "patterns: a batch with one refused: it is named, nothing attached, exit 1" \
+	1 /dev/null pat-batch-fail.err env FAKE_LBR_ADD_FAIL=many_33 \
+	"${PATF[@]}" add 'many_*'
+# trace does not batch yet: more than the module takes is refused.
 want pat-many.err "lbr-snap: 70 functions to attach, the module takes 61 more (64 targets at most, 3 attached): nothing attached; narrow the patterns (--dry-run lists them)"
-t "patterns: add of more than the module takes: nothing attached, exit 1" \
-	1 /dev/null pat-many.err "${PATF[@]}" add 'many_*'
 t "patterns: trace of more than the module takes: 125, CMD not run" 125 \
 	/dev/null pat-many.err "${PATF[@]}" trace -e 'many_*' -- touch pat-ran2
 check "patterns: CMD did not run with more than the module takes" \
