@@ -257,6 +257,7 @@ struct lbr_direct {
 	unsigned long tramp;
 	const unsigned long *ips;	/* or these @nr, all to @tramp */
 	unsigned int nr;
+	bool one_by_one;		/* @ips with one call each */
 };
 
 /*
@@ -272,16 +273,52 @@ struct lbr_direct {
  * register_ftrace_direct_multi() (5.16 to 6.4) grows ftrace's table of
  * direct calls entry by entry and leaks the table it replaces when it
  * grows it twice in one call (checked in 6.1.192; 6.5's rewrite sizes it
- * once): fexit_hook.c sizes its groups so that it grows once at most.
+ * once).  The table has at most 4096 buckets (FTRACE_HASH_MAX_BITS), and
+ * past twice that many entries each one added grows it anew: there a
+ * call may add one function only.  fexit_hook.c sizes its groups so that
+ * a call grows it once at most, and hooks the functions past the ceiling
+ * one by one.
  */
 #if defined(LBR_DIRECT_MULTI) && !defined(LBR_DIRECT_OPS)
 #define LBR_DIRECT_GROWS_EACH	1
 #else
 #define LBR_DIRECT_GROWS_EACH	0
 #endif
+#define LBR_DIRECT_CEILING	8192
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
+#ifndef LBR_DIRECT_OPS
+static inline int lbr_direct_attach_each(struct lbr_direct *d)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < d->nr; i++) {
+		ret = register_ftrace_direct(d->ips[i], d->tramp);
+		if (ret) {
+			while (i--)
+				unregister_ftrace_direct(d->ips[i], d->tramp);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Every function's direct call goes that can: the first error is told. */
+static inline int lbr_direct_detach_each(struct lbr_direct *d)
+{
+	unsigned int i;
+	int ret = 0, err;
+
+	for (i = 0; i < d->nr; i++) {
+		err = unregister_ftrace_direct(d->ips[i], d->tramp);
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+#endif
 #if defined(LBR_DIRECT_OPS) || defined(LBR_DIRECT_MULTI)
 #ifdef LBR_DIRECT_OPS
 #define lbr_register_direct_ops(ops, tramp) register_ftrace_direct(ops, tramp)
@@ -309,6 +346,8 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 	/* One function: the API it has always had. */
 	if (!d->nr)
 		return register_ftrace_direct(d->ip, d->tramp);
+	if (d->one_by_one)
+		return lbr_direct_attach_each(d);
 #endif
 	memset(&d->ops, 0, sizeof(d->ops));
 	if (d->nr)
@@ -330,42 +369,24 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 #ifndef LBR_DIRECT_OPS
 	if (!d->nr)
 		return unregister_ftrace_direct(d->ip, d->tramp);
+	if (d->one_by_one)
+		return lbr_direct_detach_each(d);
 #endif
 	return lbr_unregister_direct_ops(&d->ops, d->tramp);
 }
 #else
 static inline int lbr_direct_attach(struct lbr_direct *d)
 {
-	unsigned int i;
-	int ret;
-
 	if (!d->nr)
 		return register_ftrace_direct(d->ip, d->tramp);
-	for (i = 0; i < d->nr; i++) {
-		ret = register_ftrace_direct(d->ips[i], d->tramp);
-		if (ret) {
-			while (i--)
-				unregister_ftrace_direct(d->ips[i], d->tramp);
-			return ret;
-		}
-	}
-	return 0;
+	return lbr_direct_attach_each(d);
 }
 
-/* Every function's direct call goes that can: the first error is told. */
 static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	unsigned int i;
-	int ret = 0, err;
-
 	if (!d->nr)
 		return unregister_ftrace_direct(d->ip, d->tramp);
-	for (i = 0; i < d->nr; i++) {
-		err = unregister_ftrace_direct(d->ips[i], d->tramp);
-		if (err && !ret)
-			ret = err;
-	}
-	return ret;
+	return lbr_direct_detach_each(d);
 }
 #endif
 #else

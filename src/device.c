@@ -273,6 +273,11 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 	    hdr.flags & ~LBR_SNAP_BATCH_SKIP ||
 	    (!add && hdr.flags))
 		return -EINVAL;
+	/* The header is written back too: writable before anything is done. */
+	hdr.done = 0;
+	ret = lbr_struct_out(arg, usize, &hdr, sizeof(hdr));
+	if (ret)
+		return ret;
 	e = kvcalloc(hdr.nr, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;

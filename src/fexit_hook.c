@@ -46,6 +46,7 @@ struct lbr_group {
 	struct list_head pending;	/* given back, calls maybe in flight */
 	struct list_head leave;		/* lbr_fexit_detach()'s */
 	int slot;			/* or -1: not hooked */
+	bool one_by_one;		/* a direct call each (compat.h) */
 	unsigned int nr;
 	struct lbr_target *ts[];	/* by address */
 };
@@ -335,7 +336,9 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 		return ret;
 	/* ftrace maps sym+0 to its fentry site. */
 	q = lbr_fexit_quiet_of(t, lbr_capture_every_return());
-	ret = lbr_fexit_slot_get(&t->start, 1, t, t->btf_reg_args >= 0, &q);
+	ret = lbr_fexit_slot_get(&t->start, 1, t,
+				 t->btf_reg_args >= 0 ? LBR_FEXIT_REGS_ONLY : 0,
+				 &q);
 	if (ret == -EBUSY) {
 		lbr_fexit_refuse(t, asked, "busy: another direct caller such as a BPF trampoline has the function, or every free trampoline still has calls of a removed target inside (%d)",
 				 ret);
@@ -395,6 +398,7 @@ static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
 	INIT_LIST_HEAD(&g->pending);
 	INIT_LIST_HEAD(&g->leave);
 	g->slot = -1;
+	g->one_by_one = false;
 	g->nr = n;
 	for (i = 0; i < n; i++) {
 		g->ts[i] = ts[i];
@@ -423,7 +427,9 @@ static int lbr_group_hook(struct lbr_group *g)
 		ips[i] = g->ts[i]->start;
 	ret = lbr_fexit_slot_get(ips, g->nr,
 				 (void *)((unsigned long)g | LBR_GROUP_TAG),
-				 g->ts[0]->btf_reg_args >= 0, &q);
+				 (g->ts[0]->btf_reg_args >= 0 ?
+				  LBR_FEXIT_REGS_ONLY : 0) |
+				 (g->one_by_one ? LBR_FEXIT_ONE_BY_ONE : 0), &q);
 	kvfree(ips);
 	if (ret < 0)
 		return ret;
@@ -453,10 +459,22 @@ static void lbr_group_put(struct lbr_group *g)
 	lbr_fexit_slot_put(g->slot);
 }
 
-/* The most functions a group may take when @ips are on groups. */
-static unsigned int lbr_group_room(unsigned int ips)
+/*
+ * The most functions a group may take when @ips are on groups, and
+ * whether it is hooked one by one (@each): past LBR_DIRECT_CEILING.  The
+ * table holds up to twice its buckets and one more before it doubles: a
+ * group of ips - 1 (or 64, its first size) doubles it once at most.
+ */
+static unsigned int lbr_group_room(unsigned int ips, bool *each)
 {
-	return LBR_DIRECT_GROWS_EACH ? max(64U, ips) : UINT_MAX;
+	*each = false;
+	if (!LBR_DIRECT_GROWS_EACH)
+		return UINT_MAX;
+	if (ips >= LBR_DIRECT_CEILING) {
+		*each = true;
+		return UINT_MAX;
+	}
+	return min(max(64U, ips ? ips - 1 : 0), LBR_DIRECT_CEILING - ips);
 }
 
 /*
@@ -494,14 +512,16 @@ static int lbr_groups_make(struct lbr_target **ts, unsigned int n,
 {
 	unsigned int i, k, first = *nr_made;
 	struct lbr_group *g;
+	bool each;
 
 	for (i = 0; i < n; i += k) {
-		k = min(n - i, lbr_group_room(ips));
+		k = min(n - i, lbr_group_room(ips, &each));
 		g = lbr_group_new(ts + i, k);
 		if (!g) {
 			lbr_groups_unmake(made, nr_made, first, was);
 			return -ENOMEM;
 		}
+		g->one_by_one = each;
 		made[(*nr_made)++] = g;
 		ips += k;
 	}
@@ -568,7 +588,7 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 				      NULL);
 		ips += j - i;
 	}
-	if (!ret && lbr_fexit_slots_free() < nr_made)
+	if (!ret && lbr_fexit_slots_free(nr_made) < nr_made)
 		ret = -ENOSPC;
 	if (!ret)
 		ret = lbr_groups_hook(made, nr_made);
@@ -604,6 +624,7 @@ static void lbr_group_leave(struct lbr_group *g)
 	struct lbr_target **rest = NULL;
 	struct lbr_group **made = NULL;
 	unsigned int i, n = 0, nr_made = 0;
+	const char *why = "memory";
 	int ret;
 
 	for (i = 0; i < g->nr; i++)
@@ -623,8 +644,9 @@ static void lbr_group_leave(struct lbr_group *g)
 	if (lbr_groups_make(rest, n, g->slot < 0 ? lbr_group_ips :
 				     lbr_group_ips - g->nr, made, &nr_made, g))
 		goto stay;
-	if (lbr_fexit_slots_free() < nr_made) {
+	if (lbr_fexit_slots_free(nr_made) < nr_made) {
 		lbr_groups_unmake(made, &nr_made, 0, g);
+		why = "free trampoline";
 		goto stay;
 	}
 	lbr_group_put(g);
@@ -645,7 +667,7 @@ static void lbr_group_leave(struct lbr_group *g)
 	return;
 stay:
 	pr_warn("%u targets of a batch stay hooked, recording nothing, until the rest of it goes: no %s to hook the rest alone\n",
-		g->nr - n, rest && made ? "free trampoline" : "memory");
+		g->nr - n, why);
 	kvfree(made);
 	kvfree(rest);
 }

@@ -339,22 +339,32 @@ void lbr_fexit_unregister(void)
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_unregister);
 
-/**
- * lbr_fexit_slots_free - how many slots lbr_fexit_slot_get() can give now
- *
- * Slots still draining count when one pass of the drain frees them, as
- * lbr_fexit_slot_get() waits for one.  With no other client, the count
- * holds until the caller gets them.
- */
-unsigned int lbr_fexit_slots_free(void)
+static unsigned int lbr_fexit_count_free(void)
 {
 	unsigned int n;
 
-	flush_delayed_work(&lbr_fexit_drain_work);
 	mutex_lock(&lbr_fexit_lock);
 	n = LBR_FEXIT_SLOTS - bitmap_weight(lbr_fexit_used, LBR_FEXIT_SLOTS);
 	mutex_unlock(&lbr_fexit_lock);
 	return n;
+}
+
+/**
+ * lbr_fexit_slots_free - how many slots lbr_fexit_slot_get() can give now
+ * @want: how many the caller needs
+ *
+ * Fewer free than @want: slots still draining count when one pass of the
+ * drain frees them (its grace periods), as lbr_fexit_slot_get() waits for
+ * one.  With no other client, the count holds until the caller gets them.
+ */
+unsigned int lbr_fexit_slots_free(unsigned int want)
+{
+	unsigned int n = lbr_fexit_count_free();
+
+	if (n >= want)
+		return n;
+	flush_delayed_work(&lbr_fexit_drain_work);
+	return lbr_fexit_count_free();
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slots_free);
 
@@ -397,9 +407,11 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
  *	functions of vmlinux, not of a module, when more than one
  * @nr: how many, at least one
  * @data: given back to the client's callbacks for this slot
- * @regs_only: every argument of each function is in a register (the
- *	caller knows it from BTF, not from a user): the trampoline copies
- *	none of the caller's stack words
+ * @flags: LBR_FEXIT_REGS_ONLY: every argument of each function is in a
+ *	register (the caller knows it from BTF, not from a user), the
+ *	trampoline copies none of the caller's stack words;
+ *	LBR_FEXIT_ONE_BY_ONE: a direct call registered for each function,
+ *	not one ftrace_ops for all (compat.h says when)
  * @quiet: the returns the trampoline lets go without freezing LBR or
  *	calling the client (lbr_fexit_slot_set_limit()): one test for all
  *	of them, so they share a return class
@@ -412,7 +424,7 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
  * ones still have calls inside, or what ftrace said.
  */
 int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
-		       bool regs_only, const struct lbr_ret_quiet *quiet)
+		       unsigned int flags, const struct lbr_ret_quiet *quiet)
 {
 	unsigned long *copy = NULL;
 	bool retried = false;
@@ -451,7 +463,7 @@ again:
 	}
 	s = &lbr_fexit_slots[slot];
 	s->data = data;
-	WRITE_ONCE(lbr_fexit_regs_only[slot], regs_only);
+	WRITE_ONCE(lbr_fexit_regs_only[slot], !!(flags & LBR_FEXIT_REGS_ONLY));
 	/* No call of an earlier user is left: the slot drained. */
 	lbr_fexit_rets[slot] = *quiet;
 	for_each_possible_cpu(cpu)
@@ -459,6 +471,7 @@ again:
 	s->direct.ip = ips[0];
 	s->direct.ips = copy;
 	s->direct.nr = copy ? nr : 0;
+	s->direct.one_by_one = copy && (flags & LBR_FEXIT_ONE_BY_ONE);
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
 	/* Used before the first call can come: the exit probe looks at it. */
 	__set_bit(slot, lbr_fexit_used);

@@ -78,12 +78,15 @@ struct lbr_fexit_client {
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
+/* lbr_fexit_slot_get()'s @flags */
+#define LBR_FEXIT_REGS_ONLY	(1U << 0)	/* no stack argument to copy */
+#define LBR_FEXIT_ONE_BY_ONE	(1U << 1)	/* a direct call each (compat.h) */
 int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
-		       bool regs_only, const struct lbr_ret_quiet *quiet);
+		       unsigned int flags, const struct lbr_ret_quiet *quiet);
 void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);
 u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
-unsigned int lbr_fexit_slots_free(void);
+unsigned int lbr_fexit_slots_free(unsigned int want);
 void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);
 long lbr_fexit_slot_inflight(unsigned int slot);
 bool lbr_fexit_owns(unsigned long addr);

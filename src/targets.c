@@ -761,6 +761,18 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		ret = lbr_targets_grow_locked(nr);
 	if (!ret && (skip || i == nr))
 		ret = lbr_batch_check_dups_locked(ts, idx, n, e);
+	/*
+	 * A void target only with capture=all, which may have changed since
+	 * the check outside the lock (lbr_targets_set_capture()).
+	 */
+	for (i = 0; !ret && i < n; i++) {
+		if (ts[i]->ret_type != LBR_SNAP_RET_VOID ||
+		    lbr_capture_every_return() || e[idx[i]].error)
+			continue;
+		pr_err("target '%s': returns void: capture=errors has no error to catch\n",
+		       ts[i]->name);
+		e[idx[i]].error = -EINVAL;
+	}
 	/* Keep those still good; the first refusal is the answer. */
 	for (i = 0, k = 0; i < n; i++) {
 		if (e[idx[i]].error) {
