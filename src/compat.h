@@ -257,7 +257,6 @@ struct lbr_direct {
 	unsigned long tramp;
 	const unsigned long *ips;	/* or these @nr, all to @tramp */
 	unsigned int nr;
-	bool one_by_one;		/* @ips with one call each */
 };
 
 /*
@@ -274,21 +273,23 @@ struct lbr_direct {
  * direct calls entry by entry and leaks the table it replaces when it
  * grows it twice in one call (checked in 6.1.192; 6.5's rewrite sizes it
  * once).  The table has at most 4096 buckets (FTRACE_HASH_MAX_BITS), and
- * past twice that many entries each one added grows it anew: there a
- * call may add one function only.  fexit_hook.c sizes its groups so that
- * a call grows it once at most, and hooks the functions past the ceiling
- * one by one.
+ * past twice that many entries each one added grows it anew, so that a
+ * call of many leaks a table per function (and the per-function API
+ * leaks an entry per function unregistered from a shared trampoline).
+ * fexit_hook.c sizes its groups so that a call grows it once at most,
+ * and keeps lbr_snap's direct calls below the ceiling, less a margin for
+ * other users of direct calls (BPF trampolines), which it cannot count.
  */
 #if defined(LBR_DIRECT_MULTI) && !defined(LBR_DIRECT_OPS)
 #define LBR_DIRECT_GROWS_EACH	1
 #else
 #define LBR_DIRECT_GROWS_EACH	0
 #endif
-#define LBR_DIRECT_CEILING	8192
+#define LBR_DIRECT_CEILING	(8192 - 512)
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
-#ifndef LBR_DIRECT_OPS
+#if !defined(LBR_DIRECT_OPS) && !defined(LBR_DIRECT_MULTI)
 static inline int lbr_direct_attach_each(struct lbr_direct *d)
 {
 	unsigned int i;
@@ -346,8 +347,6 @@ static inline int lbr_direct_attach(struct lbr_direct *d)
 	/* One function: the API it has always had. */
 	if (!d->nr)
 		return register_ftrace_direct(d->ip, d->tramp);
-	if (d->one_by_one)
-		return lbr_direct_attach_each(d);
 #endif
 	memset(&d->ops, 0, sizeof(d->ops));
 	if (d->nr)
@@ -369,8 +368,6 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 #ifndef LBR_DIRECT_OPS
 	if (!d->nr)
 		return unregister_ftrace_direct(d->ip, d->tramp);
-	if (d->one_by_one)
-		return lbr_direct_detach_each(d);
 #endif
 	return lbr_unregister_direct_ops(&d->ops, d->tramp);
 }

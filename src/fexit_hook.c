@@ -46,7 +46,6 @@ struct lbr_group {
 	struct list_head pending;	/* given back, calls maybe in flight */
 	struct list_head leave;		/* lbr_fexit_detach()'s */
 	int slot;			/* or -1: not hooked */
-	bool one_by_one;		/* a direct call each (compat.h) */
 	unsigned int nr;
 	struct lbr_target *ts[];	/* by address */
 };
@@ -317,6 +316,9 @@ static int lbr_fexit_check(struct lbr_target *t, bool asked)
 	return lbr_fexit_check_stack(t, asked);
 }
 
+/* Targets on a trampoline of their own, under the targets' lock. */
+static unsigned int lbr_fexit_singles;
+
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
  * @t: a resolved target
@@ -349,6 +351,7 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 		return ret;
 	}
 	t->slot = ret;
+	lbr_fexit_singles++;
 	return 0;
 }
 
@@ -398,7 +401,6 @@ static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
 	INIT_LIST_HEAD(&g->pending);
 	INIT_LIST_HEAD(&g->leave);
 	g->slot = -1;
-	g->one_by_one = false;
 	g->nr = n;
 	for (i = 0; i < n; i++) {
 		g->ts[i] = ts[i];
@@ -427,9 +429,8 @@ static int lbr_group_hook(struct lbr_group *g)
 		ips[i] = g->ts[i]->start;
 	ret = lbr_fexit_slot_get(ips, g->nr,
 				 (void *)((unsigned long)g | LBR_GROUP_TAG),
-				 (g->ts[0]->btf_reg_args >= 0 ?
-				  LBR_FEXIT_REGS_ONLY : 0) |
-				 (g->one_by_one ? LBR_FEXIT_ONE_BY_ONE : 0), &q);
+				 g->ts[0]->btf_reg_args >= 0 ?
+				 LBR_FEXIT_REGS_ONLY : 0, &q);
 	kvfree(ips);
 	if (ret < 0)
 		return ret;
@@ -460,21 +461,31 @@ static void lbr_group_put(struct lbr_group *g)
 }
 
 /*
- * The most functions a group may take when @ips are on groups, and
- * whether it is hooked one by one (@each): past LBR_DIRECT_CEILING.  The
- * table holds up to twice its buckets and one more before it doubles: a
- * group of ips - 1 (or 64, its first size) doubles it once at most.
+ * The most functions a group may take when @ips direct calls are
+ * lbr_snap's.  The table holds up to twice its buckets and one more
+ * before it doubles: a group of ips - 1 (or 64, its first size) doubles
+ * it once at most.
  */
-static unsigned int lbr_group_room(unsigned int ips, bool *each)
+static unsigned int lbr_group_room(unsigned int ips)
 {
-	*each = false;
-	if (!LBR_DIRECT_GROWS_EACH)
-		return UINT_MAX;
-	if (ips >= LBR_DIRECT_CEILING) {
-		*each = true;
-		return UINT_MAX;
+	return LBR_DIRECT_GROWS_EACH ? max(64U, ips ? ips - 1 : 0) : UINT_MAX;
+}
+
+/* Direct calls of lbr_snap's: its groups' and its single targets'. */
+static unsigned int lbr_direct_ips(void)
+{
+	return lbr_group_ips + lbr_fexit_singles;
+}
+
+/* Can @n more functions have direct calls (compat.h)? */
+static int lbr_direct_room(unsigned int ips, unsigned int n)
+{
+	if (LBR_DIRECT_GROWS_EACH && ips + n > LBR_DIRECT_CEILING) {
+		pr_err("%u functions more: this kernel's ftrace takes %u direct calls of lbr_snap's without leaking memory, %u are taken\n",
+		       n, LBR_DIRECT_CEILING, ips);
+		return -E2BIG;
 	}
-	return min(max(64U, ips ? ips - 1 : 0), LBR_DIRECT_CEILING - ips);
+	return 0;
 }
 
 /*
@@ -512,16 +523,14 @@ static int lbr_groups_make(struct lbr_target **ts, unsigned int n,
 {
 	unsigned int i, k, first = *nr_made;
 	struct lbr_group *g;
-	bool each;
 
 	for (i = 0; i < n; i += k) {
-		k = min(n - i, lbr_group_room(ips, &each));
+		k = min(n - i, lbr_group_room(ips));
 		g = lbr_group_new(ts + i, k);
 		if (!g) {
 			lbr_groups_unmake(made, nr_made, first, was);
 			return -ENOMEM;
 		}
-		g->one_by_one = each;
 		made[(*nr_made)++] = g;
 		ips += k;
 	}
@@ -566,12 +575,18 @@ int lbr_fexit_check_many(struct lbr_target *t)
  */
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 {
-	unsigned int i, j, ips = lbr_group_ips, nr_made = 0;
+	unsigned int i, j, ips = lbr_direct_ips(), nr_made = 0;
 	struct lbr_group **made;
 	int ret = 0;
 
 	if (!n)
 		return 0;
+	ret = lbr_direct_room(ips, n);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			lbr_target_free(ts[i]);
+		return ret;
+	}
 	/* A group per target at worst. */
 	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);
 	if (!made) {
@@ -641,8 +656,8 @@ static void lbr_group_leave(struct lbr_group *g)
 		if (!g->ts[i]->leaving)
 			rest[n++] = g->ts[i];
 	/* Sized for the functions on groups once @g is off them. */
-	if (lbr_groups_make(rest, n, g->slot < 0 ? lbr_group_ips :
-				     lbr_group_ips - g->nr, made, &nr_made, g))
+	if (lbr_groups_make(rest, n, g->slot < 0 ? lbr_direct_ips() :
+				     lbr_direct_ips() - g->nr, made, &nr_made, g))
 		goto stay;
 	if (lbr_fexit_slots_free(nr_made) < nr_made) {
 		lbr_groups_unmake(made, &nr_made, 0, g);
@@ -700,6 +715,7 @@ void lbr_fexit_detach(struct lbr_target **ts, unsigned int n)
 		list_add(&ts[i]->pending, &lbr_fexit_pending);
 		mutex_unlock(&lbr_fexit_pending_lock);
 		lbr_fexit_slot_put(ts[i]->slot);
+		lbr_fexit_singles--;
 	}
 	list_for_each_entry_safe(g, tmp, &groups, leave) {
 		list_del_init(&g->leave);

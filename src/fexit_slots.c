@@ -409,9 +409,7 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
  * @data: given back to the client's callbacks for this slot
  * @flags: LBR_FEXIT_REGS_ONLY: every argument of each function is in a
  *	register (the caller knows it from BTF, not from a user), the
- *	trampoline copies none of the caller's stack words;
- *	LBR_FEXIT_ONE_BY_ONE: a direct call registered for each function,
- *	not one ftrace_ops for all (compat.h says when)
+ *	trampoline copies none of the caller's stack words
  * @quiet: the returns the trampoline lets go without freezing LBR or
  *	calling the client (lbr_fexit_slot_set_limit()): one test for all
  *	of them, so they share a return class
@@ -471,7 +469,6 @@ again:
 	s->direct.ip = ips[0];
 	s->direct.ips = copy;
 	s->direct.nr = copy ? nr : 0;
-	s->direct.one_by_one = copy && (flags & LBR_FEXIT_ONE_BY_ONE);
 	s->direct.tramp = lbr_fexit_tramps[!lbr_fexit_client->freeze][slot];
 	/* Used before the first call can come: the exit probe looks at it. */
 	__set_bit(slot, lbr_fexit_used);

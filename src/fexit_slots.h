@@ -70,17 +70,16 @@ struct lbr_fexit_client {
  * Version 3: lbr_fexit_slot_unhook().  Version 4: a slot lets the
  * returns of its struct lbr_ret_quiet go without calling ->capture().
  * Version 5: a slot hooks one function or many, ->capture() is told
- * which.
+ * which.  Version 6: lbr_fexit_slot_get() takes flags, not regs_only.
  */
-#define lbr_fexit_register	lbr_fexit_register_v5
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v5
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v5
+#define lbr_fexit_register	lbr_fexit_register_v6
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v6
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v6
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
 /* lbr_fexit_slot_get()'s @flags */
 #define LBR_FEXIT_REGS_ONLY	(1U << 0)	/* no stack argument to copy */
-#define LBR_FEXIT_ONE_BY_ONE	(1U << 1)	/* a direct call each (compat.h) */
 int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 		       unsigned int flags, const struct lbr_ret_quiet *quiet);
 void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);

@@ -77,6 +77,7 @@ static struct lbr_snap_target_entry *add_funcs(int fd, const struct func *f,
 	struct lbr_snap_target_entry *e = calloc(n ? n : 1, sizeof(*e));
 	size_t i, k;
 	__u32 done;
+	int ret;
 
 	*added = 0;
 	if (!e)
@@ -85,8 +86,15 @@ static struct lbr_snap_target_entry *add_funcs(int fd, const struct func *f,
 		entry_set(&e[i], f[i].name, f[i].addr);
 	for (i = 0; i < n; i += k) {
 		k = n - i < BATCH_CHUNK ? n - i : BATCH_CHUNK;
-		if (targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k,
-				LBR_SNAP_BATCH_SKIP, &done)) {
+		ret = targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k,
+				  LBR_SNAP_BATCH_SKIP, &done);
+		/* 6.1 takes some 7,680 direct calls: the rest are refused. */
+		if (ret == -E2BIG) {
+			for (; i < n; i++)
+				e[i].error = -E2BIG;
+			break;
+		}
+		if (ret) {
 			free(e);
 			return NULL;
 		}
@@ -425,7 +433,10 @@ TEST_F_TIMEOUT(batch, scale, 1200)
 	e = add_funcs(self->fd, f, nf, &added);
 	t1 = now_ns();
 	ASSERT_NE(NULL, e) TH_LOG("ADD_TARGETS: %s", strerror(errno));
-	EXPECT_LT(nf / 2, added) TH_LOG("%u of %zu added", added, nf);
+	/* Half of them at least; on 6.1, 7,680 at most (E2BIG past it). */
+	EXPECT_LT(nf / 2 < 5000 ? nf / 2 : 5000, added)
+		TH_LOG("%u of %zu added", added, nf);
+	EXPECT_GE(8192 - 512, added);
 	EXPECT_EQ(1 + added, nr_targets(self->fd));
 	for (i = 0; i < 200; i++) {
 		struct stat st;
