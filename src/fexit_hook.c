@@ -319,6 +319,9 @@ static int lbr_fexit_check(struct lbr_target *t, bool asked)
 /* Targets on a trampoline of their own, under the targets' lock. */
 static unsigned int lbr_fexit_singles;
 
+static unsigned int lbr_direct_ips(void);
+static int lbr_direct_room(unsigned int ips, unsigned int n);
+
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
  * @t: a resolved target
@@ -336,6 +339,12 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	ret = lbr_fexit_check(t, asked);
 	if (ret)
 		return ret;
+	ret = lbr_direct_room(lbr_direct_ips(), 1);
+	if (ret) {
+		lbr_fexit_refuse(t, asked, "this kernel's ftrace takes no more direct calls of lbr_snap's without leaking memory (%d)",
+				 ret);
+		return ret;
+	}
 	/* ftrace maps sym+0 to its fentry site. */
 	q = lbr_fexit_quiet_of(t, lbr_capture_every_return());
 	ret = lbr_fexit_slot_get(&t->start, 1, t,
@@ -376,19 +385,13 @@ static int lbr_group_cmp(const void *a, const void *b)
 }
 
 /*
- * Functions on groups' trampolines now, under the targets' lock: the
- * least that ftrace's table of direct calls holds.
+ * Functions on groups' trampolines now, under the targets' lock (with
+ * lbr_fexit_singles, lbr_direct_ips()).  A slot ftrace would not unhook
+ * (lbr_snap_fexit's "lost") keeps its direct calls and is counted out all
+ * the same: a rare leak's worth of room.
  */
 static unsigned int lbr_group_ips;
 
-/*
- * How many functions one group may take.  6.1's
- * register_ftrace_direct_multi() grows ftrace's table of direct calls as
- * it adds them, and leaks the table it replaces if it grows it twice in
- * one call (6.5 sizes it once).  The table doubles when it holds twice
- * its buckets, and holds at least lbr_group_ips: a group of no more than
- * that, or 64 (its first size), grows it once at most.
- */
 /* A group of @n targets by address, in its table; not hooked yet. */
 static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
 {
@@ -481,8 +484,8 @@ static unsigned int lbr_direct_ips(void)
 static int lbr_direct_room(unsigned int ips, unsigned int n)
 {
 	if (LBR_DIRECT_GROWS_EACH && ips + n > LBR_DIRECT_CEILING) {
-		pr_err("%u functions more: this kernel's ftrace takes %u direct calls of lbr_snap's without leaking memory, %u are taken\n",
-		       n, LBR_DIRECT_CEILING, ips);
+		pr_err_ratelimited("%u functions more: this kernel's ftrace takes %u direct calls of lbr_snap's without leaking memory, %u are taken\n",
+				   n, LBR_DIRECT_CEILING, ips);
 		return -E2BIG;
 	}
 	return 0;

@@ -432,7 +432,7 @@ int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 
 	if (!LBR_HAVE_DIRECT_CALLS)
 		return -EOPNOTSUPP;
-	if (!nr)
+	if (!nr || flags & ~LBR_FEXIT_REGS_ONLY)
 		return -EINVAL;
 	if (nr > 1) {
 		/* Kept for the detach, which the oldest API does one by one. */
