@@ -132,11 +132,23 @@ FIXTURE(batch) {
 	int fd;
 };
 
+/*
+ * A batch takes what BTF describes: no BTF, no batch. A skip in the
+ * setup does not stop the test body with every harness (6.1's runs it),
+ * so the body skips too, on the setup's sign: no record array.
+ */
+#define NEEDS_BTF_REASON "no vmlinux BTF: a batch refuses every function"
+#define SKIP_WITHOUT_BTF()						\
+	do {								\
+		if (!self->recs)					\
+			SKIP(return, NEEDS_BTF_REASON);			\
+	} while (0)
+
 FIXTURE_SETUP(batch)
 {
-	/* A batch takes what BTF describes: no BTF, no batch. */
+	self->fd = -1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		SKIP(return, "no vmlinux BTF: a batch refuses every function");
+		SKIP(return, NEEDS_BTF_REASON);
 	load_target_module();
 	self->recs = calloc(MAX_RECS, sizeof(struct rec));
 	ASSERT_NE(NULL, self->recs);
@@ -171,6 +183,7 @@ TEST_F(batch, path_lookup_records_from_inside)
 	int n, inside = 0, del;
 	struct stat st;
 
+	SKIP_WITHOUT_BTF();
 	ASSERT_NE(NULL, f);
 	ASSERT_LT(20, nf) TH_LOG("only %zu path lookup functions", nf);
 	openat2 = ksym("do_sys_openat2");
@@ -261,6 +274,7 @@ TEST_F(batch, all_or_nothing)
 	size_t i;
 	__u32 done;
 
+	SKIP_WITHOUT_BTF();
 	ASSERT_NE(0, a);
 	ASSERT_NE(0, b);
 	ASSERT_NE(0, leaf);
@@ -362,6 +376,7 @@ TEST_F(batch, removed_in_parts_while_a_call_sleeps)
 	__u32 done;
 	pid_t pid;
 
+	SKIP_WITHOUT_BTF();
 	for (k = 0; k < 2 && !(rd && wr); k++) {
 		rd = ksym(names[k][0]);
 		wr = ksym(names[k][1]);
@@ -422,6 +437,7 @@ TEST_F_TIMEOUT(batch, scale, 1200)
 	__u32 added;
 	int del;
 
+	SKIP_WITHOUT_BTF();
 	ASSERT_NE(NULL, f);
 	/* Spread over the kernel, not its first names only. */
 	if (nf > max) {
