@@ -60,7 +60,9 @@ static int ctl_error(const char *what, const char *name, int err)
 		      "busy: another tracer or direct call holds the function, or the hook is in use (see the kernel log)";
 		break;
 	case E2BIG:
-		why = "too many targets (at most 64)";
+		why = !strcmp(name, "a batch") ?
+		      "too many targets: more than the module's 65536, or than this kernel's ftrace takes as direct calls (see the kernel log)" :
+		      "too many targets (at most 64 outside batches)";
 		break;
 	case ENAMETOOLONG:
 		why = "name too long";
@@ -151,43 +153,73 @@ static void on_batch_signal(int sig)
 
 static int targets_ioc(int fd, unsigned long req,
 		       struct lbr_snap_target_entry *e, size_t n,
-		       unsigned int *done)
+		       unsigned int flags)
 {
 	struct lbr_snap_targets t = {
 		.entries_ptr = (uintptr_t)e, .nr = n,
-		.entry_size = sizeof(*e),
+		.entry_size = sizeof(*e), .flags = flags,
 	};
-	int ret = ioctl(fd, req, &t);
 
-	*done = t.done;
-	return ret;
+	return ioctl(fd, req, &t);
+}
+
+int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
+		  size_t n, unsigned int flags,
+		  const volatile sig_atomic_t *stop, size_t *through)
+{
+	bool add = req == LBR_SNAP_IOC_ADD_TARGETS;
+	bool progress = isatty(STDERR_FILENO) && n > CONTROL_CHUNK;
+	size_t i = 0, k;
+	int err = 0;
+
+	while (i < n) {
+		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
+		if (progress)
+			fprintf(stderr, "\rlbr-snap: %s %zu of %zu",
+				add ? "attaching" : "detaching", i, n);
+		if (stop && *stop) {
+			err = EINTR;
+			break;
+		}
+		if (targets_ioc(fd, req, e + i, k, flags)) {
+			/* DEL_TARGETS' ENOENT: it removed the others. */
+			if (add || errno != ENOENT) {
+				err = errno;
+				break;
+			}
+			err = ENOENT;
+		}
+		i += k;
+	}
+	if (progress && i == n)
+		fprintf(stderr, "\rlbr-snap: %s %zu of %zu\n",
+			add ? "attaching" : "detaching", n, n);
+	else if (progress)
+		fputc('\n', stderr);
+	*through = i;
+	errno = err;
+	return err ? -1 : 0;
 }
 
 /* Remove the targets of @e's first @n entries (ids), in chunks. */
 static void batch_undo(int fd, struct lbr_snap_target_entry *e, size_t n)
 {
-	unsigned int done;
-	size_t i, k;
+	size_t through;
 
-	for (i = 0; i < n; i += k) {
-		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
-		if (targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, e + i, k, &done) &&
-		    errno != ENOENT)
-			pr_err("del: %s: %zu targets of this batch stay attached (lbr-snap stats lists them)",
-			       strerror(errno), n - i);
-	}
+	if (control_batch(fd, LBR_SNAP_IOC_DEL_TARGETS, e, n, 0, NULL,
+			  &through) && errno != ENOENT)
+		pr_err("del: %s: %zu targets of this batch stay attached (lbr-snap stats lists them)",
+		       strerror(errno), n - through);
 }
 
 int control_add_batch(const char *path, char **specs,
 		      const unsigned long long *addrs, size_t n)
 {
 	struct sigaction sa = { .sa_handler = on_batch_signal }, old[2];
-	bool progress = isatty(STDERR_FILENO) && n > CONTROL_CHUNK;
 	struct lbr_snap_target_entry *e;
 	struct lbr_snap_info info;
 	int fd = open_ctl(path, &info), ret = 0;
-	unsigned int done;
-	size_t i, k, j;
+	size_t i, j, through;
 
 	if (fd < 0)
 		return -fd;
@@ -202,33 +234,20 @@ int control_add_batch(const char *path, char **specs,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old[0]);
 	sigaction(SIGTERM, &sa, &old[1]);
-	for (i = 0; i < n; i += k) {
-		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
-		if (progress)
-			fprintf(stderr, "\rlbr-snap: attaching %zu of %zu", i, n);
-		if (batch_interrupted) {
-			ret = EXIT_ERROR;
-			break;
-		}
-		if (!targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k, &done))
-			continue;
-		if (progress)
-			fputc('\n', stderr);
-		progress = false;
-		if (errno == EINVAL || errno == ENOTTY) {
-			for (j = i; j < i + k; j++)
+	if (control_batch(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n, 0,
+			  &batch_interrupted, &through)) {
+		i = through;
+		j = n;
+		if (errno == EINVAL || errno == ENOTTY)
+			for (j = i; j < n && j < i + CONTROL_CHUNK; j++)
 				if (e[j].error && e[j].error != -ECANCELED)
 					break;
-		} else {
-			j = i + k;
-		}
-		ret = j < i + k ? ctl_error("add", e[j].spec, -e[j].error) :
-				  ctl_error("add", "a batch", errno);
-		break;
-	}
-	if (progress)
-		fprintf(stderr, "\rlbr-snap: attaching %zu of %zu\n", i, n);
-	if (ret) {
+		if (errno == EINTR)
+			ret = EXIT_ERROR;
+		else if (j < n && j < i + CONTROL_CHUNK)
+			ret = ctl_error("add", e[j].spec, -e[j].error);
+		else
+			ret = ctl_error("add", "a batch", errno);
 		if (batch_interrupted)
 			pr_err("add: interrupted: the %zu functions attached are taken back", i);
 		else if (i)

@@ -2,6 +2,8 @@
 #ifndef LBR_SNAP_CONTROL_H
 #define LBR_SNAP_CONTROL_H
 
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include <lbr_snap.h>
@@ -16,6 +18,17 @@ int control_add(const char *path, char **specs);
 #define CONTROL_CHUNK	1000
 int control_add_batch(const char *path, char **specs,
 		      const unsigned long long *addrs, size_t n);
+/*
+ * LBR_SNAP_IOC_ADD_TARGETS (@flags) or DEL_TARGETS of @e[0..@n) on @fd,
+ * CONTROL_CHUNK at a time, a progress line on a terminal.  Stops before a
+ * chunk once *@stop (errno EINTR), and at a call that fails, whose
+ * entries' results are filled in; DEL_TARGETS goes on after ENOENT (the
+ * call removed the others) and fails with it at the end.  *@through: the
+ * entries of the chunks done.  Returns 0, or -1 and errno.
+ */
+int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
+		  size_t n, unsigned int flags,
+		  const volatile sig_atomic_t *stop, size_t *through);
 int control_del(const char *path, char **syms);
 int control_filter(const char *path, char **words);
 int control_capture(const char *path, const char *mode);	/* errors|all */

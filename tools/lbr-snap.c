@@ -216,7 +216,9 @@ static const char usage[] =
 "type from BTF is one the hook and the capture mode take (not void under\n"
 "capture errors); else it is refused, with why: -v or --dry-run lists them.\n"
 "A pattern that matches nothing or only refused functions, or more matches\n"
-"than the module takes (64 targets), is an error, and nothing is attached.\n"
+"than the module takes, is an error, and nothing is attached.  Over the 64\n"
+"targets the module takes one by one, add and trace attach the functions of\n"
+"vmlinux by fexit in batches.\n"
 "\n"
 "Text output of a record, then a blank line:\n"
 "  TIME cpuN COMM[PID] FUNC() = RET\n"
@@ -754,10 +756,16 @@ static int expand_targets(const struct opts *o, char **args, bool capture_all,
 	if (ret || !o->dry_run)
 		return ret || !attach ? ret : pat_check_room(l, *attached);
 	pat_print(stdout, l);
-	pr_err("dry run: %zu to attach, %zu refused (capture %s); nothing attached",
-	       l->nr_ok, l->nr - l->nr_ok, po.capture_all ? "all" : "errors");
-	pat_check_room(l, *attached);
-	return l->nr_ok ? 0 : EXIT_ERROR;
+	ret = attach ? pat_check_room(l, *attached) : 0;
+	if (l->nr_batch)
+		pr_err("dry run: %zu to attach (%zu in a batch), %zu refused (capture %s); nothing attached",
+		       l->nr_ok, l->nr_batch, l->nr - l->nr_ok,
+		       po.capture_all ? "all" : "errors");
+	else
+		pr_err("dry run: %zu to attach, %zu refused (capture %s); nothing attached",
+		       l->nr_ok, l->nr - l->nr_ok,
+		       po.capture_all ? "all" : "errors");
+	return l->nr_ok && !ret ? 0 : EXIT_ERROR;
 }
 
 static bool any_pattern(char *const *args)
@@ -828,7 +836,7 @@ static int cmd_add(const struct opts *o)
 
 	if (!o->dry_run && !any_pattern(o->args))
 		return control_add(o->device, o->args);
-	ret = expand_targets(o, o->args, false, o->dry_run, &l, &attached);
+	ret = expand_targets(o, o->args, false, true, &l, &attached);
 	if (ret || o->dry_run) {
 		pat_list_free(&l);
 		return ret;
@@ -843,12 +851,10 @@ static int cmd_add(const struct opts *o)
 	 */
 	for (i = 0; i < l.nr; i++) {
 		struct pat_match *m = &l.m[i];
-		const char *hook = strchr(m->spec, '@');
 
 		if (m->why)
 			continue;
-		if (l.nr_ok + attached > LBR_SNAP_MAX_TARGETS && !m->mod &&
-		    m->addr && (!hook || !strcmp(hook, "@fexit"))) {
+		if (m->batch) {
 			addrs[nm] = m->addr;
 			many[nm++] = m->spec;
 		} else {
@@ -856,13 +862,7 @@ static int cmd_add(const struct opts *o)
 		}
 	}
 	specs[n] = NULL;
-	if (n + attached > LBR_SNAP_MAX_TARGETS) {
-		pr_err("%zu functions to attach one by one (of modules, or with a hook other than fexit), the module takes %u more: nothing attached; narrow the patterns (--dry-run lists them)",
-		       n, attached < LBR_SNAP_MAX_TARGETS ?
-			  LBR_SNAP_MAX_TARGETS - attached : 0);
-		ret = EXIT_ERROR;
-	}
-	if (!ret && nm)
+	if (nm)
 		ret = control_add_batch(o->device, many, addrs, nm);
 	if (!ret && n)
 		ret = control_add(o->device, specs);
@@ -874,16 +874,17 @@ static int cmd_add(const struct opts *o)
 }
 
 /*
- * trace: the -e patterns resolved into @l, which then holds the specs
- * trace attaches.  Returns 0 to go on, 1 after --dry-run's list, or
- * -exit code.
+ * trace: the -e patterns resolved into @l, and the functions trace
+ * attaches into @t->targets (pointing into @l).  Returns 0 to go on, 1
+ * after --dry-run's list, or -exit code.
  */
 static int trace_targets(struct opts *o, struct pat_list *l)
 {
 	struct trace_opts *t = &o->trace;
 	char *args[TRACE_MAX_SPECS + 1];
+	struct trace_target *tg;
 	unsigned int attached;
-	size_t i;
+	size_t i, n = 0;
 	int ret;
 
 	memcpy(args, t->specs, t->nr_specs * sizeof(*args));
@@ -895,10 +896,19 @@ static int trace_targets(struct opts *o, struct pat_list *l)
 		return -ret;
 	if (o->dry_run)
 		return 1;
-	t->nr_specs = 0;
-	for (i = 0; i < l->nr; i++)
-		if (!l->m[i].why)
-			t->specs[t->nr_specs++] = l->m[i].spec;
+	tg = xrealloc(NULL, (l->nr_ok ? l->nr_ok : 1) * sizeof(*tg));
+	for (i = 0; i < l->nr; i++) {
+		const struct pat_match *m = &l->m[i];
+
+		if (m->why)
+			continue;
+		tg[n++] = (struct trace_target){
+			.spec = m->spec, .addr = m->addr, .arg = m->arg,
+			.batch = m->batch,
+		};
+	}
+	t->targets = tg;
+	t->nr_targets = n;
 	return 0;
 }
 
@@ -1349,6 +1359,7 @@ int main(int argc, char **argv)
 			ret = trace_exit(trace_run(&o.trace));
 		else
 			ret = ret > 0 ? 0 : trace_exit(ret);
+		free((void *)o.trace.targets);
 		pat_list_free(&pats);
 		return finish(0) ? EXIT_TRACE : ret;
 	}

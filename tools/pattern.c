@@ -1091,19 +1091,38 @@ void pat_print(FILE *f, const struct pat_list *l)
 	}
 }
 
-int pat_check_room(const struct pat_list *l, unsigned int attached)
+bool pat_batchable(const struct pat_match *m)
+{
+	const char *hook = strchr(m->spec, '@');
+
+	return !m->why && !m->mod && m->addr &&
+	       (!hook || !strcmp(hook, "@fexit"));
+}
+
+int pat_check_room(struct pat_list *l, unsigned int attached)
 {
 	unsigned int room = attached < LBR_SNAP_MAX_TARGETS ?
 			    LBR_SNAP_MAX_TARGETS - attached : 0;
+	size_t i, single = 0;
+	bool many = l->nr_ok > room;
 
-	if (l->nr_ok <= room)
+	l->nr_batch = 0;
+	for (i = 0; i < l->nr; i++) {
+		struct pat_match *m = &l->m[i];
+
+		m->batch = many && pat_batchable(m);
+		l->nr_batch += m->batch;
+		single += !m->why && !m->batch;
+	}
+	if (l->nr_ok > LBR_SNAP_MAX_ALL_TARGETS) {
+		pr_err("%zu functions to attach, the module takes %d in all: nothing attached; narrow the patterns (--dry-run lists them)",
+		       l->nr_ok, LBR_SNAP_MAX_ALL_TARGETS);
+		return EXIT_ERROR;
+	}
+	if (single <= room)
 		return 0;
-	if (attached)
-		pr_err("%zu functions to attach, the module takes %u more (%d targets at most, %u attached): nothing attached; narrow the patterns (--dry-run lists them)",
-		       l->nr_ok, room, LBR_SNAP_MAX_TARGETS, attached);
-	else
-		pr_err("%zu functions to attach, the module takes at most %d targets: nothing attached; narrow the patterns (--dry-run lists them)",
-		       l->nr_ok, LBR_SNAP_MAX_TARGETS);
+	pr_err("%zu functions to attach one by one (of modules, or with a hook other than fexit), the module takes %u more (%d at most outside batches, %u attached): nothing attached; narrow the patterns (--dry-run lists them)",
+	       single, room, LBR_SNAP_MAX_TARGETS, attached);
 	return EXIT_ERROR;
 }
 

@@ -46,12 +46,14 @@ struct pat_match {
 	char *detail;		/* why, in words; or a note on an attachable */
 	unsigned int arg;	/* which argument matched it */
 	bool exact;		/* an exact name, passed on unresolved */
+	bool batch;		/* goes in a batch (pat_check_room()) */
 };
 
 struct pat_list {
 	struct pat_match *m;
 	size_t nr, cap;
 	size_t nr_ok;		/* attachable */
+	size_t nr_batch;	/* of them, to go in a batch */
 };
 
 struct pat_opts {
@@ -77,11 +79,19 @@ int pat_expand(char **args, const struct pat_opts *o, struct pat_list *l);
 void pat_print(FILE *f, const struct pat_list *l);
 
 /*
+ * Whether @m may go in a batch (LBR_SNAP_IOC_ADD_TARGETS): a function of
+ * vmlinux at a known kallsyms address, hooked by fexit.
+ */
+bool pat_batchable(const struct pat_match *m);
+
+/*
  * Whether the attachable matches fit in a module that has @attached
- * targets of its LBR_SNAP_MAX_TARGETS: if not, says so once.
+ * targets: if they are more than the LBR_SNAP_MAX_TARGETS it takes one by
+ * one, each batchable one is marked to go in a batch; the rest must fit,
+ * and all within LBR_SNAP_MAX_ALL_TARGETS.  If not, says so once.
  * Return: 0 or EXIT_ERROR.
  */
-int pat_check_room(const struct pat_list *l, unsigned int attached);
+int pat_check_room(struct pat_list *l, unsigned int attached);
 
 void pat_list_free(struct pat_list *l);
 

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
@@ -47,25 +48,40 @@
 #include "procev.h"
 #include "stream.h"
 #include "btf.h"
+#include "pattern.h"
 #include "trace.h"
 #include "util.h"
 
 #define POLL_MS		50
 #define MAX_DEPTH	64	/* /proc parent chain walked per record */
 
+/* Above this many targets, the summary goes by -e, not by target. */
+#define LIST_MAX	16
+/* ... and names at most this many targets that captured. */
+#define LIST_CAPTURED	20
+
+/* A function trace attaches, and what became of it. */
+struct tgt {
+	char spec[LBR_SNAP_NAME_LEN + 8];	/* completed from BTF */
+	unsigned long long addr;	/* kallsyms, for a batch */
+	unsigned int arg;		/* the -e it came of */
+	bool batch;			/* through ADD_TARGETS */
+	bool added;			/* we attached it */
+	bool existed;			/* it was a target already */
+	unsigned int hook;		/* the hook ADD_TARGET(S) gave */
+	__u32 id;			/* ... and the id, of a batch's */
+	/* Its counters when the command started; found: listed */
+	struct lbr_snap_target_stats before;
+	bool found;
+};
+
 struct tracer {
 	const struct trace_opts *t;
-	/* The -e specs completed from BTF (btf_complete_spec()). */
-	char specs[TRACE_MAX_SPECS][LBR_SNAP_NAME_LEN + 8];
+	struct tgt *tg;
+	size_t nr;
 	int fd;
 	bool loaded;			/* we ran modprobe */
 	bool loaded_fexit;		/* ... and it loaded lbr_snap_fexit */
-	bool added[TRACE_MAX_SPECS];	/* we attached -e number i */
-	bool existed[TRACE_MAX_SPECS];	/* -e number i was a target already */
-	unsigned int hooks[TRACE_MAX_SPECS];	/* the hook ADD_TARGET gave */
-	/* Each -e's counters when the command started; found[i]: listed */
-	struct lbr_snap_target_stats before[TRACE_MAX_SPECS];
-	bool found[TRACE_MAX_SPECS];
 	unsigned long long printed;	/* records of the command printed */
 	unsigned long long others;	/* records read, not the command's */
 	bool spawned;			/* the command was started */
@@ -135,18 +151,31 @@ static int run_wait(char *const argv[])
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/*
+ * modprobe lbr_snap with the targets that do not go in a batch (at least
+ * one: the module loads with one at least, so the first of a batch if
+ * need be).
+ */
 static int load_module(struct tracer *tr)
 {
 	char arg[TRACE_MAX_SPECS * (LBR_SNAP_NAME_LEN + 8) + 16] = "targets=";
 	/* A void target loads only with capture=all. */
 	char *argv[] = { "modprobe", "lbr_snap", arg,
 			 tr->t->capture_all ? "capture=all" : NULL, NULL };
-	unsigned int i;
+	bool first = true;
+	size_t i;
 
-	for (i = 0; i < tr->t->nr_specs; i++) {
-		if (i)
+	for (i = 0; i < tr->nr && tr->tg[i].batch; i++)
+		;
+	if (tr->nr && i == tr->nr)
+		tr->tg[0].batch = false;
+	for (i = 0; i < tr->nr; i++) {
+		if (tr->tg[i].batch)
+			continue;
+		if (!first)
 			strcat(arg, ",");
-		strcat(arg, tr->specs[i]);
+		strcat(arg, tr->tg[i].spec);
+		first = false;
 	}
 	tr->loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
 	if (run_wait(argv)) {
@@ -202,32 +231,130 @@ static int target_ctl(struct tracer *tr, unsigned long req, const char *spec,
 	return ret;
 }
 
+/* The entries of the batch's targets trace attached (ids), or of all. */
+static struct lbr_snap_target_entry *batch_entries(const struct tracer *tr,
+						   bool added, size_t *n)
+{
+	struct lbr_snap_target_entry *e;
+	size_t i;
+
+	e = xrealloc(NULL, (tr->nr ? tr->nr : 1) * sizeof(*e));
+	*n = 0;
+	for (i = 0; i < tr->nr; i++) {
+		const struct tgt *g = &tr->tg[i];
+
+		if (!g->batch || (added && !g->added))
+			continue;
+		memset(&e[*n], 0, sizeof(*e));
+		snprintf(e[*n].spec, sizeof(e[*n].spec), "%s", g->spec);
+		e[*n].addr = g->addr;
+		e[(*n)++].id = g->id;
+	}
+	return e;
+}
+
 static void detach_all(struct tracer *tr)
 {
-	unsigned int i;
+	struct lbr_snap_target_entry *e;
+	size_t i, n, through;
 
-	for (i = 0; i < tr->t->nr_specs; i++) {
-		if (!tr->added[i])
+	e = batch_entries(tr, true, &n);
+	if (n && control_batch(tr->fd, LBR_SNAP_IOC_DEL_TARGETS, e, n, 0,
+			       NULL, &through) && errno != ENOENT)
+		pr_err("DEL_TARGETS: %s: %zu targets stay attached (lbr-snap stats lists them)",
+		       strerror(errno), n - through);
+	free(e);
+	for (i = 0; i < tr->nr; i++) {
+		struct tgt *g = &tr->tg[i];
+
+		if (!g->added)
 			continue;
-		if (target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, tr->specs[i], NULL))
-			pr_err("DEL_TARGET %s: %s", tr->specs[i],
-			       strerror(errno));
-		tr->added[i] = false;
+		if (!g->batch &&
+		    target_ctl(tr, LBR_SNAP_IOC_DEL_TARGET, g->spec, NULL))
+			pr_err("DEL_TARGET %s: %s", g->spec, strerror(errno));
+		g->added = false;
 	}
+}
+
+/*
+ * The batch's targets, CONTROL_CHUNK at a time: those already targets are
+ * used and left alone, as one by one; any other refusal undoes it all
+ * (teardown()).  Returns 0 or -exit code.
+ */
+static int attach_batch(struct tracer *tr)
+{
+	struct lbr_snap_target_entry *e;
+	size_t i, j, n, through, existed = 0, refused = 0;
+	const char *first = NULL;
+	int ret = 0, err = 0;
+
+	e = batch_entries(tr, false, &n);
+	if (!n) {
+		free(e);
+		return 0;
+	}
+	if (control_batch(tr->fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
+			  LBR_SNAP_BATCH_SKIP, &got_signal, &through)) {
+		if (errno == EINTR)
+			ret = -(128 + got_signal);
+		else if (errno == E2BIG)
+			pr_err("ADD_TARGETS: too many targets: more than the module's %d, or than this kernel's ftrace takes as direct calls (see the kernel log)",
+			       LBR_SNAP_MAX_ALL_TARGETS);
+		else
+			pr_err("ADD_TARGETS: %s", strerror(errno));
+		ret = ret ? ret : errno == EPERM ? -EXIT_PERM : -EXIT_ERROR;
+	}
+	for (i = 0, j = 0; i < tr->nr && j < through; i++) {
+		struct tgt *g = &tr->tg[i];
+
+		if (!g->batch)
+			continue;
+		if (!e[j].error) {
+			g->added = true;
+			g->id = e[j].id;
+			g->hook = LBR_SNAP_HOOK_FEXIT;
+		} else if (e[j].error == -EEXIST) {
+			g->existed = true;
+			existed++;
+		} else if (!refused++) {
+			first = g->spec;
+			err = -e[j].error;
+		}
+		j++;
+	}
+	if (existed)
+		pr_err("%zu of the %zu functions %s already (or aliases of one): using %s, leaving %s attached",
+		       existed, n, existed == 1 ? "is a target" : "are targets",
+		       existed == 1 ? "it" : "them",
+		       existed == 1 ? "it" : "them");
+	if (refused && !ret) {
+		if (refused > 1)
+			pr_err("ADD_TARGETS %s: %s, and %zu more refused (the kernel log says why)",
+			       first, strerror(err), refused - 1);
+		else
+			pr_err("ADD_TARGETS %s: %s (the kernel log says why)",
+			       first, strerror(err));
+		ret = -EXIT_ERROR;
+	}
+	free(e);
+	return ret;
 }
 
 static int attach_all(struct tracer *tr)
 {
 	const char *spec;
-	unsigned int i;
+	size_t i;
 
-	for (i = 0; i < tr->t->nr_specs; i++) {
-		spec = tr->specs[i];
-		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec,
-				&tr->hooks[i])) {
-			tr->added[i] = true;
+	for (i = 0; i < tr->nr; i++) {
+		struct tgt *g = &tr->tg[i];
+
+		if (g->batch)
+			continue;
+		spec = g->spec;
+		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec, &g->hook)) {
+			g->added = true;
 		} else if (errno == EEXIST) {
-			tr->existed[i] = true;
+			g->existed = true;
 			pr_err("%s: already a target (or an alias of one): using it, leaving it attached",
 			       spec);
 		} else {
@@ -235,7 +362,7 @@ static int attach_all(struct tracer *tr)
 			return errno == EPERM ? -EXIT_PERM : -EXIT_ERROR;
 		}
 	}
-	return 0;
+	return attach_batch(tr);
 }
 
 static int set_capture(struct tracer *tr, const struct lbr_snap_info *info)
@@ -310,9 +437,9 @@ static int setup(struct tracer *tr)
 	ret = set_capture(tr, &info);
 	if (!ret)
 		ret = set_lbr_filter(tr, &info);
-	if (ret || tr->loaded)
+	if (ret)
 		return ret;
-	return attach_all(tr);
+	return tr->loaded ? attach_batch(tr) : attach_all(tr);
 }
 
 /* setup() backwards: a void target goes before capture=errors can come. */
@@ -492,60 +619,155 @@ static int spec_name_len(const char *spec)
 	return strcspn(spec, "%/@=");
 }
 
+static int by_id(const void *a, const void *b)
+{
+	const struct lbr_snap_target_stats *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const struct lbr_snap_target_stats *const *x = a, *const *y = b;
+
+	return strncmp((*x)->name, (*y)->name, sizeof((*x)->name));
+}
+
+/* Every target's counters (GET_STATS), by id; NULL if it fails. */
+static struct lbr_snap_target_stats *get_stats(const struct tracer *tr,
+					       size_t *nr)
+{
+	struct lbr_snap_target_stats *ts = NULL;
+	struct lbr_snap_stats st = { .entry_size = sizeof(*ts) };
+	size_t cap = tr->nr + LBR_SNAP_MAX_TARGETS;
+	int tries;
+
+	/* Targets come and go: try again if more came than room. */
+	for (tries = 0; tries < 3; tries++) {
+		ts = xrealloc(ts, cap * sizeof(*ts));
+		memset(ts, 0, cap * sizeof(*ts));
+		st.nr = cap;
+		st.stats_ptr = (uintptr_t)ts;
+		if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0)
+			break;
+		if (st.nr <= cap) {
+			*nr = st.nr;
+			qsort(ts, *nr, sizeof(*ts), by_id);
+			return ts;
+		}
+		cap = st.nr + LBR_SNAP_MAX_TARGETS;
+	}
+	free(ts);
+	return NULL;
+}
+
 /*
- * Each -e target's counters now, from GET_STATS, matched by name: @found[i]
- * is false for one the module does not list (or when GET_STATS fails).
+ * Each target's counters now, from GET_STATS: a batch's that trace
+ * attached by id, the others by name.  @found[i] is false for one the
+ * module does not list (or when GET_STATS fails).
  */
 static void read_counters(struct tracer *tr,
 			  struct lbr_snap_target_stats *out, bool *found)
 {
-	struct lbr_snap_target_stats ts[LBR_SNAP_MAX_TARGETS];
-	struct lbr_snap_stats st = {
-		.nr = LBR_SNAP_MAX_TARGETS, .entry_size = sizeof(*ts),
-		.stats_ptr = (uintptr_t)ts,
-	};
-	unsigned int i, j, nr;
-	int n;
+	struct lbr_snap_target_stats key, *ts, **names, **hit, *p;
+	size_t i, nr = 0;
 
-	memset(ts, 0, sizeof(ts));
-	for (i = 0; i < tr->t->nr_specs; i++)
+	for (i = 0; i < tr->nr; i++)
 		found[i] = false;
-	if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0)
+	ts = get_stats(tr, &nr);
+	if (!ts)
 		return;
-	nr = st.nr < LBR_SNAP_MAX_TARGETS ? st.nr : LBR_SNAP_MAX_TARGETS;
-	for (i = 0; i < tr->t->nr_specs; i++) {
-		n = spec_name_len(tr->specs[i]);
-		for (j = 0; j < nr; j++) {
-			if (strncmp(ts[j].name, tr->specs[i], n) ||
-			    ts[j].name[n])
-				continue;
-			out[i] = ts[j];
+	names = xrealloc(NULL, (nr ? nr : 1) * sizeof(*names));
+	for (i = 0; i < nr; i++)
+		names[i] = &ts[i];
+	qsort(names, nr, sizeof(*names), by_name);
+	for (i = 0; i < tr->nr; i++) {
+		const struct tgt *g = &tr->tg[i];
+
+		memset(&key, 0, sizeof(key));
+		if (g->batch && g->added) {
+			key.id = g->id;
+			p = bsearch(&key, ts, nr, sizeof(*ts), by_id);
+		} else {
+			snprintf(key.name, sizeof(key.name), "%.*s",
+				 spec_name_len(g->spec), g->spec);
+			p = &key;
+			hit = bsearch(&p, names, nr, sizeof(*names), by_name);
+			p = hit ? *hit : NULL;
+		}
+		if (p) {
+			out[i] = *p;
 			found[i] = true;
-			break;
 		}
 	}
+	free(names);
+	free(ts);
+}
+
+/* How many targets came of -e number @arg; *@one: the last of them. */
+static size_t of_arg(const struct tracer *tr, unsigned int arg, size_t *one)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < tr->nr; i++)
+		if (tr->tg[i].arg == arg) {
+			*one = i;
+			n++;
+		}
+	return n;
+}
+
+/* One target, as say_attached() names it. */
+static void say_target(const struct tracer *tr, size_t i)
+{
+	const struct tgt *g = &tr->tg[i];
+
+	fputs(g->spec, stderr);
+	if (g->added)
+		fprintf(stderr, " (%s)", hook_name(g->hook));
+	else if (g->found)
+		fprintf(stderr, " (%s%s)", hook_name(g->before.hook),
+			g->existed ? ", a target already" : "");
+	else if (g->existed)
+		fputs(" (a target already)", stderr);
 }
 
 /*
  * On stderr, once the targets are attached and the command about to run:
- * "lbr-snap: attached foo (kretprobe), bar%ptr (fexit); running CMD".
+ * "lbr-snap: attached foo (kretprobe), bar%ptr (fexit); running CMD"; with
+ * more than LIST_MAX, a pattern's functions are counted, not named:
+ * ":fs/namei.c (97 functions, 2 targets already)".
  */
 static void say_attached(const struct tracer *tr)
 {
 	const struct trace_opts *t = tr->t;
-	unsigned int i;
+	size_t i, j, n, one = 0, existed;
+	unsigned int a;
 
 	fprintf(stderr, "lbr-snap: %s ", tr->loaded ?
 		"loaded lbr_snap with" : "attached");
-	for (i = 0; i < t->nr_specs; i++) {
-		fprintf(stderr, "%s%s", i ? ", " : "", tr->specs[i]);
-		if (tr->added[i])
-			fprintf(stderr, " (%s)", hook_name(tr->hooks[i]));
-		else if (tr->found[i])
-			fprintf(stderr, " (%s%s)", hook_name(tr->before[i].hook),
-				tr->existed[i] ? ", a target already" : "");
-		else if (tr->existed[i])
-			fputs(" (a target already)", stderr);
+	if (tr->nr <= LIST_MAX) {
+		for (i = 0; i < tr->nr; i++) {
+			fputs(i ? ", " : "", stderr);
+			say_target(tr, i);
+		}
+	}
+	for (a = 0; tr->nr > LIST_MAX && a < t->nr_specs; a++) {
+		fputs(a ? ", " : "", stderr);
+		n = of_arg(tr, a, &one);
+		if (n == 1 && !strncmp(t->specs[a], tr->tg[one].spec,
+				       spec_name_len(tr->tg[one].spec))) {
+			say_target(tr, one);
+			continue;
+		}
+		for (j = 0, existed = 0; j < tr->nr; j++)
+			existed += tr->tg[j].arg == a && tr->tg[j].existed;
+		fprintf(stderr, "%s (%zu %s", t->specs[a], n,
+			n == 1 ? "function" : "functions");
+		if (existed)
+			fprintf(stderr, ", %zu %s already", existed,
+				existed == 1 ? "a target" : "targets");
+		fputc(')', stderr);
 	}
 	fprintf(stderr, "%s%s%s; running %s\n",
 		t->capture_all ? ", capturing every return" : "",
@@ -559,19 +781,101 @@ static unsigned long long delta(unsigned long long now,
 	return now >= then ? now - then : now;
 }
 
+/* @d, the counters now, made those of the command's run. */
+static void since(struct lbr_snap_target_stats *d, const struct tgt *g)
+{
+	if (!g->found)
+		return;
+	d->hits = delta(d->hits, g->before.hits);
+	d->captured = delta(d->captured, g->before.captured);
+	d->filtered = delta(d->filtered, g->before.filtered);
+	d->dropped = delta(d->dropped, g->before.dropped);
+	d->missed = delta(d->missed, g->before.missed);
+}
+
+/* "NAME (hook): N returns: C captured, F filtered, D dropped[, M missed]" */
+static void say_counters(const char *prefix, const char *name,
+			 const char *hook, const struct lbr_snap_target_stats *d)
+{
+	fprintf(stderr, "%s%s (%s): %llu %s: %llu captured, %llu filtered, %llu dropped",
+		prefix, name, hook, d->hits, d->hits == 1 ? "return" : "returns",
+		d->captured, d->filtered, d->dropped);
+	if (d->missed)
+		fprintf(stderr, ", %llu missed by kretprobes", d->missed);
+	fputc('\n', stderr);
+}
+
+/*
+ * With more than LIST_MAX targets: each -e's counters summed over its
+ * functions, then the functions that captured or dropped, LIST_CAPTURED
+ * at most.
+ */
+static void say_many(const struct tracer *tr,
+		     const struct lbr_snap_target_stats *now, const bool *found)
+{
+	const struct trace_opts *t = tr->t;
+	struct lbr_snap_target_stats sum;
+	size_t i, n, listed = 0, more = 0, missing = 0;
+	unsigned int a, hook;
+	char what[PAT_MAX_LEN + 64];
+	bool mixed;
+
+	for (a = 0; a < t->nr_specs; a++) {
+		memset(&sum, 0, sizeof(sum));
+		hook = UINT_MAX;
+		mixed = false;
+		for (i = 0, n = 0; i < tr->nr; i++) {
+			if (tr->tg[i].arg != a || !found[i])
+				continue;
+			n++;
+			sum.hits += now[i].hits;
+			sum.captured += now[i].captured;
+			sum.filtered += now[i].filtered;
+			sum.dropped += now[i].dropped;
+			sum.missed += now[i].missed;
+			mixed |= hook != UINT_MAX && hook != now[i].hook;
+			hook = now[i].hook;
+		}
+		if (!n)
+			continue;
+		snprintf(what, sizeof(what), "-e %s: %zu %s", t->specs[a], n,
+			 n == 1 ? "function" : "functions");
+		say_counters("lbr-snap: ", what,
+			     mixed ? "hooks of both kinds" : hook_name(hook),
+			     &sum);
+	}
+	for (i = 0; i < tr->nr; i++) {
+		missing += !found[i];
+		if (!found[i] || !(now[i].captured || now[i].dropped))
+			continue;
+		if (listed++ < LIST_CAPTURED)
+			say_counters("lbr-snap:   ", tr->tg[i].spec,
+				     hook_name(now[i].hook), &now[i]);
+		else
+			more++;
+	}
+	if (more)
+		fprintf(stderr, "lbr-snap:   and %zu more functions that captured or dropped (lbr-snap stats lists each while attached)\n",
+			more);
+	if (missing)
+		fprintf(stderr, "lbr-snap: %zu %s not listed by the module: no counters\n",
+			missing, missing == 1 ? "target" : "targets");
+}
+
 /*
  * On stderr, after the command, while the targets are still attached
  * (their counters go with them): how many records were printed, each
  * target's counters over the command's run (returns seen, captured,
- * filtered, dropped), why there may be no records, and stats' hints.
+ * filtered, dropped), or each -e's with many, why there may be no
+ * records, and stats' hints.
  */
 static void say_summary(struct tracer *tr)
 {
-	struct lbr_snap_target_stats now[TRACE_MAX_SPECS], *d;
+	size_t i, room = tr->nr ? tr->nr : 1;
+	struct lbr_snap_target_stats *now = xrealloc(NULL, room * sizeof(*now));
 	unsigned long long hits = 0, captured = 0, filtered = 0, dropped = 0;
-	bool found[TRACE_MAX_SPECS];
+	bool *found = xrealloc(NULL, room * sizeof(*found));
 	const struct trace_opts *t = tr->t;
-	unsigned int i;
 
 	read_counters(tr, now, found);
 	fprintf(stderr, "lbr-snap: trace: %llu %s printed",
@@ -580,33 +884,24 @@ static void say_summary(struct tracer *tr)
 		fprintf(stderr, " (%llu of other processes not: --all-tasks prints them)",
 			tr->others);
 	fputc('\n', stderr);
-	for (i = 0; i < t->nr_specs; i++) {
+	for (i = 0; i < tr->nr; i++) {
 		if (!found[i]) {
-			fprintf(stderr, "lbr-snap: %s: not listed by the module: no counters\n",
-				tr->specs[i]);
+			if (tr->nr <= LIST_MAX)
+				fprintf(stderr, "lbr-snap: %s: not listed by the module: no counters\n",
+					tr->tg[i].spec);
 			continue;
 		}
-		d = &now[i];
-		if (tr->found[i]) {
-			d->hits = delta(d->hits, tr->before[i].hits);
-			d->captured = delta(d->captured, tr->before[i].captured);
-			d->filtered = delta(d->filtered, tr->before[i].filtered);
-			d->dropped = delta(d->dropped, tr->before[i].dropped);
-			d->missed = delta(d->missed, tr->before[i].missed);
-		}
-		fprintf(stderr, "lbr-snap: %s (%s): %llu %s: %llu captured, %llu filtered, %llu dropped",
-			tr->specs[i], hook_name(d->hook), d->hits,
-			d->hits == 1 ? "return" : "returns", d->captured,
-			d->filtered, d->dropped);
-		if (d->missed)
-			fprintf(stderr, ", %llu missed by kretprobes",
-				d->missed);
-		fputc('\n', stderr);
-		hits += d->hits;
-		captured += d->captured;
-		filtered += d->filtered;
-		dropped += d->dropped;
+		since(&now[i], &tr->tg[i]);
+		if (tr->nr <= LIST_MAX)
+			say_counters("lbr-snap: ", tr->tg[i].spec,
+				     hook_name(now[i].hook), &now[i]);
+		hits += now[i].hits;
+		captured += now[i].captured;
+		filtered += now[i].filtered;
+		dropped += now[i].dropped;
 	}
+	if (tr->nr > LIST_MAX)
+		say_many(tr, now, found);
 	if (dropped)
 		fprintf(stderr, "lbr-snap: %llu %s dropped: the module's buffer was full (buffer_kb=)\n",
 			dropped, dropped == 1 ? "record" : "records");
@@ -623,9 +918,29 @@ static void say_summary(struct tracer *tr)
 				hits ? "none of the returns was captured" :
 				"no target was hit while it ran");
 	}
-	for (i = 0; i < t->nr_specs; i++)
-		if (found[i])
+	/* Of many, most have no hits or filter successes: only the gone. */
+	for (i = 0; i < tr->nr; i++)
+		if (found[i] && (tr->nr <= LIST_MAX ||
+				 now[i].state & LBR_SNAP_TARGET_GONE))
 			print_target_hint(stderr, "lbr-snap: hint: ", &now[i]);
+	free(found);
+	free(now);
+}
+
+/* Each target's counters as the command starts. */
+static void read_before(struct tracer *tr)
+{
+	size_t i, room = tr->nr ? tr->nr : 1;
+	struct lbr_snap_target_stats *now = xrealloc(NULL, room * sizeof(*now));
+	bool *found = xrealloc(NULL, room * sizeof(*found));
+
+	read_counters(tr, now, found);
+	for (i = 0; i < tr->nr; i++) {
+		tr->tg[i].before = now[i];
+		tr->tg[i].found = found[i];
+	}
+	free(found);
+	free(now);
 }
 
 /*
@@ -690,7 +1005,7 @@ static int run_command(struct tracer *tr)
 
 	tr->procev_fd = procev_open();
 	tr->start_ns = now_ns();
-	read_counters(tr, tr->before, tr->found);
+	read_before(tr);
 	pid = spawn(tr, tr->t->argv);
 	if (pid < 0) {
 		/* Signalled before the command ran: as in trace_run(). */
@@ -725,7 +1040,7 @@ static int run_command(struct tracer *tr)
 int trace_run(const struct trace_opts *t)
 {
 	struct tracer tr = { .t = t, .fd = -1 };
-	unsigned int i;
+	size_t i;
 	char why[128];
 	int ret;
 
@@ -733,17 +1048,32 @@ int trace_run(const struct trace_opts *t)
 		fputs("lbr-snap trace needs root (CAP_SYS_ADMIN)\n", stderr);
 		return -EXIT_PERM;
 	}
-	for (i = 0; i < t->nr_specs; i++) {
-		if (btf_complete_spec(t->specs[i], tr.specs[i],
-				      sizeof(tr.specs[i]), why, sizeof(why))) {
-			fprintf(stderr, "lbr-snap: -e %s: too long\n",
-				t->specs[i]);
+	tr.nr = t->targets ? t->nr_targets : t->nr_specs;
+	tr.tg = xrealloc(NULL, (tr.nr ? tr.nr : 1) * sizeof(*tr.tg));
+	memset(tr.tg, 0, (tr.nr ? tr.nr : 1) * sizeof(*tr.tg));
+	for (i = 0; i < tr.nr; i++) {
+		struct tgt *g = &tr.tg[i];
+		const char *spec = t->targets ? t->targets[i].spec :
+				   t->specs[i];
+
+		if (t->targets) {
+			g->addr = t->targets[i].addr;
+			g->arg = t->targets[i].arg;
+			g->batch = t->targets[i].batch;
+		} else {
+			g->arg = i;
+		}
+		if (btf_complete_spec(spec, g->spec, sizeof(g->spec), why,
+				      sizeof(why))) {
+			fprintf(stderr, "lbr-snap: -e %s: too long\n", spec);
+			free(tr.tg);
 			return -EXIT_USAGE;
 		}
 		/* The module refuses it too, with less to go on. */
-		if (strstr(tr.specs[i], "%void") && !t->capture_all) {
+		if (strstr(g->spec, "%void") && !t->capture_all) {
 			fprintf(stderr, "lbr-snap: -e %s returns void: there is no error to catch; trace --all records every return\n",
-				tr.specs[i]);
+				g->spec);
+			free(tr.tg);
 			return -EXIT_USAGE;
 		}
 	}
@@ -765,5 +1095,6 @@ int trace_run(const struct trace_opts *t)
 	}
 	teardown(&tr);
 	free(tr.pids);
+	free(tr.tg);
 	return ret;
 }

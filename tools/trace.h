@@ -6,7 +6,15 @@
 
 #include "print.h"
 
-#define TRACE_MAX_SPECS	LBR_SNAP_MAX_TARGETS
+#define TRACE_MAX_SPECS	LBR_SNAP_MAX_TARGETS	/* -e options */
+
+/* A function the -e patterns resolved to (pattern.h). */
+struct trace_target {
+	const char *spec;		/* completed from BTF */
+	unsigned long long addr;	/* from kallsyms; 0 unknown */
+	unsigned int arg;		/* the -e it matched */
+	bool batch;			/* attached in a batch (ADD_TARGETS) */
+};
 
 struct trace_opts {
 	const char *device;
@@ -21,6 +29,9 @@ struct trace_opts {
 	bool json;
 	struct print_opts po;
 	char **argv;				/* CMD ARGS, NULL-terminated */
+	/* The functions of the -e patterns; NULL: the -e specs as given. */
+	const struct trace_target *targets;
+	size_t nr_targets;
 };
 
 int trace_run(const struct trace_opts *t);

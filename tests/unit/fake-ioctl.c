@@ -10,7 +10,8 @@
  *   FAKE_LBR_ADD_FAIL=SPEC  ADD_TARGET of SPEC fails with EINVAL, and
  *                      so does an ADD_TARGETS with it (its entry -EINVAL,
  *                      the others -ECANCELED)
- *   FAKE_LBR_ADD_EXISTS=SPEC  ADD_TARGET of SPEC fails with EEXIST
+ *   FAKE_LBR_ADD_EXISTS=SPEC  ADD_TARGET of SPEC fails with EEXIST, and
+ *                      an ADD_TARGETS entry of SPEC (-EEXIST)
  *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
@@ -59,11 +60,14 @@ static const struct lbr_snap_target_stats targets[] = {
 	  LBR_SNAP_TARGET_GONE, 0 },
 };
 
-/* The targets ADD_TARGET attached, until DEL_TARGET: listed by GET_STATS. */
+/*
+ * The targets ADD_TARGET and ADD_TARGETS attached, until DEL_TARGET(S):
+ * listed by GET_STATS (id 7 for ADD_TARGET's).
+ */
 static struct {
 	char name[LBR_SNAP_NAME_LEN];
-	unsigned int ret_type, hook, seen;
-} added[LBR_SNAP_MAX_TARGETS];
+	unsigned int ret_type, hook, seen, id;
+} added[1024];
 static unsigned int nr_added;
 
 static unsigned int spec_ret_type(const char *spec)
@@ -155,7 +159,7 @@ static int fake_stats(struct lbr_snap_stats *st)
 		memset(t, 0, sizeof(*t));
 		memcpy(t->name, added[i].name, sizeof(t->name));
 		t->func_addr = 0xffffffff81001000ull;
-		t->id = 7;
+		t->id = added[i].id;
 		t->ret_type = added[i].ret_type;
 		t->hook = added[i].hook;
 		t->nr_args = -1;
@@ -211,6 +215,7 @@ static int fake_add(struct lbr_snap_target_ctl *ctl)
 				 ctl->spec);
 			added[nr_added].ret_type = spec_ret_type(ctl->spec);
 			added[nr_added].hook = ctl->hook;
+			added[nr_added].id = 7;
 			added[nr_added++].seen = 0;
 		}
 		return 0;
@@ -230,16 +235,31 @@ static void fake_del(const char *name)
 	}
 }
 
+/* Remember a target ADD_TARGETS attached, for GET_STATS. */
+static void fake_added(const struct lbr_snap_target_entry *e)
+{
+	if (nr_added == ARRAY_SIZE(added))
+		return;
+	snprintf(added[nr_added].name, sizeof(added[0].name), "%.*s",
+		 (int)strcspn(e->spec, "%/@="), e->spec);
+	added[nr_added].ret_type = spec_ret_type(e->spec);
+	added[nr_added].hook = LBR_SNAP_HOOK_FEXIT;
+	added[nr_added].id = e->id;
+	added[nr_added++].seen = 0;
+}
+
 /*
- * ADD_TARGETS: "fake: ADD_TARGETS N FIRST..LAST (0xADDR)", ids from 100 on
- * across calls; all or nothing on FAKE_LBR_ADD_FAIL.  DEL_TARGETS: "fake:
- * DEL_TARGETS N FIRST-ID".
+ * ADD_TARGETS: "fake: ADD_TARGETS N FIRST..LAST (0xADDR)[ skip]", ids
+ * from 100 on across calls; all or nothing on FAKE_LBR_ADD_FAIL, unless
+ * LBR_SNAP_BATCH_SKIP, which leaves it out, and FAKE_LBR_ADD_EXISTS, with
+ * -EEXIST.  DEL_TARGETS: "fake: DEL_TARGETS N FIRST-ID".
  */
 static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 {
 	struct lbr_snap_target_entry *e = (void *)(uintptr_t)t->entries_ptr;
+	bool skip = t->flags & LBR_SNAP_BATCH_SKIP;
 	static unsigned int next_id = 100;
-	unsigned int i;
+	unsigned int i, j;
 	int bad = -1;
 
 	if (!t->nr || t->entry_size != sizeof(*e)) {
@@ -248,25 +268,44 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 	}
 	if (req == LBR_SNAP_IOC_DEL_TARGETS) {
 		fprintf(stderr, "fake: DEL_TARGETS %u %u\n", t->nr, e[0].id);
+		for (i = 0; i < t->nr; i++)
+			for (j = 0; j < nr_added; j++)
+				if (added[j].id == e[i].id) {
+					added[j] = added[--nr_added];
+					break;
+				}
 		t->done = t->nr;
 		return 0;
 	}
-	fprintf(stderr, "fake: ADD_TARGETS %u %s..%s (%#llx)\n", t->nr,
-		e[0].spec, e[t->nr - 1].spec, (unsigned long long)e[0].addr);
-	for (i = 0; i < t->nr; i++)
-		if (env_is("FAKE_LBR_ADD_FAIL", e[i].spec))
-			bad = i;
+	fprintf(stderr, "fake: ADD_TARGETS %u %s..%s (%#llx)%s\n", t->nr,
+		e[0].spec, e[t->nr - 1].spec, (unsigned long long)e[0].addr,
+		skip ? " skip" : "");
 	for (i = 0; i < t->nr; i++) {
-		e[i].error = bad < 0 ? 0 : (int)i == bad ? -EINVAL : -ECANCELED;
-		e[i].id = bad < 0 ? next_id + i : 0;
+		e[i].error = 0;
+		if (env_is("FAKE_LBR_ADD_FAIL", e[i].spec))
+			e[i].error = -EINVAL;
+		else if (env_is("FAKE_LBR_ADD_EXISTS", e[i].spec))
+			e[i].error = -EEXIST;
+		if (e[i].error)
+			bad = i;
 	}
-	if (bad >= 0) {
-		t->done = 0;
-		errno = EINVAL;
+	t->done = 0;
+	for (i = 0; i < t->nr; i++) {
+		if (bad >= 0 && !skip) {
+			e[i].error = e[i].error ? e[i].error : -ECANCELED;
+			e[i].id = 0;
+			continue;
+		}
+		if (e[i].error)
+			continue;
+		e[i].id = next_id++;
+		t->done++;
+		fake_added(&e[i]);
+	}
+	if (bad >= 0 && !skip) {
+		errno = -e[bad].error;
 		return -1;
 	}
-	next_id += t->nr;
-	t->done = t->nr;
 	return 0;
 }
 
