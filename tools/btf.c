@@ -143,6 +143,12 @@ static struct btf *btf_lookup(const char *name, int *id)
 	return NULL;
 }
 
+bool btf_have_vmlinux(void)
+{
+	btf_load(false);
+	return btfs.nr > 0;
+}
+
 /* The BTF holding FUNC @name: vmlinux's, else a module's (split BTF). */
 static struct btf *btf_find(const char *name, int *id)
 {
@@ -304,6 +310,28 @@ as_given:
 	return (size_t)snprintf(out, len, "%s", full) >= len ? -1 : 0;
 }
 
+/* As the module's lbr_btf_stack_words() says LBR_BTF_STACK_UNBOUNDED. */
+static bool btf_stack_unbounded(const struct btf *btf,
+				const struct btf_type *proto)
+{
+	const struct btf_param *p = btf_params(proto);
+	const struct btf_type *t;
+	int i, id;
+
+	for (i = 0; i < btf_vlen(proto); i++) {
+		if (!p[i].type)
+			return true;
+		id = btf__resolve_type(btf, p[i].type);
+		t = id < 0 ? NULL : btf__type_by_id(btf, id);
+		if (!t)
+			return true;
+		if ((btf_is_composite(t) || btf_is_int(t) || btf_is_float(t)) &&
+		    (!t->size || t->size > 16))
+			return true;
+	}
+	return false;
+}
+
 int btf_func_info(const char *name, struct btf_func_info *fi)
 {
 	const struct btf_type *fn, *proto;
@@ -322,6 +350,7 @@ int btf_func_info(const char *name, struct btf_func_info *fi)
 	fi->nargs = btf_reg_args(btf, proto, fi->why, sizeof(fi->why));
 	fi->variadic = btf_vlen(proto) &&
 		       !btf_params(proto)[btf_vlen(proto) - 1].type;
+	fi->stack_unbounded = btf_stack_unbounded(btf, proto);
 	return 0;
 }
 
@@ -336,12 +365,18 @@ int btf_complete_spec(const char *spec, char *out, size_t len, char *why,
 	return (size_t)snprintf(out, len, "%s", spec) >= len ? -1 : 0;
 }
 
+bool btf_have_vmlinux(void)
+{
+	return false;
+}
+
 int btf_func_info(const char *name, struct btf_func_info *fi)
 {
 	(void)name;
 	fi->ret_type = -1;
 	fi->nargs = -1;
 	fi->variadic = false;
+	fi->stack_unbounded = false;
 	snprintf(fi->why, sizeof(fi->why), "lbr-snap was built without libbpf");
 	return -1;
 }

@@ -24,6 +24,12 @@ struct btf_func_info {
 	int ret_type;		/* LBR_SNAP_RET_*, -1: none the hook reads */
 	int nargs;		/* -1: not all in integer registers */
 	bool variadic;
+	/*
+	 * Variable arguments, or a parameter over 16 bytes by value: the
+	 * fexit trampoline cannot bound its stack words (the module's
+	 * lbr_btf_stack_words()).
+	 */
+	bool stack_unbounded;
 	char why[96];		/* why nargs is -1 */
 };
 
@@ -33,5 +39,8 @@ struct btf_func_info {
  * Return: 0, or -1 if BTF has no such function (or there is no BTF).
  */
 int btf_func_info(const char *name, struct btf_func_info *fi);
+
+/* Whether vmlinux's BTF could be read (a function it lacks has none). */
+bool btf_have_vmlinux(void);
 
 #endif /* LBR_SNAP_BTF_H */

@@ -755,8 +755,8 @@ static int expand_targets(const struct opts *o, char **args, bool capture_all,
 	ret = pat_expand(args, &po, l);
 	if (ret || !o->dry_run)
 		return ret || !attach ? ret : pat_check_room(l, *attached);
-	pat_print(stdout, l);
 	ret = attach ? pat_check_room(l, *attached) : 0;
+	pat_print(stdout, l);
 	if (l->nr_batch)
 		pr_err("dry run: %zu to attach (%zu in a batch), %zu refused (capture %s); nothing attached",
 		       l->nr_ok, l->nr_batch, l->nr - l->nr_ok,

@@ -76,6 +76,7 @@ static const char *const what_why[PAT_NR_WHY] = {
 	[PAT_ALIAS] = "an alias",
 	[PAT_VOID] = "returns void",
 	[PAT_TYPE] = "a type the hook cannot take",
+	[PAT_NO_BATCH] = "not in a batch, and no room one by one",
 };
 
 /*
@@ -464,6 +465,9 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 	int rt;
 
 	if (btf_func_info(m->name, &fi)) {
+		/* Without BTF at all here, the module judges. */
+		if (btf_have_vmlinux())
+			m->no_batch = "no BTF prototype (a compiler's copy, .part or .constprop, has none): fexit in a batch needs one to know its stack arguments";
 		if (p->type == LBR_SNAP_RET_VOID && !o->capture_all) {
 			m->why = PAT_VOID;
 			set_detail(m, "%%void under capture errors has no error to catch (capture all, trace --all)");
@@ -486,10 +490,14 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 		m->why = PAT_TYPE;
 		set_detail(m, "returns %s, which has no errno to list",
 			   type_names[rt]);
-	} else if (p->fexit && fi.variadic) {
+	} else if (p->fexit && fi.stack_unbounded) {
 		m->why = PAT_TYPE;
-		set_detail(m, "takes variable arguments: @fexit cannot bound its stack arguments");
+		set_detail(m, "%s: @fexit cannot bound its stack arguments",
+			   fi.variadic ? "takes variable arguments" :
+			   "takes a value of over 16 bytes");
 	}
+	if (fi.stack_unbounded)
+		m->no_batch = "BTF says it takes variable arguments or a value of over 16 bytes, whose stack words fexit cannot bound";
 }
 
 /*
@@ -1091,7 +1099,8 @@ void pat_print(FILE *f, const struct pat_list *l)
 	}
 }
 
-bool pat_batchable(const struct pat_match *m)
+/* A function of vmlinux at a known address, by fexit or the default. */
+static bool batch_place(const struct pat_match *m)
 {
 	const char *hook = strchr(m->spec, '@');
 
@@ -1099,11 +1108,16 @@ bool pat_batchable(const struct pat_match *m)
 	       (!hook || !strcmp(hook, "@fexit"));
 }
 
+bool pat_batchable(const struct pat_match *m)
+{
+	return batch_place(m) && !m->no_batch;
+}
+
 int pat_check_room(struct pat_list *l, unsigned int attached)
 {
 	unsigned int room = attached < LBR_SNAP_MAX_TARGETS ?
 			    LBR_SNAP_MAX_TARGETS - attached : 0;
-	size_t i, single = 0;
+	size_t i, single = 0, refused = 0;
 	bool many = l->nr_ok > room;
 
 	l->nr_batch = 0;
@@ -1112,18 +1126,39 @@ int pat_check_room(struct pat_list *l, unsigned int attached)
 
 		m->batch = many && pat_batchable(m);
 		l->nr_batch += m->batch;
-		single += !m->why && !m->batch;
+		single += !m->why && !m->batch && !batch_place(m);
 	}
 	if (l->nr_ok > LBR_SNAP_MAX_ALL_TARGETS) {
 		pr_err("%zu functions to attach, the module takes %d in all: nothing attached; narrow the patterns (--dry-run lists them)",
 		       l->nr_ok, LBR_SNAP_MAX_ALL_TARGETS);
 		return EXIT_ERROR;
 	}
-	if (single <= room)
-		return 0;
-	pr_err("%zu functions to attach one by one (of modules, or with a hook other than fexit), the module takes %u more (%d at most outside batches, %u attached): nothing attached; narrow the patterns (--dry-run lists them)",
-	       single, room, LBR_SNAP_MAX_TARGETS, attached);
-	return EXIT_ERROR;
+	if (single > room) {
+		pr_err("%zu functions to attach one by one (of modules, or with a hook other than fexit), the module takes %u more (%d at most outside batches, %u attached): nothing attached; narrow the patterns (--dry-run lists them)",
+		       single, room, LBR_SNAP_MAX_TARGETS, attached);
+		return EXIT_ERROR;
+	}
+	/* Those of vmlinux a batch cannot take: one by one while room lasts. */
+	for (i = 0; many && i < l->nr; i++) {
+		struct pat_match *m = &l->m[i];
+
+		if (!batch_place(m) || m->batch)
+			continue;
+		if (single < room) {
+			single++;
+			continue;
+		}
+		set_detail(m, "%s; and the module's %d one by one are taken",
+			   m->no_batch, LBR_SNAP_MAX_TARGETS);
+		m->why = PAT_NO_BATCH;
+		l->nr_ok--;
+		refused++;
+	}
+	if (refused)
+		pr_err("%zu %s refused: not in a batch (no BTF prototype, or stack arguments fexit cannot bound), and no room among the %d the module takes one by one (-v or --dry-run lists them)",
+		       refused, refused == 1 ? "function" : "functions",
+		       LBR_SNAP_MAX_TARGETS);
+	return 0;
 }
 
 void pat_list_free(struct pat_list *l)

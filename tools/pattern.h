@@ -33,6 +33,7 @@ enum pat_why {
 	PAT_ALIAS,		/* same address as an earlier match */
 	PAT_VOID,		/* void under capture=errors */
 	PAT_TYPE,		/* a type the hook cannot take */
+	PAT_NO_BATCH,		/* not in a batch, no room one by one */
 	PAT_NR_WHY
 };
 
@@ -47,6 +48,8 @@ struct pat_match {
 	unsigned int arg;	/* which argument matched it */
 	bool exact;		/* an exact name, passed on unresolved */
 	bool batch;		/* goes in a batch (pat_check_room()) */
+	/* Why fexit cannot take it in a batch (its type), or NULL. */
+	const char *no_batch;
 };
 
 struct pat_list {
@@ -80,15 +83,19 @@ void pat_print(FILE *f, const struct pat_list *l);
 
 /*
  * Whether @m may go in a batch (LBR_SNAP_IOC_ADD_TARGETS): a function of
- * vmlinux at a known kallsyms address, hooked by fexit.
+ * vmlinux at a known kallsyms address, hooked by fexit, whose stack
+ * arguments BTF bounds.
  */
 bool pat_batchable(const struct pat_match *m);
 
 /*
  * Whether the attachable matches fit in a module that has @attached
  * targets: if they are more than the LBR_SNAP_MAX_TARGETS it takes one by
- * one, each batchable one is marked to go in a batch; the rest must fit,
- * and all within LBR_SNAP_MAX_ALL_TARGETS.  If not, says so once.
+ * one, each batchable one is marked to go in a batch; those of modules or
+ * by another hook must fit in the rest, and all within
+ * LBR_SNAP_MAX_ALL_TARGETS; if not, says so once.  Functions of vmlinux
+ * that cannot go in a batch take what room is left, in order, and the
+ * others are refused (PAT_NO_BATCH), as said on stderr.
  * Return: 0 or EXIT_ERROR.
  */
 int pat_check_room(struct pat_list *l, unsigned int attached);

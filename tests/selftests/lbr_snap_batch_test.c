@@ -3,7 +3,8 @@
  * lbr_snap batch kselftests: many functions of vmlinux attached in one
  * LBR_SNAP_IOC_ADD_TARGETS, sharing trampolines by return class; records
  * from functions deep inside a failing syscall; removal of some and all;
- * all or nothing; unload with thousands attached.
+ * all or nothing; unload with thousands attached; lbr-snap trace of a
+ * pattern of more than 64 functions.
  *
  * LBR_BATCH_MAX (default 1000) bounds the functions of batch.scale.
  */
@@ -472,6 +473,72 @@ TEST_F_TIMEOUT(batch, scale, 1200)
 	EXPECT_EQ(0, unload());
 	free(e);
 	free(f);
+}
+
+/* Lines of @path that hold every one of @a and @b (NULL: any), but not @not. */
+static int count_lines(const char *path, const char *a, const char *b,
+		       const char *not)
+{
+	char line[8192];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, a) && (!b || strstr(line, b)) &&
+		     (!not || !strstr(line, not));
+	fclose(f);
+	return n;
+}
+
+/*
+ * The tool: lbr-snap trace of a pattern past the module's own 64 targets
+ * attaches the functions of vmlinux in a batch, to the loaded module and
+ * to one it loads itself; a failed open() leaves a record from inside
+ * the path lookup; it all goes at the end.
+ */
+TEST_F_TIMEOUT(batch, trace_pattern_in_a_batch, 600)
+{
+	static const char *const cmd =
+		"lbr-snap --json trace -e '*path*' -e do_sys_openat2 -- "
+		"cat /lbr-no-such-file >/tmp/tr.out 2>/tmp/tr.err";
+	int round, status;
+
+	SKIP_WITHOUT_BTF();
+	if (system("command -v lbr-snap >/dev/null"))
+		SKIP(return, "no lbr-snap in PATH");
+	for (round = 0; round < 2; round++) {
+		/* Round 1: the module loaded; round 2: trace loads it. */
+		if (round) {
+			close(self->fd);
+			self->fd = -1;
+			ASSERT_EQ(0, unload());
+		}
+		status = system(cmd);
+		system("sed 's/^/# /' /tmp/tr.err");
+		/* cat's own status: 1. */
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(1, WEXITSTATUS(status));
+		/* More than 64 functions, the -e counted, not listed. */
+		EXPECT_EQ(1, count_lines("/tmp/tr.err", "running cat",
+					 "*path* (", NULL));
+		EXPECT_EQ(1, count_lines("/tmp/tr.err", "-e *path*: ",
+					 " functions (", NULL));
+		EXPECT_LE(1, count_lines("/tmp/tr.out", "\"errno\":\"ENOENT\"",
+					 "\"hook\":\"fexit\"",
+					 "\"func\":\"do_sys_openat2\""))
+			TH_LOG("no record from inside the path lookup");
+		EXPECT_EQ(1, count_lines("/tmp/tr.out",
+					 "\"func\":\"do_sys_openat2\"",
+					 "\"errno\":\"ENOENT\"", NULL));
+		if (!round) {
+			EXPECT_EQ(1, nr_targets(self->fd));
+		} else {
+			EXPECT_NE(0, access("/sys/module/lbr_snap", F_OK))
+				TH_LOG("trace left the module it loaded");
+		}
+	}
 }
 
 TEST_HARNESS_MAIN

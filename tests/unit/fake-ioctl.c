@@ -15,6 +15,7 @@
  *   FAKE_LBR_CTL_ERRNO=N  ADD_TARGET, DEL_TARGET and SET_CAPTURE fail
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
+ *   FAKE_LBR_NR_TARGETS=N  GET_INFO reports N targets attached (3)
  *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
  *
  * GET_INFO's LBR filter is kernel,any_return until SET_LBR_FILTER sets
@@ -105,7 +106,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->nr_cpus = 2;
 	info->buffer_kb = 64;
 	info->stack_depth = 16;
-	info->nr_targets = 3;
+	info->nr_targets = env_int("FAKE_LBR_NR_TARGETS", 3);
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");
 	strcpy(info->mode, "raw");

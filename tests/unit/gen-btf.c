@@ -41,8 +41,9 @@ static void func(struct btf *b, const char *name, int ret, int n,
 int main(int argc, char **argv)
 {
 	struct btf *b = btf__new_empty();
-	int i32, i64, u8, boolean, ptr;
+	int i32, i64, u8, boolean, ptr, n;
 	const void *raw;
+	char name[16];
 	__u32 size;
 	FILE *f;
 
@@ -62,6 +63,16 @@ int main(int argc, char **argv)
 	func(b, "vfs_varargs", i32, 2, (int[]){ i32, 0 });
 	func(b, "vfs_bool", boolean, 0, NULL);
 	func(b, "kfree", 0, 1, (int[]){ ptr });
+	/*
+	 * many_01..many_70 in kallsyms: 65 typed, 4 with no BTF (as a
+	 * compiler's .part copy) and one of variable arguments, which no
+	 * batch takes.
+	 */
+	for (n = 1; n <= 65; n++) {
+		snprintf(name, sizeof(name), "many_%02d", n);
+		func(b, name, i32, 1, (int[]){ ptr });
+	}
+	func(b, "many_70", i32, 2, (int[]){ i32, 0 });
 	raw = btf__raw_data(b, &size);
 	f = fopen(argv[1], "w");
 	if (!raw || !f || fwrite(raw, 1, size, f) != size || fclose(f)) {

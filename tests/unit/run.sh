@@ -2499,6 +2499,39 @@ t "patterns: trace's batch with one refused: it is named, the rest taken back, 1
 	125 /dev/null pat-trbatch-fail.err env FAKE_LBR_ADD_FAIL=many_33 \
 	"${PATT[@]}" trace -e 'many_*' -- touch pat-ran3
 check "patterns: CMD did not run after a refused batch" test ! -e pat-ran3
+# A function of vmlinux no batch takes (no BTF prototype, variable
+# arguments) goes one by one while the module has room, and is refused
+# after: with 62 attached, 2 of the 5 go, 3 are refused (BTF from the
+# pattern root, so a build with libbpf).
+if check "build lbr-snap with fake ioctls and libbpf" \
+	gcc "${CFLAGS[@]}" "-DLBR_SNAP_TOOL_VERSION=\"$VER\"" -DHAVE_LIBBPF \
+	-Wl,--wrap=ioctl -o lbr-snap-fake-btf \
+	"$ROOT"/tools/*.c "$HERE/fake-ioctl.c" -lbpf -lelf -lz -lzstd; then
+	want pat-nobatch.out "added 65 functions in a batch: targets 100 to 164, hook fexit" \
+		"added many_66: target 7, hook kretprobe" \
+		"added many_67: target 7, hook kretprobe"
+	want pat-nobatch.err "lbr-snap: 3 functions refused: not in a batch (no BTF prototype, or stack arguments fexit cannot bound), and no room among the 64 the module takes one by one (-v or --dry-run lists them)" \
+		"fake: ADD_TARGETS 65 many_01%int/1..many_65%int/1 (0xffffffff81002010)" \
+		"fake: ADD_TARGET many_66" "fake: ADD_TARGET many_67"
+	t "patterns: what no batch takes goes one by one while room lasts, then is refused" \
+		0 pat-nobatch.out pat-nobatch.err env "LBR_SNAP_ROOT=$PR" \
+		FAKE_LBR_NR_TARGETS=62 ./lbr-snap-fake-btf -d stream.bin add 'many_*'
+	nobatch_why()
+	{
+		env "LBR_SNAP_ROOT=$PR" FAKE_LBR_NR_TARGETS=62 \
+			./lbr-snap-fake-btf -d stream.bin add --dry-run -v 'many_*' \
+			2>/dev/null | grep '^refuse many_' | cut -c1-70
+	}
+	want pat-nobatch-why.out \
+		"refuse many_68: no BTF prototype (a compiler's copy, .part or .constpr" \
+		"refuse many_69: no BTF prototype (a compiler's copy, .part or .constpr" \
+		"refuse many_70: BTF says it takes variable arguments or a value of ove"
+	t "patterns: --dry-run -v says why no batch takes them" 0 \
+		pat-nobatch-why.out - nobatch_why
+else
+	skipped "patterns: what no batch takes" "no libbpf to build with"
+fi
+
 # By kretprobe they cannot go in a batch: more than the 61 left is refused.
 want pat-many.err "lbr-snap: 70 functions to attach one by one (of modules, or with a hook other than fexit), the module takes 61 more (64 at most outside batches, 3 attached): nothing attached; narrow the patterns (--dry-run lists them)"
 t "patterns: trace of more than the module takes one by one: 125, CMD not run" \
