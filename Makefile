@@ -10,6 +10,8 @@
 #   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu] [SMP=2]
 #                                  boot the test guest and run a script
 #   make demo [CPU=lbr-legacy]     show captures in the guest
+#   make demo-trace [CPU=lbr-legacy]  where cat's ENOENT comes from, with
+#                                  the -dbg vmlinux's source lines
 
 KVER ?= $(shell uname -r)
 ifeq ($(origin KDIR),undefined)
@@ -86,6 +88,14 @@ vm-run:
 # lbr-legacy so that real branches show on any machine.
 demo:
 	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) --script tests/demo.sh
+
+# make demo-trace [CPU=lbr-legacy]: lbr-snap trace of all of fs/namei.c in
+# the guest, with source lines from the kernel's -dbg vmlinux (downloaded
+# once, some 860 MB: tests/vm/dbg-vmlinux.sh).  Not part of make check.
+.PHONY: demo-trace
+demo-trace:
+	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) \
+		--files "$$(tests/vm/dbg-vmlinux.sh)" --script tests/demo-trace.sh
 
 # make check-fresh: make demo, then make check, in a minimal Debian 12 root
 # debootstrapped anew, from a clean clone of HEAD, with no cache (60 to 90

@@ -64,15 +64,17 @@ int main(int argc, char **argv)
 	func(b, "vfs_bool", boolean, 0, NULL);
 	func(b, "kfree", 0, 1, (int[]){ ptr });
 	/*
-	 * many_01..many_70 in kallsyms: 65 typed, 4 with no BTF (as a
-	 * compiler's .part copy) and one of variable arguments, which no
-	 * batch takes.
+	 * many_01..many_70 in kallsyms: 65 typed, one of them twice, 4 with
+	 * no BTF (as a compiler's .part copy) and one of variable
+	 * arguments: no batch takes the last 6.
 	 */
 	for (n = 1; n <= 65; n++) {
 		snprintf(name, sizeof(name), "many_%02d", n);
 		func(b, name, i32, 1, (int[]){ ptr });
 	}
 	func(b, "many_70", i32, 2, (int[]){ i32, 0 });
+	/* Two statics of one name in two files: the module knows neither. */
+	func(b, "many_65", i32, 1, (int[]){ ptr });
 	raw = btf__raw_data(b, &size);
 	f = fopen(argv[1], "w");
 	if (!raw || !f || fwrite(raw, 1, size, f) != size || fclose(f)) {

@@ -2500,19 +2500,19 @@ t "patterns: trace's batch with one refused: it is named, the rest taken back, 1
 	"${PATT[@]}" trace -e 'many_*' -- touch pat-ran3
 check "patterns: CMD did not run after a refused batch" test ! -e pat-ran3
 # A function of vmlinux no batch takes (no BTF prototype, variable
-# arguments) goes one by one while the module has room, and is refused
-# after: with 62 attached, 2 of the 5 go, 3 are refused (BTF from the
-# pattern root, so a build with libbpf).
+# arguments, a name BTF has twice) goes one by one while the module has
+# room, and is refused after: with 62 attached, 2 of the 6 go, 4 are
+# refused (BTF from the pattern root, so a build with libbpf).
 if check "build lbr-snap with fake ioctls and libbpf" \
 	gcc "${CFLAGS[@]}" "-DLBR_SNAP_TOOL_VERSION=\"$VER\"" -DHAVE_LIBBPF \
 	-Wl,--wrap=ioctl -o lbr-snap-fake-btf \
 	"$ROOT"/tools/*.c "$HERE/fake-ioctl.c" -lbpf -lelf -lz -lzstd; then
-	want pat-nobatch.out "added 65 functions in a batch: targets 100 to 164, hook fexit" \
-		"added many_66: target 7, hook kretprobe" \
-		"added many_67: target 7, hook kretprobe"
-	want pat-nobatch.err "lbr-snap: 3 functions refused: not in a batch (no BTF prototype, or stack arguments fexit cannot bound), and no room among the 64 the module takes one by one (-v or --dry-run lists them)" \
-		"fake: ADD_TARGETS 65 many_01%int/1..many_65%int/1 (0xffffffff81002010)" \
-		"fake: ADD_TARGET many_66" "fake: ADD_TARGET many_67"
+	want pat-nobatch.out "added 64 functions in a batch: targets 100 to 163, hook fexit" \
+		"added many_65%int/1: target 7, hook kretprobe" \
+		"added many_66: target 7, hook kretprobe"
+	want pat-nobatch.err "lbr-snap: 4 functions refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the 64 the module takes one by one (-v or --dry-run lists them)" \
+		"fake: ADD_TARGETS 64 many_01%int/1..many_64%int/1 (0xffffffff81002010)" \
+		"fake: ADD_TARGET many_65%int/1" "fake: ADD_TARGET many_66"
 	t "patterns: what no batch takes goes one by one while room lasts, then is refused" \
 		0 pat-nobatch.out pat-nobatch.err env "LBR_SNAP_ROOT=$PR" \
 		FAKE_LBR_NR_TARGETS=62 ./lbr-snap-fake-btf -d stream.bin add 'many_*'
@@ -2523,11 +2523,22 @@ if check "build lbr-snap with fake ioctls and libbpf" \
 			2>/dev/null | grep '^refuse many_' | cut -c1-70
 	}
 	want pat-nobatch-why.out \
+		"refuse many_67: no BTF prototype (a compiler's copy, .part or .constpr" \
 		"refuse many_68: no BTF prototype (a compiler's copy, .part or .constpr" \
 		"refuse many_69: no BTF prototype (a compiler's copy, .part or .constpr" \
 		"refuse many_70: BTF says it takes variable arguments or a value of ove"
 	t "patterns: --dry-run -v says why no batch takes them" 0 \
 		pat-nobatch-why.out - nobatch_why
+	nobatch_twice()
+	{
+		env "LBR_SNAP_ROOT=$PR" FAKE_LBR_NR_TARGETS=64 \
+			./lbr-snap-fake-btf -d stream.bin add --dry-run -v \
+			'many_*' 2>/dev/null | grep '^refuse many_65' | cut -c1-60
+	}
+	want pat-nobatch-twice.out \
+		"refuse many_65: BTF has several functions of this name: the "
+	t "patterns: a name BTF has twice goes in no batch" 0 \
+		pat-nobatch-twice.out - nobatch_twice
 else
 	skipped "patterns: what no batch takes" "no libbpf to build with"
 fi

@@ -9,12 +9,15 @@
 #                           [--cpu stock|skylake|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu]
 #                           [--kver KVER] [--append "kernel args"] [--timeout SEC]
 #                           [--accel tcg[,thread=single]] [--icount SHIFT]
+#                           [--files DIR]
 # --icount SHIFT: QEMU's -icount shift=SHIFT (single-threaded TCG), so a
 # guest nanosecond is 2^SHIFT instructions (make bench's cost table).
+# --files DIR: DIR's tree is added to the guest's root (a -dbg vmlinux at
+# /usr/lib/debug/boot, say).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-smp=2 cpu=stock script= append= timeout=1500 kver= accel=tcg icount=
+smp=2 cpu=stock script= append= timeout=1500 kver= accel=tcg icount= files=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--smp) smp=$2; shift ;;
@@ -25,6 +28,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--accel) accel=$2; shift ;;
 	--icount) icount=$2; accel=tcg,thread=single; shift ;;
+	--files) files=$2; shift ;;
 	*) die "unknown option $1 (see the header of $0)" ;;
 	esac
 	shift
@@ -53,6 +57,17 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$LBR_TOP/tests/vm/mkinitramfs.sh" "$kver" "$bin" "$script" "$work/initrd.gz"
+# --files: DIR's tree added to the guest's root, as a second, uncompressed
+# cpio archive after the first (the kernel unpacks one after the other,
+# zeros between them skipped); the guest gets the memory it takes twice.
+mem=1536
+if [ -n "$files" ]; then
+	[ -d "$files" ] || die "--files $files: not a directory"
+	truncate -s %512 "$work/initrd.gz"
+	(cd "$files" && find . -mindepth 1 | cpio -o -H newc -R 0:0 --quiet) \
+		>>"$work/initrd.gz"
+	mem=$((mem + 2 * $(du -sm "$files" | cut -f1)))
+fi
 
 # -no-reboot turns a guest panic into a QEMU exit; no network, no disks.
 # No tsc=reliable: it was tried against an int3 oops in sched_clock_cpu
@@ -63,7 +78,7 @@ trap 'rm -rf "$work"' EXIT
 boot() {
 	# shellcheck disable=SC2086
 	timeout "$timeout" "$QEMU" $QEMU_ARGS -nodefaults -nographic -no-reboot \
-		-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m 1536 \
+		-machine pc -accel "$accel" -cpu "$QEMU_CPU" -smp "$smp" -m "$mem" \
 		-kernel "$(lbr_kernel_root "$kver")/boot/vmlinuz-$kver" \
 		-initrd "$work/initrd.gz" -pidfile "$work/qemu.pid" \
 		-append "console=ttyS0 quiet panic=-1 $append" \

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The -dbg vmlinux of a Debian kernel, for a guest: downloads
+# linux-image-KVER-dbg (some 860 MB for 6.1) once, keeps vmlinux's DWARF
+# and symbols without its relocations, location lists and frame tables,
+# compressed (some 145 MB of 630), and prints a directory whose tree holds
+# it at usr/lib/debug/boot/vmlinux-KVER, where lbr-snap looks for it:
+#
+#   tests/vm/run-vm.sh --files "$(tests/vm/dbg-vmlinux.sh)" --script ...
+#
+# Usage: tests/vm/dbg-vmlinux.sh [KVER]   (default: the guest kernel)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kver=${1:-$(lbr_guest_kver)}
+dir=$LBR_CACHE/dbg/$kver
+out=$dir/root/usr/lib/debug/boot/vmlinux-$kver
+if [ -s "$out" ]; then
+	echo "$dir/root"
+	exit 0
+fi
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+if [ ! -s "$out" ]; then
+	deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb 2>/dev/null | head -n1)
+	if [ -z "$deb" ]; then
+		echo "lbr_snap: downloading linux-image-$kver-dbg" >&2
+		(cd "$dir" && apt-get download -q "linux-image-$kver-dbg" >&2) ||
+			die "no linux-image-$kver-dbg in the apt lists (apt-get update?)"
+		deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb | head -n1)
+	fi
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -x -C "$dir" "./usr/lib/debug/boot/vmlinux-$kver"
+	mkdir -p "$(dirname "$out")"
+	objcopy --only-keep-debug --remove-section='.rela*' \
+		--remove-section=.debug_loclists --remove-section=.debug_loc \
+		--remove-section=.debug_frame --compress-debug-sections=zlib \
+		"$dir/usr/lib/debug/boot/vmlinux-$kver" "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -rf "$dir/usr" "$deb"
+fi
+echo "$dir/root"
