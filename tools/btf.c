@@ -149,6 +149,22 @@ bool btf_have_vmlinux(void)
 	return btfs.nr > 0;
 }
 
+/* Whether vmlinux's BTF has more than one FUNC named @name. */
+static bool btf_name_twice(const char *name)
+{
+	struct btf_func_name key = { .name = name }, *hit, *end;
+
+	if (!btfs.nr)
+		return false;
+	hit = bsearch(&key, btfs.files[0].funcs, btfs.files[0].nr,
+		      sizeof(key), cmp_func_name);
+	if (!hit)
+		return false;
+	end = btfs.files[0].funcs + btfs.files[0].nr;
+	return (hit > btfs.files[0].funcs && !cmp_func_name(hit - 1, &key)) ||
+	       (hit + 1 < end && !cmp_func_name(hit + 1, &key));
+}
+
 /* The BTF holding FUNC @name: vmlinux's, else a module's (split BTF). */
 static struct btf *btf_find(const char *name, int *id)
 {
@@ -351,6 +367,7 @@ int btf_func_info(const char *name, struct btf_func_info *fi)
 	fi->variadic = btf_vlen(proto) &&
 		       !btf_params(proto)[btf_vlen(proto) - 1].type;
 	fi->stack_unbounded = btf_stack_unbounded(btf, proto);
+	fi->name_twice = btf_name_twice(name);
 	return 0;
 }
 
@@ -377,6 +394,7 @@ int btf_func_info(const char *name, struct btf_func_info *fi)
 	fi->nargs = -1;
 	fi->variadic = false;
 	fi->stack_unbounded = false;
+	fi->name_twice = false;
 	snprintf(fi->why, sizeof(fi->why), "lbr-snap was built without libbpf");
 	return -1;
 }

@@ -30,6 +30,11 @@ struct btf_func_info {
 	 * lbr_btf_stack_words()).
 	 */
 	bool stack_unbounded;
+	/*
+	 * vmlinux's BTF has more than one function of the name (statics of
+	 * two files): the module knows no prototype for it.
+	 */
+	bool name_twice;
 	char why[96];		/* why nargs is -1 */
 };
 

@@ -498,6 +498,8 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 	}
 	if (fi.stack_unbounded)
 		m->no_batch = "BTF says it takes variable arguments or a value of over 16 bytes, whose stack words fexit cannot bound";
+	else if (fi.name_twice)
+		m->no_batch = "BTF has several functions of this name: the module cannot tell which prototype is this one's, and fexit in a batch needs it";
 }
 
 /*
@@ -1155,7 +1157,7 @@ int pat_check_room(struct pat_list *l, unsigned int attached)
 		refused++;
 	}
 	if (refused)
-		pr_err("%zu %s refused: not in a batch (no BTF prototype, or stack arguments fexit cannot bound), and no room among the %d the module takes one by one (-v or --dry-run lists them)",
+		pr_err("%zu %s refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the %d the module takes one by one (-v or --dry-run lists them)",
 		       refused, refused == 1 ? "function" : "functions",
 		       LBR_SNAP_MAX_TARGETS);
 	return 0;
