@@ -19,6 +19,7 @@
 
 #include "capture.h"
 #include "fexit_slots.h"
+#include "lbr_own_names.h"
 
 static_assert(LBR_FEXIT_SLOTS >= LBR_SNAP_MAX_TARGETS);
 
@@ -55,20 +56,11 @@ struct lbr_group {
 
 /*
  * Functions that never return: a call would stay in flight for good and
- * keep lbr_snap_fexit loaded.  The ones the BPF verifier refuses fexit on
- * (noreturn_deny in kernel/bpf/verifier.c), the other noreturn functions
- * a task can exit through (tools/objtool/noreturns.h).  Those an offline
- * CPU's idle task stays inside no hook takes (targets.c).
+ * keep lbr_snap_fexit loaded (the list is shared with the tool).  Those
+ * an offline CPU's idle task stays inside no hook takes (targets.c).
  */
 static const char *const lbr_fexit_noreturn[] = {
-	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",
-	"__ia32_sys_exit_group", "do_exit", "do_group_exit", "do_task_dead",
-	"make_task_dead", "rewind_stack_and_make_dead", "kthread_exit",
-	"kthread_complete_and_exit", "__module_put_and_kthread_exit",
-	"panic", "vpanic", "nmi_panic_self_stop", "panic_smp_self_stop",
-	"__stack_chk_fail", "__fortify_panic", "usercopy_abort",
-	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",
-	"cpu_bringup_and_idle",
+	LBR_NORETURN_NAMES,
 };
 
 /*

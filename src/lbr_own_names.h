@@ -35,4 +35,20 @@
 	"is_bpf_text_address", "bpf_ksym_find", "is_kprobe_insn_slot",	\
 	"is_kprobe_optinsn_slot", "__is_insn_slot_addr"
 
+/*
+ * Functions that never return, which fexit refuses (fexit_hook.c): the
+ * ones the BPF verifier refuses fexit on (noreturn_deny in
+ * kernel/bpf/verifier.c), the other noreturn functions a task can exit
+ * through (tools/objtool/noreturns.h).
+ */
+#define LBR_NORETURN_NAMES						\
+	"__x64_sys_exit", "__x64_sys_exit_group", "__ia32_sys_exit",	\
+	"__ia32_sys_exit_group", "do_exit", "do_group_exit", "do_task_dead", \
+	"make_task_dead", "rewind_stack_and_make_dead", "kthread_exit",	\
+	"kthread_complete_and_exit", "__module_put_and_kthread_exit",	\
+	"panic", "vpanic", "nmi_panic_self_stop", "panic_smp_self_stop", \
+	"__stack_chk_fail", "__fortify_panic", "usercopy_abort",	\
+	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",	\
+	"cpu_bringup_and_idle"
+
 #endif /* LBR_OWN_NAMES_H */

@@ -234,20 +234,28 @@ int control_add_batch(const char *path, char **specs,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old[0]);
 	sigaction(SIGTERM, &sa, &old[1]);
-	if (control_batch(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n, 0,
-			  &batch_interrupted, &through)) {
+	ret = control_batch(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n, 0,
+			    &batch_interrupted, &through);
+	/* A signal in the last chunk's call: taken back all the same. */
+	if (!ret && batch_interrupted) {
+		through = n;
+		errno = EINTR;
+		ret = -1;
+	}
+	if (ret) {
+		int err = errno;
+
 		i = through;
-		j = n;
-		if (errno == EINVAL || errno == ENOTTY)
-			for (j = i; j < n && j < i + CONTROL_CHUNK; j++)
-				if (e[j].error && e[j].error != -ECANCELED)
-					break;
-		if (errno == EINTR)
+		/* The entry the module refused first, if it was one. */
+		for (j = i; err != EINTR && j < n && j < i + CONTROL_CHUNK; j++)
+			if (e[j].error && e[j].error != -ECANCELED)
+				break;
+		if (err == EINTR)
 			ret = EXIT_ERROR;
 		else if (j < n && j < i + CONTROL_CHUNK)
 			ret = ctl_error("add", e[j].spec, -e[j].error);
 		else
-			ret = ctl_error("add", "a batch", errno);
+			ret = ctl_error("add", "a batch", err);
 		if (batch_interrupted)
 			pr_err("add: interrupted: the %zu functions attached are taken back", i);
 		else if (i)

@@ -93,6 +93,10 @@ static const char *const unwind_names[] = {
 	LBR_UNWIND_NAMES,
 };
 
+static const char *const noreturn_names[] = {
+	LBR_NORETURN_NAMES,
+};
+
 static const char *const offline_cpu_path[] = {
 	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
 	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
@@ -465,9 +469,11 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 	int rt;
 
 	if (btf_func_info(m->name, &fi)) {
-		/* Without BTF at all here, the module judges. */
+		/* Without libbpf here, the module judges. */
 		if (btf_have_vmlinux())
 			m->no_batch = "no BTF prototype (a compiler's copy, .part or .constprop, has none): fexit in a batch needs one to know its stack arguments";
+		else if (btf_built_in)
+			m->no_batch = "no vmlinux BTF on this kernel: fexit in a batch needs it";
 		if (p->type == LBR_SNAP_RET_VOID && !o->capture_all) {
 			m->why = PAT_VOID;
 			set_detail(m, "%%void under capture errors has no error to catch (capture all, trace --all)");
@@ -500,6 +506,8 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 		m->no_batch = "BTF says it takes variable arguments or a value of over 16 bytes, whose stack words fexit cannot bound";
 	else if (fi.name_twice)
 		m->no_batch = "BTF has several functions of this name: the module cannot tell which prototype is this one's, and fexit in a batch needs it";
+	if (in_list(m->name, noreturn_names, ARRAY_SIZE(noreturn_names), false))
+		m->no_batch = "it never returns: fexit refuses it";
 }
 
 /*
@@ -1156,10 +1164,24 @@ int pat_check_room(struct pat_list *l, unsigned int attached)
 		l->nr_ok--;
 		refused++;
 	}
-	if (refused)
-		pr_err("%zu %s refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the %d the module takes one by one (-v or --dry-run lists them)",
-		       refused, refused == 1 ? "function" : "functions",
-		       LBR_SNAP_MAX_TARGETS);
+	if (!refused)
+		return 0;
+	pr_err("%zu %s refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the %d the module takes one by one (-v or --dry-run lists them)",
+	       refused, refused == 1 ? "function" : "functions",
+	       LBR_SNAP_MAX_TARGETS);
+	/* A pattern left with only refused matches is bad input, as ever. */
+	for (i = 0; i < l->nr; i++) {
+		size_t j, ok = 0;
+
+		if (l->m[i].why != PAT_NO_BATCH)
+			continue;
+		for (j = 0; j < l->nr; j++)
+			ok += l->m[j].arg == l->m[i].arg && !l->m[j].why;
+		if (!ok) {
+			pr_err("a pattern's every match is refused: nothing attached");
+			return EXIT_ERROR;
+		}
+	}
 	return 0;
 }
 

@@ -79,6 +79,7 @@ struct tracer {
 	const struct trace_opts *t;
 	struct tgt *tg;
 	size_t nr;
+	size_t nr_batch;		/* of them, attached in a batch */
 	int fd;
 	bool loaded;			/* we ran modprobe */
 	bool loaded_fexit;		/* ... and it loaded lbr_snap_fexit */
@@ -295,14 +296,16 @@ static int attach_batch(struct tracer *tr)
 	}
 	if (control_batch(tr->fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
 			  LBR_SNAP_BATCH_SKIP, &got_signal, &through)) {
-		if (errno == EINTR)
+		err = errno;
+		if (err == EINTR)
 			ret = -(128 + got_signal);
-		else if (errno == E2BIG)
+		else if (err == E2BIG)
 			pr_err("ADD_TARGETS: too many targets: more than the module's %d, or than this kernel's ftrace takes as direct calls (see the kernel log)",
 			       LBR_SNAP_MAX_ALL_TARGETS);
 		else
-			pr_err("ADD_TARGETS: %s", strerror(errno));
-		ret = ret ? ret : errno == EPERM ? -EXIT_PERM : -EXIT_ERROR;
+			pr_err("ADD_TARGETS: %s", strerror(err));
+		ret = ret ? ret : err == EPERM ? -EXIT_PERM : -EXIT_ERROR;
+		err = 0;
 	}
 	for (i = 0, j = 0; i < tr->nr && j < through; i++) {
 		struct tgt *g = &tr->tg[i];
@@ -313,6 +316,7 @@ static int attach_batch(struct tracer *tr)
 			g->added = true;
 			g->id = e[j].id;
 			g->hook = LBR_SNAP_HOOK_FEXIT;
+			tr->nr_batch++;
 		} else if (e[j].error == -EEXIST) {
 			g->existed = true;
 			existed++;
@@ -323,16 +327,18 @@ static int attach_batch(struct tracer *tr)
 		j++;
 	}
 	if (existed)
-		pr_err("%zu of the %zu functions %s already (or aliases of one): using %s, leaving %s attached",
-		       existed, n, existed == 1 ? "is a target" : "are targets",
+		pr_err("%zu of the %zu functions %s: using %s, leaving %s attached",
+		       existed, n, existed == 1 ?
+		       "is a target already (or an alias of one)" :
+		       "are targets already (or aliases of some)",
 		       existed == 1 ? "it" : "them",
 		       existed == 1 ? "it" : "them");
 	if (refused && !ret) {
 		if (refused > 1)
-			pr_err("ADD_TARGETS %s: %s, and %zu more refused (the kernel log says why)",
+			pr_err("ADD_TARGETS %s: %s, and %zu more refused (the kernel log says why): nothing attached",
 			       first, strerror(err), refused - 1);
 		else
-			pr_err("ADD_TARGETS %s: %s (the kernel log says why)",
+			pr_err("ADD_TARGETS %s: %s (the kernel log says why): nothing attached",
 			       first, strerror(err));
 		ret = -EXIT_ERROR;
 	}
@@ -913,6 +919,8 @@ static void say_summary(struct tracer *tr)
 			fprintf(stderr, "lbr-snap: no records: every return was filtered%s\n",
 				t->capture_all ? "" :
 				" (capture errors: --all records every return)");
+		else if (!hits && tr->nr_batch && !t->capture_all)
+			fprintf(stderr, "lbr-snap: no records: no error return was seen (a batch's targets count their errors only under capture errors)\n");
 		else
 			fprintf(stderr, "lbr-snap: no records: %s\n",
 				hits ? "none of the returns was captured" :

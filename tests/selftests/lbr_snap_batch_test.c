@@ -501,7 +501,8 @@ static int count_lines(const char *path, const char *a, const char *b,
 TEST_F_TIMEOUT(batch, trace_pattern_in_a_batch, 600)
 {
 	static const char *const cmd =
-		"lbr-snap --json trace -e '*path*' -e do_sys_openat2 -- "
+		"LC_ALL=C lbr-snap --json trace -e '*path* [vmlinux]' "
+		"-e do_sys_openat2 -- "
 		"cat /lbr-no-such-file >/tmp/tr.out 2>/tmp/tr.err";
 	int round, status;
 
@@ -516,20 +517,21 @@ TEST_F_TIMEOUT(batch, trace_pattern_in_a_batch, 600)
 			ASSERT_EQ(0, unload());
 		}
 		status = system(cmd);
-		system("sed 's/^/# /' /tmp/tr.err");
+		if (system("sed 's/^/# /' /tmp/tr.err"))
+			TH_LOG("no /tmp/tr.err");
 		/* cat's own status: 1. */
 		ASSERT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(1, WEXITSTATUS(status));
 		/* More than 64 functions, the -e counted, not listed. */
 		EXPECT_EQ(1, count_lines("/tmp/tr.err", "running cat",
-					 "*path* (", NULL));
-		EXPECT_EQ(1, count_lines("/tmp/tr.err", "-e *path*: ",
+					 "*path* [vmlinux] (", NULL));
+		EXPECT_EQ(1, count_lines("/tmp/tr.err", "-e *path* [vmlinux]: ",
 					 " functions (", NULL));
 		EXPECT_LE(1, count_lines("/tmp/tr.out", "\"errno\":\"ENOENT\"",
 					 "\"hook\":\"fexit\"",
 					 "\"func\":\"do_sys_openat2\""))
 			TH_LOG("no record from inside the path lookup");
-		EXPECT_EQ(1, count_lines("/tmp/tr.out",
+		EXPECT_LE(1, count_lines("/tmp/tr.out",
 					 "\"func\":\"do_sys_openat2\"",
 					 "\"errno\":\"ENOENT\"", NULL));
 		if (!round) {

@@ -287,7 +287,7 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 			e[i].error = -EINVAL;
 		else if (env_is("FAKE_LBR_ADD_EXISTS", e[i].spec))
 			e[i].error = -EEXIST;
-		if (e[i].error)
+		if (e[i].error && bad < 0)
 			bad = i;
 	}
 	t->done = 0;

@@ -2461,6 +2461,11 @@ want pat-batch.out "added 70 functions in a batch: targets 100 to 169, hook fexi
 want pat-batch.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)"
 t "patterns: add of more than the module's own targets: one batch" \
 	0 pat-batch.out pat-batch.err "${PATF[@]}" add 'many_*'
+want pat-batch-exists.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
+	"lbr-snap: add many_33: already a target (or an alias of one)"
+t "patterns: a batch refused for one already a target: it is named, exit 1" \
+	1 /dev/null pat-batch-exists.err env FAKE_LBR_ADD_EXISTS=many_33 \
+	"${PATF[@]}" add 'many_*'
 want pat-batch-fail.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
 	"lbr-snap: add many_33: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)"
 t "patterns: a batch with one refused: it is named, nothing attached, exit 1" \
@@ -2476,7 +2481,7 @@ mapfile -t pat_captured < <(for i in $(seq -w 1 21); do
 done)
 want pat-trbatch.err "fake: ADD_TARGET foo" \
 	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip" \
-	"lbr-snap: 1 of the 70 functions is a target already (or aliases of one): using it, leaving it attached" \
+	"lbr-snap: 1 of the 70 functions is a target already (or an alias of one): using it, leaving it attached" \
 	"lbr-snap: attached many_* (70 functions, 1 a target already), foo (kretprobe); running touch" \
 	"lbr-snap: trace: 0 records printed" \
 	"lbr-snap: -e many_*: 69 functions (fexit): 207 returns: 138 captured, 69 filtered, 0 dropped" \
@@ -2493,7 +2498,7 @@ t "patterns: trace of more than the module's own targets: one batch, summed by -
 check "patterns: trace ran CMD after its batch" test -e pat-ran2
 want pat-trbatch-fail.err \
 	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip" \
-	"lbr-snap: ADD_TARGETS many_33: Invalid argument (the kernel log says why)" \
+	"lbr-snap: ADD_TARGETS many_33: Invalid argument (the kernel log says why): nothing attached" \
 	"fake: DEL_TARGETS 69 100"
 t "patterns: trace's batch with one refused: it is named, the rest taken back, 125" \
 	125 /dev/null pat-trbatch-fail.err env FAKE_LBR_ADD_FAIL=many_33 \
@@ -2539,6 +2544,12 @@ if check "build lbr-snap with fake ioctls and libbpf" \
 		"refuse many_65: BTF has several functions of this name: the "
 	t "patterns: a name BTF has twice goes in no batch" 0 \
 		pat-nobatch-twice.out - nobatch_twice
+	want pat-nobatch-all.err "lbr-snap: 3 functions refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the 64 the module takes one by one (-v or --dry-run lists them)" \
+		"lbr-snap: a pattern's every match is refused: nothing attached"
+	t "patterns: a pattern whose every match no batch takes and no room is left: exit 1" \
+		1 /dev/null pat-nobatch-all.err env "LBR_SNAP_ROOT=$PR" \
+		FAKE_LBR_NR_TARGETS=64 ./lbr-snap-fake-btf -d stream.bin \
+		add 'many_6[7-9]'
 else
 	skipped "patterns: what no batch takes" "no libbpf to build with"
 fi
