@@ -239,3 +239,74 @@ unsigned int irq_folds(const struct rec *r, const struct ksyms *ks,
 	}
 	return nr;
 }
+
+/* The module of lbr_snap's fexit trampolines. */
+#define HOOK_MODULE	"lbr_snap_fexit"
+
+/* In the trampolines' module. */
+static bool in_hook(const struct ksyms *ks, unsigned long long a)
+{
+	const char *mod = ksyms_module(ks, a);
+
+	return mod && !strcmp(mod, HOOK_MODULE);
+}
+
+/*
+ * A return thunk the trampolines return through under the kernel's
+ * mitigations (__x86_return_thunk, its_return_thunk, srso_*...).
+ */
+static bool in_thunk(const struct ksyms *ks, unsigned long long a)
+{
+	unsigned long long off;
+	const char *name = ksyms_name(ks, a, &off);
+
+	return name && !ksyms_in_module(ks, a) &&
+	       (strstr(name, "return_thunk") || starts(name, "srso_") ||
+		starts(name, "retbleed_"));
+}
+
+/**
+ * hook_folds - the nested hooked calls inside entries @first to @last - 1
+ * @r: the record
+ * @ks: its symbols
+ * @first: the first entry to look at
+ * @last: the entry after the last
+ * @folds: HOOK_FOLDS_MAX of them, filled oldest first
+ *
+ * A hooked function called inside the path enters lbr_snap_fexit's
+ * trampoline at its start (the fentry call) and again at its return,
+ * and leaves it each time for the function or its caller: a run of
+ * entries from a branch into the trampolines' module, through branches
+ * from it or from a return thunk, to the branch that goes out of both.
+ * A run still inside at @last is the record's own capture: not folded.
+ *
+ * Return: how many.
+ */
+unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
+			unsigned int first, unsigned int last,
+			struct hook_fold *folds)
+{
+	struct lbr_snap_branch b;
+	unsigned int nr = 0, i, start;
+
+	for (i = first; i < last && nr < HOOK_FOLDS_MAX; i++) {
+		rec_from_to(r, i, &b);
+		if (in_hook(ks, b.from) || !in_hook(ks, b.to))
+			continue;
+		for (start = i++; i < last; i++) {
+			rec_from_to(r, i, &b);
+			if (!in_hook(ks, b.from) && !in_thunk(ks, b.from))
+				break;
+			if (!in_hook(ks, b.to) && !in_thunk(ks, b.to))
+				break;
+		}
+		/* Out at entry i: a whole visit to the trampoline. */
+		if (i < last && (in_hook(ks, b.from) || in_thunk(ks, b.from))) {
+			folds[nr].first = start;
+			folds[nr++].last = i;
+		} else {
+			i = start;	/* not one: on from the next entry */
+		}
+	}
+	return nr;
+}

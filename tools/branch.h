@@ -38,4 +38,20 @@ unsigned int irq_folds(const struct rec *r, const struct ksyms *ks,
 		       unsigned int first, unsigned int last,
 		       struct irq_fold *folds);
 
+/*
+ * A hooked function called inside the record's path: entries @first to
+ * @last, both included, that lbr_snap's fexit trampoline took, from the
+ * call into it (at the function's entry, or at its return) to the branch
+ * back out of it.
+ */
+struct hook_fold {
+	unsigned int first, last;
+};
+
+#define HOOK_FOLDS_MAX	32
+
+unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
+			unsigned int first, unsigned int last,
+			struct hook_fold *folds);
+
 #endif /* LBR_SNAP_BRANCH_H */

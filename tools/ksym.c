@@ -434,6 +434,14 @@ bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr)
 	return s && s->mod;
 }
 
+/* The module of @addr's symbol: NULL for vmlinux's, or none. */
+const char *ksyms_module(const struct ksyms *ks, unsigned long long addr)
+{
+	const struct ksym *s = lookup(ks, addr);
+
+	return s && s->mod ? ks->pool + s->mod : NULL;
+}
+
 /*
  * Open the debug info for source lines, if @vmlinux is given or symbols
  * come from the live kallsyms (other kallsyms belong to another kernel).

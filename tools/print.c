@@ -519,7 +519,7 @@ struct text_list {
 	const struct ksyms *ks;
 	unsigned int first, last;
 	int iw;
-	bool unfold;			/* -v: interrupts entry by entry */
+	bool unfold;			/* -v: interrupts, hooks entry by entry */
 };
 
 /* The function @addr is in, bare, or its hex. */
@@ -565,29 +565,85 @@ static void print_fold(FILE *f, const struct text_list *tl,
 	fputs(" (-v unfolds)]\n", f);
 }
 
+/*
+ * A nested hooked call's trampoline entries in one line: "[lbr_snap's
+ * hook: 5 entries, #3 to #7, walk_component+0x0 back to
+ * walk_component+0x5 (-v unfolds)]".
+ */
+static void print_hook_fold(FILE *f, const struct text_list *tl,
+			    const struct hook_fold *fo)
+{
+	struct lbr_snap_branch in, out;
+	const char *sym;
+	bool found;
+	size_t len;
+
+	rec_from_to(tl->r, fo->first, &in);
+	rec_from_to(tl->r, fo->last, &out);
+	fprintf(f, "  [lbr_snap's hook: %u entries, #%u to #%u, ",
+		fo->last - fo->first + 1, fo->first, fo->last);
+	sym = ksyms_sym(tl->ks, in.from, &len, &found);
+	fwrite(sym, 1, len, f);
+	fputs(" back to ", f);
+	sym = ksyms_sym(tl->ks, out.to, &len, &found);
+	fwrite(sym, 1, len, f);
+	fputs(" (-v unfolds)]\n", f);
+}
+
+/* The entry after a fold that starts at @i, or @i if none does. */
+static unsigned int fold_at(unsigned int i, const struct irq_fold *irq,
+			    unsigned int nr_irq, unsigned int *ki,
+			    const struct hook_fold *hook, unsigned int nr_hook,
+			    unsigned int *kh, int *kind)
+{
+	while (*ki < nr_irq && irq[*ki].first < i)
+		(*ki)++;
+	while (*kh < nr_hook && hook[*kh].first < i)
+		(*kh)++;
+	*kind = 0;
+	if (*ki < nr_irq && irq[*ki].first == i) {
+		*kind = 1;
+		return irq[*ki].last + 1;
+	}
+	if (*kh < nr_hook && hook[*kh].first == i) {
+		*kind = 2;
+		return hook[*kh].last + 1;
+	}
+	return i;
+}
+
 static void print_text_list(FILE *f, const void *arg)
 {
 	const struct text_list *tl = arg;
 	struct irq_fold folds[IRQ_FOLDS_MAX];
-	unsigned int i, k = 0, nr = 0;
-	int fw = 0, w;
+	struct hook_fold hooks[HOOK_FOLDS_MAX];
+	unsigned int i, next, ki = 0, kh = 0, nr = 0, nh = 0;
+	int fw = 0, w, kind;
 
-	if (!tl->unfold)
+	if (!tl->unfold) {
 		nr = irq_folds(tl->r, tl->ks, tl->first, tl->last, folds);
+		nh = hook_folds(tl->r, tl->ks, tl->first, tl->last, hooks);
+	}
 	/* The arrows of the entries shown in one column. */
 	for (i = tl->first; i < tl->last; i++) {
-		if (k < nr && i == folds[k].first) {
-			i = folds[k++].last;
+		next = fold_at(i, folds, nr, &ki, hooks, nh, &kh, &kind);
+		if (kind) {
+			i = next - 1;
 			continue;
 		}
 		w = from_width(tl->r, tl->ks, i, i + 1);
 		if (w > fw)
 			fw = w;
 	}
-	for (i = tl->first, k = 0; i < tl->last; i++) {
-		if (k < nr && i == folds[k].first) {
-			print_fold(f, tl, &folds[k]);
-			i = folds[k++].last;
+	ki = kh = 0;
+	for (i = tl->first; i < tl->last; i++) {
+		next = fold_at(i, folds, nr, &ki, hooks, nh, &kh, &kind);
+		if (kind == 1)
+			print_fold(f, tl, &folds[ki]);
+		else if (kind == 2)
+			print_hook_fold(f, tl, &hooks[kh]);
+		if (kind) {
+			i = next - 1;
 			continue;
 		}
 		print_branch(f, tl->r, i, tl->ks, tl->iw, fw);

@@ -806,6 +806,41 @@ static void gen_irq(void)
 	gen_irq_rec(near, ARRAY_SIZE(near), false);
 }
 
+/* lbr_snap_fexit's trampoline and the rest call, in hook-kallsyms.txt. */
+#define FX		0xffffffffc0400000ull	/* lbr_fexit_lbr_4 */
+#define FX_REST		0xffffffffc0400100ull	/* lbr_fexit_call_rest */
+
+/*
+ * A hooked function called inside the path (gen-records hook, with
+ * hook-kallsyms.txt): getname_flags, hooked, called by do_sys_openat2:
+ * its entry through the trampoline (5 entries, the return thunk's
+ * included), its body, its return through it (3), and at the end the
+ * record's own return into a trampoline, which is not a nested call.
+ */
+static void gen_hook(void)
+{
+	struct lbr_snap_record h = hdr("hook", DO_OPEN, LBR_SNAP_RET_INT, -2);
+	static const struct lbr_snap_branch br[] = {
+		BR(DO_OPEN + 0x30, GETNAME, 0, LBR_SNAP_BT_CALL),
+		BR(GETNAME, FX, 0, LBR_SNAP_BT_CALL),
+		BR(FX + 0x1d, FX + 0x43, 0, LBR_SNAP_BT_JCC),
+		BR(FX + 0x43, FX_REST, 0, LBR_SNAP_BT_CALL),
+		BR(FX_REST + 0x3, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, GETNAME + 0x5, 0, LBR_SNAP_BT_RET),
+		BR(GETNAME + 0x20, GETNAME + 0x40, 0, LBR_SNAP_BT_JCC),
+		BR(GETNAME + 0x88, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, FX + 0x48, 0, LBR_SNAP_BT_RET),
+		BR(FX + 0x60, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+		BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, FX + 0x48, 0, LBR_SNAP_BT_RET),
+	};
+
+	h.backend = LBR_SNAP_BACKEND_ARCH;
+	h.hook = LBR_SNAP_HOOK_FEXIT;
+	emit(h, br, ARRAY_SIZE(br), &native);
+}
+
 /* One record whose one branch goes from @addr to @addr. */
 static void gen_addr(unsigned long long addr)
 {
@@ -863,6 +898,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "irq")) {
 		gen_irq();
+		return 0;
+	}
+	if (!strcmp(mode, "hook")) {
+		gen_hook();
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {
