@@ -240,15 +240,13 @@ unsigned int irq_folds(const struct rec *r, const struct ksyms *ks,
 	return nr;
 }
 
-/* The module of lbr_snap's fexit trampolines. */
-#define HOOK_MODULE	"lbr_snap_fexit"
-
-/* In the trampolines' module. */
+/* In lbr_snap's modules: its fexit trampolines, or its capture. */
 static bool in_hook(const struct ksyms *ks, unsigned long long a)
 {
 	const char *mod = ksyms_module(ks, a);
 
-	return mod && !strcmp(mod, HOOK_MODULE);
+	return mod && (!strcmp(mod, "lbr_snap_fexit") ||
+		       !strcmp(mod, "lbr_snap"));
 }
 
 /*
@@ -276,9 +274,12 @@ static bool in_thunk(const struct ksyms *ks, unsigned long long a)
  * A hooked function called inside the path enters lbr_snap_fexit's
  * trampoline at its start (the fentry call) and again at its return,
  * and leaves it each time for the function or its caller: a run of
- * entries from a branch into the trampolines' module, through branches
- * from it or from a return thunk, to the branch that goes out of both.
- * A run still inside at @last is the record's own capture: not folded.
+ * entries from a branch into lbr_snap's modules, through branches from
+ * them or from a return thunk, to the branch that goes out of them.  A
+ * nested call whose error was captured runs lbr_snap's capture after
+ * the freeze ends, in the outer record's LBR: at the oldest entry such
+ * a run may have begun before (headless).  A run still inside at @last
+ * is the record's own capture: not folded.
  *
  * Return: how many.
  */
@@ -288,10 +289,18 @@ unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
 {
 	struct lbr_snap_branch b;
 	unsigned int nr = 0, i, start;
+	bool headless;
 
 	for (i = first; i < last && nr < HOOK_FOLDS_MAX; i++) {
 		rec_from_to(r, i, &b);
-		if (in_hook(ks, b.from) || !in_hook(ks, b.to))
+		/*
+		 * Into lbr_snap, or, at the oldest entry, already inside:
+		 * the end of a nested call's capture, its start not recorded.
+		 */
+		headless = i == first && (in_hook(ks, b.from) ||
+					  in_thunk(ks, b.from)) &&
+			   (in_hook(ks, b.to) || in_thunk(ks, b.to));
+		if (!headless && (in_hook(ks, b.from) || !in_hook(ks, b.to)))
 			continue;
 		for (start = i++; i < last; i++) {
 			rec_from_to(r, i, &b);
@@ -303,6 +312,7 @@ unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
 		/* Out at entry i: a whole visit to the trampoline. */
 		if (i < last && (in_hook(ks, b.from) || in_thunk(ks, b.from))) {
 			folds[nr].first = start;
+			folds[nr].headless = headless;
 			folds[nr++].last = i;
 		} else {
 			i = start;	/* not one: on from the next entry */

@@ -40,12 +40,14 @@ unsigned int irq_folds(const struct rec *r, const struct ksyms *ks,
 
 /*
  * A hooked function called inside the record's path: entries @first to
- * @last, both included, that lbr_snap's fexit trampoline took, from the
- * call into it (at the function's entry, or at its return) to the branch
- * back out of it.
+ * @last, both included, that lbr_snap's fexit trampoline (and capture)
+ * took, from the call into it (at the function's entry, or at its
+ * return) to the branch back out of it; @headless when it began before
+ * the oldest entry looked at.
  */
 struct hook_fold {
 	unsigned int first, last;
+	bool headless;		/* it began before @first */
 };
 
 #define HOOK_FOLDS_MAX	32

@@ -580,7 +580,8 @@ static void print_hook_fold(FILE *f, const struct text_list *tl,
 
 	rec_from_to(tl->r, fo->first, &in);
 	rec_from_to(tl->r, fo->last, &out);
-	fprintf(f, "  [lbr_snap's hook: %u entries, #%u to #%u, ",
+	fprintf(f, "  [lbr_snap's hook%s: %u entries, #%u to #%u, ",
+		fo->headless ? ", its start not recorded" : "",
 		fo->last - fo->first + 1, fo->first, fo->last);
 	sym = ksyms_sym(tl->ks, in.from, &len, &found);
 	fwrite(sym, 1, len, f);

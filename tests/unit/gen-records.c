@@ -809,13 +809,15 @@ static void gen_irq(void)
 /* lbr_snap_fexit's trampoline and the rest call, in hook-kallsyms.txt. */
 #define FX		0xffffffffc0400000ull	/* lbr_fexit_lbr_4 */
 #define FX_REST		0xffffffffc0400100ull	/* lbr_fexit_call_rest */
+#define CAPTURE		0xffffffffc0500000ull	/* lbr_capture_record [lbr_snap] */
 
 /*
  * A hooked function called inside the path (gen-records hook, with
  * hook-kallsyms.txt): getname_flags, hooked, called by do_sys_openat2:
  * its entry through the trampoline (5 entries, the return thunk's
  * included), its body, its return through it (3), and at the end the
- * record's own return into a trampoline, which is not a nested call.
+ * record's own return into a trampoline, which is not a nested call;
+ * then a record that begins in the capture of a nested call's error.
  */
 static void gen_hook(void)
 {
@@ -836,9 +838,21 @@ static void gen_hook(void)
 		BR(THUNK, FX + 0x48, 0, LBR_SNAP_BT_RET),
 	};
 
+	/* The end of a nested call's capture, its start pushed out. */
+	static const struct lbr_snap_branch tail[] = {
+		BR(THUNK, CAPTURE + 0x3f2, 0, LBR_SNAP_BT_RET),
+		BR(CAPTURE + 0x486, CAPTURE + 0x48d, 0, LBR_SNAP_BT_JCC),
+		BR(CAPTURE + 0x4f6, FX + 0x50, 0, LBR_SNAP_BT_RET),
+		BR(FX + 0x60, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),
+		BR(DO_OPEN + 0x1c2, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, FX + 0x48, 0, LBR_SNAP_BT_RET),
+	};
+
 	h.backend = LBR_SNAP_BACKEND_ARCH;
 	h.hook = LBR_SNAP_HOOK_FEXIT;
 	emit(h, br, ARRAY_SIZE(br), &native);
+	emit(h, tail, ARRAY_SIZE(tail), &native);
 }
 
 /* One record whose one branch goes from @addr to @addr. */
