@@ -275,7 +275,9 @@ static bool in_thunk(const struct ksyms *ks, unsigned long long a)
  * trampoline at its start (the fentry call) and again at its return,
  * and leaves it each time for the function or its caller: a run of
  * entries from a branch into lbr_snap's modules, through branches from
- * them or from a return thunk, to the branch that goes out of them.  A
+ * them, from a return thunk or from the functions lbr_snap calls (a call
+ * enters a function at its start; it ends back in lbr_snap), to the
+ * branch that goes out of them.  A
  * nested call whose error was captured runs lbr_snap's capture after
  * the freeze ends, in the outer record's LBR: at the oldest entry such
  * a run may have begun before (headless).  A run still inside at @last
@@ -289,7 +291,8 @@ unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
 {
 	struct lbr_snap_branch b;
 	unsigned int nr = 0, i, start;
-	bool headless;
+	unsigned long long off;
+	bool headless, out, helper;
 
 	for (i = first; i < last && nr < HOOK_FOLDS_MAX; i++) {
 		rec_from_to(r, i, &b);
@@ -302,15 +305,30 @@ unsigned int hook_folds(const struct rec *r, const struct ksyms *ks,
 			   (in_hook(ks, b.to) || in_thunk(ks, b.to));
 		if (!headless && (in_hook(ks, b.from) || !in_hook(ks, b.to)))
 			continue;
+		out = false;
+		helper = false;
 		for (start = i++; i < last; i++) {
 			rec_from_to(r, i, &b);
+			/* In a function lbr_snap called, until back in it. */
+			if (helper) {
+				helper = !in_hook(ks, b.to);
+				continue;
+			}
 			if (!in_hook(ks, b.from) && !in_thunk(ks, b.from))
 				break;
-			if (!in_hook(ks, b.to) && !in_thunk(ks, b.to))
-				break;
+			if (in_hook(ks, b.to) || in_thunk(ks, b.to))
+				continue;
+			/* A call from lbr_snap enters at a function's start. */
+			if (in_hook(ks, b.from) && ksyms_name(ks, b.to, &off) &&
+			    !off) {
+				helper = true;
+				continue;
+			}
+			out = true;
+			break;
 		}
 		/* Out at entry i: a whole visit to the trampoline. */
-		if (i < last && (in_hook(ks, b.from) || in_thunk(ks, b.from))) {
+		if (out) {
 			folds[nr].first = start;
 			folds[nr].headless = headless;
 			folds[nr++].last = i;

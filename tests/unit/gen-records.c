@@ -838,10 +838,16 @@ static void gen_hook(void)
 		BR(THUNK, FX + 0x48, 0, LBR_SNAP_BT_RET),
 	};
 
-	/* The end of a nested call's capture, its start pushed out. */
+	/*
+	 * The end of a nested call's capture, its start pushed out, with a
+	 * call of a kernel function in it.
+	 */
 	static const struct lbr_snap_branch tail[] = {
 		BR(THUNK, CAPTURE + 0x3f2, 0, LBR_SNAP_BT_RET),
 		BR(CAPTURE + 0x486, CAPTURE + 0x48d, 0, LBR_SNAP_BT_JCC),
+		BR(CAPTURE + 0x4e3, KMALLOC, 0, LBR_SNAP_BT_CALL),
+		BR(KMALLOC + 0x4c, THUNK, 0, LBR_SNAP_BT_JMP),
+		BR(THUNK, CAPTURE + 0x4e8, 0, LBR_SNAP_BT_RET),
 		BR(CAPTURE + 0x4f6, FX + 0x50, 0, LBR_SNAP_BT_RET),
 		BR(FX + 0x60, THUNK, 0, LBR_SNAP_BT_JMP),
 		BR(THUNK, DO_OPEN + 0x35, 0, LBR_SNAP_BT_RET),

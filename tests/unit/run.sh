@@ -1192,8 +1192,9 @@ check "record notes: LBR found off, recording again after the read, a CPU not re
 
 # A hooked function called inside the path (gen_hook()): its visits to
 # lbr_snap's trampoline, in and out, are one line each, saying how many
-# entries, which, and from where back to where; -v shows them; the
-# record's own return into a trampoline, last, is not folded.
+# entries, which, and from where back to where, the functions lbr_snap
+# calls in its capture included; -v shows them; the record's own return
+# into a trampoline, last, is not folded.
 ./gen-records hook >hook.bin
 { cat kallsyms.txt
   printf 'ffffffffc0400000 t lbr_fexit_lbr_4\t[lbr_snap_fexit]\n'
@@ -1208,18 +1209,18 @@ hook_fold()
 	want hook-lines.want \
 		"  [lbr_snap's hook: 5 entries, #1 to #5, getname_flags+0x0 back to getname_flags+0x5 (-v unfolds)]" \
 		"  [lbr_snap's hook: 3 entries, #8 to #10, __x86_return_thunk+0x0 back to do_sys_openat2+0x35 (-v unfolds)]" \
-		"  [lbr_snap's hook, its start not recorded: 5 entries, #0 to #4, __x86_return_thunk+0x0 back to do_sys_openat2+0x35 (-v unfolds)]"
+		"  [lbr_snap's hook, its start not recorded: 8 entries, #0 to #7, __x86_return_thunk+0x0 back to do_sys_openat2+0x35 (-v unfolds)]"
 	diff -u hook-lines.want hook-lines.txt || return 1
 	awk '/^[0-9]/ { if (n++) print s; s = "" }
 	     /^  \[#/ { s = s " " substr($1, 3, length($1) - 3) }
 	     END { print s }' hook.txt >hook-shown.txt
-	want hook-shown.want " 0 6 7 11 12" " 5 6"
+	want hook-shown.want " 0 6 7 11 12" " 8 9"
 	diff -u hook-shown.want hook-shown.txt || return 1
 	"$LBR" -v -d hook.bin --kallsyms hook-kallsyms.txt >hook-v.txt 2>/dev/null ||
 		return 1
 	grep -q '^  \[lbr_snap' hook-v.txt && { echo "-v folded:"; cat hook-v.txt; return 1; }
-	[ "$(grep -c '^  \[#' hook-v.txt)" = 20 ] ||
-		{ echo "-v: not the 20 entries:"; cat hook-v.txt; return 1; }
+	[ "$(grep -c '^  \[#' hook-v.txt)" = 23 ] ||
+		{ echo "-v: not the 23 entries:"; cat hook-v.txt; return 1; }
 }
 check "a nested hooked call's trampoline entries fold into a line each way (-v unfolds)" \
 	hook_fold
