@@ -68,6 +68,7 @@ struct tgt {
 	bool batch;			/* through ADD_TARGETS */
 	bool added;			/* we attached it */
 	bool existed;			/* it was a target already */
+	bool loaded;			/* modprobe's targets= had it */
 	unsigned int hook;		/* the hook ADD_TARGET(S) gave */
 	__u32 id;			/* ... and the id, of a batch's */
 	/* Its counters when the command started; found: listed */
@@ -153,31 +154,30 @@ static int run_wait(char *const argv[])
 }
 
 /*
- * modprobe lbr_snap with the targets that do not go in a batch (at least
- * one: the module loads with one at least, so the first of a batch if
- * need be).
+ * modprobe lbr_snap with one target (it loads with one at least): the
+ * first one by one, else the first of the batch; the others are added
+ * after (attach_all()), since a string parameter takes 1,024 bytes at
+ * most (param_set_charp()).
  */
 static int load_module(struct tracer *tr)
 {
-	char arg[TRACE_MAX_SPECS * (LBR_SNAP_NAME_LEN + 8) + 16] = "targets=";
+	char arg[LBR_SNAP_NAME_LEN + 8 + 16];
 	/* A void target loads only with capture=all. */
 	char *argv[] = { "modprobe", "lbr_snap", arg,
 			 tr->t->capture_all ? "capture=all" : NULL, NULL };
-	bool first = true;
+	struct tgt *g = NULL;
 	size_t i;
 
-	for (i = 0; i < tr->nr && tr->tg[i].batch; i++)
-		;
-	if (tr->nr && i == tr->nr)
-		tr->tg[0].batch = false;
-	for (i = 0; i < tr->nr; i++) {
-		if (tr->tg[i].batch)
-			continue;
-		if (!first)
-			strcat(arg, ",");
-		strcat(arg, tr->tg[i].spec);
-		first = false;
+	for (i = 0; i < tr->nr && !g; i++)
+		if (!tr->tg[i].batch)
+			g = &tr->tg[i];
+	if (!g && tr->nr)
+		g = &tr->tg[0];
+	if (g) {
+		g->batch = false;
+		g->loaded = true;
 	}
+	snprintf(arg, sizeof(arg), "targets=%s", g ? g->spec : "");
 	tr->loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
 	if (run_wait(argv)) {
 		pr_err("modprobe lbr_snap %s failed", arg);
@@ -354,7 +354,7 @@ static int attach_all(struct tracer *tr)
 	for (i = 0; i < tr->nr; i++) {
 		struct tgt *g = &tr->tg[i];
 
-		if (g->batch)
+		if (g->batch || g->loaded)
 			continue;
 		spec = g->spec;
 		if (!target_ctl(tr, LBR_SNAP_IOC_ADD_TARGET, spec, &g->hook)) {
@@ -445,15 +445,16 @@ static int setup(struct tracer *tr)
 		ret = set_lbr_filter(tr, &info);
 	if (ret)
 		return ret;
-	return tr->loaded ? attach_batch(tr) : attach_all(tr);
+	return attach_all(tr);
 }
 
 /* setup() backwards: a void target goes before capture=errors can come. */
 static void teardown(struct tracer *tr)
 {
-	if (tr->fd >= 0)
+	/* A module this run loaded goes with its targets and settings. */
+	if (tr->fd >= 0 && !tr->loaded)
 		detach_all(tr);
-	if (tr->capture_set &&
+	if (tr->capture_set && !tr->loaded &&
 	    ioctl(tr->fd, LBR_SNAP_IOC_SET_CAPTURE,
 		  (unsigned long)tr->old_capture) < 0)
 		pr_err("SET_CAPTURE: %s: capture mode not restored",
