@@ -209,8 +209,10 @@ static struct lbr_snap_target_stats *get_stats(const struct tracer *tr,
 		memset(ts, 0, cap * sizeof(*ts));
 		st.nr = cap;
 		st.stats_ptr = (uintptr_t)ts;
-		if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0)
+		if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0) {
+			pr_err("GET_STATS: %s: no counters", strerror(errno));
 			break;
+		}
 		if (st.nr <= cap) {
 			*nr = st.nr;
 			qsort(ts, *nr, sizeof(*ts), by_id);
@@ -218,6 +220,8 @@ static struct lbr_snap_target_stats *get_stats(const struct tracer *tr,
 		}
 		cap = st.nr + LBR_SNAP_MAX_TARGETS;
 	}
+	if (tries == 3)
+		pr_err("GET_STATS: targets kept coming faster than read: no counters");
 	free(ts);
 	return NULL;
 }

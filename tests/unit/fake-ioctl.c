@@ -16,6 +16,7 @@
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
  *   FAKE_LBR_NR_TARGETS=N  GET_INFO reports N targets attached (3)
+ *   FAKE_LBR_STATS_ERRNO=N  GET_STATS fails with errno N
  *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
  *
  * GET_INFO's LBR filter is kernel,any_return until SET_LBR_FILTER sets
@@ -353,6 +354,10 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 		((struct lbr_snap_info *)arg)->lbr_kinds = 0;
 		return 0;
 	case LBR_SNAP_IOC_GET_STATS:
+		if (env_int("FAKE_LBR_STATS_ERRNO", 0)) {
+			errno = env_int("FAKE_LBR_STATS_ERRNO", 0);
+			return -1;
+		}
 		return fake_stats(arg);
 	case LBR_SNAP_IOC_FLUSH:
 		fputs("fake: FLUSH\n", stderr);

@@ -1459,6 +1459,18 @@ t "trace: an existing target stays; unknown CMD exits 127" 127 /dev/null \
 	trace-exists.err env FAKE_LBR_ADD_EXISTS=foo \
 	"$FAKE" -d paths.bin trace -e foo -e bar -- no-such-cmd
 
+want trace-nostats.err "fake: ADD_TARGET foo" \
+	"lbr-snap: GET_STATS: Input/output error: no counters" \
+	"lbr-snap: attached foo (kretprobe); running true" \
+	"lbr-snap: GET_STATS: Input/output error: no counters" \
+	"lbr-snap: trace: 0 records printed" \
+	"lbr-snap: foo: not listed by the module: no counters" \
+	"lbr-snap: no records: no target was hit while it ran" \
+	"fake: DEL_TARGET foo"
+t "trace: GET_STATS failing is said, not taken for targets gone" 0 \
+	/dev/null trace-nostats.err env FAKE_LBR_STATS_ERRNO=5 \
+	"$FAKE" -d paths.bin trace -e foo -- true
+
 # Wait until FILE holds LINE (60 s at most, by the clock).
 wait_line()	# FILE LINE
 {
