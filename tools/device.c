@@ -3,6 +3,8 @@
  * lbr-snap: open /dev/lbr_snap, check its ABI version, report ioctl errors.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
@@ -90,4 +92,35 @@ int get_device_info(int fd, const char *path, struct lbr_snap_info *info)
 		return -EXIT_ERROR;
 	}
 	return ret;
+}
+
+struct lbr_snap_target_stats *get_all_stats(int fd, size_t hint,
+					    struct lbr_snap_stats *st,
+					    size_t *nr)
+{
+	struct lbr_snap_target_stats *ts = NULL;
+	size_t cap = hint + LBR_SNAP_MAX_TARGETS;
+	int tries;
+
+	/* Targets come and go: again if more came than room. */
+	for (tries = 0; tries < 3; tries++) {
+		ts = xrealloc(ts, cap * sizeof(*ts));
+		memset(ts, 0, cap * sizeof(*ts));
+		memset(st, 0, sizeof(*st));
+		st->nr = cap;
+		st->entry_size = sizeof(*ts);
+		st->stats_ptr = (uintptr_t)ts;
+		if (ioctl(fd, LBR_SNAP_IOC_GET_STATS, st) < 0) {
+			free(ts);
+			return NULL;
+		}
+		if (st->nr <= cap) {
+			*nr = st->nr;
+			return ts;
+		}
+		cap = st->nr + LBR_SNAP_MAX_TARGETS;
+	}
+	free(ts);
+	errno = EAGAIN;
+	return NULL;
 }

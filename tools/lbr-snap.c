@@ -658,24 +658,23 @@ static void print_stats_json(const struct lbr_snap_stats *st,
 
 static int cmd_stats(int fd, const struct opts *o)
 {
-	struct lbr_snap_target_stats ts[LBR_SNAP_MAX_TARGETS] = { 0 };
-	struct lbr_snap_stats st = {
-		.nr = LBR_SNAP_MAX_TARGETS, .entry_size = sizeof(*ts),
-		.stats_ptr = (uintptr_t)ts,
-	};
+	struct lbr_snap_target_stats *ts;
+	struct lbr_snap_stats st;
 	struct lbr_snap_info info;
-	unsigned int nr;
+	size_t nr;
 	int ret = get_device_info(fd, o->device, &info);
 
 	if (ret)
 		return ret;
-	if (ioctl(fd, LBR_SNAP_IOC_GET_STATS, &st) < 0)
+	/* Every target, a batch's thousands too. */
+	ts = get_all_stats(fd, info.nr_targets, &st, &nr);
+	if (!ts)
 		return ioctl_error(o->device, "GET_STATS");
-	nr = st.nr < LBR_SNAP_MAX_TARGETS ? st.nr : LBR_SNAP_MAX_TARGETS;
 	if (o->json)
 		print_stats_json(&st, ts, nr);
 	else
 		print_stats_text(&st, ts, nr);
+	free(ts);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 
 #include "control.h"
+#include "device.h"
 #include "pattern.h"
 #include "record.h"
 #include "trace_int.h"
@@ -198,32 +199,18 @@ static int by_name(const void *a, const void *b)
 static struct lbr_snap_target_stats *get_stats(const struct tracer *tr,
 					       size_t *nr)
 {
-	struct lbr_snap_target_stats *ts = NULL;
-	struct lbr_snap_stats st = { .entry_size = sizeof(*ts) };
-	size_t cap = tr->nr + LBR_SNAP_MAX_TARGETS;
-	int tries;
+	struct lbr_snap_target_stats *ts;
+	struct lbr_snap_stats st;
 
-	/* Targets come and go: try again if more came than room. */
-	for (tries = 0; tries < 3; tries++) {
-		ts = xrealloc(ts, cap * sizeof(*ts));
-		memset(ts, 0, cap * sizeof(*ts));
-		st.nr = cap;
-		st.stats_ptr = (uintptr_t)ts;
-		if (ioctl(tr->fd, LBR_SNAP_IOC_GET_STATS, &st) < 0) {
-			pr_err("GET_STATS: %s: no counters", strerror(errno));
-			break;
-		}
-		if (st.nr <= cap) {
-			*nr = st.nr;
-			qsort(ts, *nr, sizeof(*ts), by_id);
-			return ts;
-		}
-		cap = st.nr + LBR_SNAP_MAX_TARGETS;
+	ts = get_all_stats(tr->fd, tr->nr, &st, nr);
+	if (!ts) {
+		pr_err("GET_STATS: %s: no counters", errno == EAGAIN ?
+		       "targets kept coming faster than read" :
+		       strerror(errno));
+		return NULL;
 	}
-	if (tries == 3)
-		pr_err("GET_STATS: targets kept coming faster than read: no counters");
-	free(ts);
-	return NULL;
+	qsort(ts, *nr, sizeof(*ts), by_id);
+	return ts;
 }
 
 /*
