@@ -17,6 +17,7 @@
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
  *   FAKE_LBR_NR_TARGETS=N  GET_INFO reports N targets attached (3)
  *   FAKE_LBR_STATS_ERRNO=N  GET_STATS fails with errno N
+ *   FAKE_LBR_MANY_STATS=N  GET_STATS lists N more targets (batch_NNNN)
  *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
  *
  * GET_INFO's LBR filter is kernel,any_return until SET_LBR_FILTER sets
@@ -172,7 +173,19 @@ static int fake_stats(struct lbr_snap_stats *st)
 		t->dropped = d;
 		t->hits = c + f + d;
 	}
-	st->nr = nr + nr_added;
+	/* FAKE_LBR_MANY_STATS=N: N more targets, as a batch would add. */
+	for (i = 0; i < (unsigned int)env_int("FAKE_LBR_MANY_STATS", 0); i++) {
+		struct lbr_snap_target_stats *t = &out[nr + nr_added + i];
+
+		if (nr + nr_added + i >= st->nr)
+			continue;
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "batch_%04u", i);
+		t->id = 100 + i;
+		t->hook = LBR_SNAP_HOOK_FEXIT;
+		t->nr_args = -1;
+	}
+	st->nr = nr + nr_added + env_int("FAKE_LBR_MANY_STATS", 0);
 	st->read = 107;
 	st->flushed = 3;
 	return 0;

@@ -1459,6 +1459,17 @@ t "trace: an existing target stays; unknown CMD exits 127" 127 /dev/null \
 	trace-exists.err env FAKE_LBR_ADD_EXISTS=foo \
 	"$FAKE" -d paths.bin trace -e foo -e bar -- no-such-cmd
 
+many_stats()
+{
+	FAKE_LBR_MANY_STATS=3000 "$FAKE" -d stream.bin stats --json >many-stats.json ||
+		return 1
+	python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["targets"]
+names = [x["name"] for x in t]
+sys.exit(0 if len(t) == 3004 and "batch_2999" in names else "%d targets" % len(t))' many-stats.json
+}
+check "stats lists every target, 3,004 with a batch's, not the first 64" many_stats
+
 want trace-nostats.err "fake: ADD_TARGET foo" \
 	"lbr-snap: GET_STATS: Input/output error: no counters" \
 	"lbr-snap: attached foo (kretprobe); running true" \
