@@ -265,61 +265,40 @@ struct lbr_direct {
  * patches their sites in one pass and a detach costs one ops' teardown.
  * The ops API is register_ftrace_direct() from 6.5 (LBR_DIRECT_OPS),
  * register_ftrace_direct_multi() from 5.16 to 6.4 (LBR_DIRECT_MULTI, probed
- * with ftrace_set_filter_ips() in Kbuild); before, one
- * register_ftrace_direct() per function, undone on the first failure.
+ * with ftrace_set_filter_ips() in Kbuild).  Before, there is only the
+ * per-function register_ftrace_direct(), and its unregister frees a
+ * function's entry only with the trampoline's last function (checked in
+ * 6.1.192, whose per-function API is 5.10's): a trampoline shared by n
+ * functions would leak n - 1 entries at each detach.  There a trampoline takes one function
+ * (LBR_DIRECT_ONE_EACH), and a batch as many functions as there are free
+ * trampolines.
  */
+#if !defined(LBR_DIRECT_OPS) && !defined(LBR_DIRECT_MULTI)
+#define LBR_DIRECT_ONE_EACH	1
+#else
+#define LBR_DIRECT_ONE_EACH	0
+#endif
 /*
  * register_ftrace_direct_multi() (5.16 to 6.4) grows ftrace's table of
  * direct calls entry by entry and leaks the table it replaces when it
  * grows it twice in one call (checked in 6.1.192; 6.5's rewrite sizes it
  * once).  The table has at most 4096 buckets (FTRACE_HASH_MAX_BITS), and
- * past twice that many entries each one added grows it anew, so that a
- * call of many leaks a table per function (and the per-function API
- * leaks an entry per function unregistered from a shared trampoline).
- * fexit_hook.c sizes its groups so that a call grows it once at most,
- * and keeps lbr_snap's direct calls below the ceiling, less a margin for
- * other users of direct calls (BPF trampolines), which it cannot count.
+ * past twice that many entries (LBR_DIRECT_TABLE_MAX) each one added
+ * grows it anew, so that a call of many leaks a table per function.
+ * fexit_hook.c sizes its groups so that a call grows it once at most, and
+ * lbr_snap_fexit keeps the direct calls it holds below that, less a margin
+ * (its direct_margin parameter) for other users of direct calls (BPF
+ * trampolines), which it cannot count.
  */
 #if defined(LBR_DIRECT_MULTI) && !defined(LBR_DIRECT_OPS)
 #define LBR_DIRECT_GROWS_EACH	1
 #else
 #define LBR_DIRECT_GROWS_EACH	0
 #endif
-#define LBR_DIRECT_CEILING	(8192 - 512)
+#define LBR_DIRECT_TABLE_MAX	(2 * 4096)
 
 #ifdef CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS
 #define LBR_HAVE_DIRECT_CALLS	1
-#if !defined(LBR_DIRECT_OPS) && !defined(LBR_DIRECT_MULTI)
-static inline int lbr_direct_attach_each(struct lbr_direct *d)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < d->nr; i++) {
-		ret = register_ftrace_direct(d->ips[i], d->tramp);
-		if (ret) {
-			while (i--)
-				unregister_ftrace_direct(d->ips[i], d->tramp);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/* Every function's direct call goes that can: the first error is told. */
-static inline int lbr_direct_detach_each(struct lbr_direct *d)
-{
-	unsigned int i;
-	int ret = 0, err;
-
-	for (i = 0; i < d->nr; i++) {
-		err = unregister_ftrace_direct(d->ips[i], d->tramp);
-		if (err && !ret)
-			ret = err;
-	}
-	return ret;
-}
-#endif
 #if defined(LBR_DIRECT_OPS) || defined(LBR_DIRECT_MULTI)
 #ifdef LBR_DIRECT_OPS
 #define lbr_register_direct_ops(ops, tramp) register_ftrace_direct(ops, tramp)
@@ -372,18 +351,17 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 	return lbr_unregister_direct_ops(&d->ops, d->tramp);
 }
 #else
+/* One function a trampoline: @nr is 0 (LBR_DIRECT_ONE_EACH). */
 static inline int lbr_direct_attach(struct lbr_direct *d)
 {
-	if (!d->nr)
-		return register_ftrace_direct(d->ip, d->tramp);
-	return lbr_direct_attach_each(d);
+	if (WARN_ON_ONCE(d->nr))
+		return -EOPNOTSUPP;
+	return register_ftrace_direct(d->ip, d->tramp);
 }
 
 static inline int lbr_direct_detach(struct lbr_direct *d)
 {
-	if (!d->nr)
-		return unregister_ftrace_direct(d->ip, d->tramp);
-	return lbr_direct_detach_each(d);
+	return unregister_ftrace_direct(d->ip, d->tramp);
 }
 #endif
 #else

@@ -308,12 +308,6 @@ static int lbr_fexit_check(struct lbr_target *t, bool asked)
 	return lbr_fexit_check_stack(t, asked);
 }
 
-/* Targets on a trampoline of their own, under the targets' lock. */
-static unsigned int lbr_fexit_singles;
-
-static unsigned int lbr_direct_ips(void);
-static int lbr_direct_room(unsigned int ips, unsigned int n);
-
 /**
  * lbr_fexit_attach - hook @t with a trampoline of its own
  * @t: a resolved target
@@ -331,12 +325,6 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 	ret = lbr_fexit_check(t, asked);
 	if (ret)
 		return ret;
-	ret = lbr_direct_room(lbr_direct_ips(), 1);
-	if (ret) {
-		lbr_fexit_refuse(t, asked, "this kernel's ftrace takes no more direct calls of lbr_snap's without leaking memory (%d)",
-				 ret);
-		return ret;
-	}
 	/* ftrace maps sym+0 to its fentry site. */
 	q = lbr_fexit_quiet_of(t, lbr_capture_every_return());
 	ret = lbr_fexit_slot_get(&t->start, 1, t,
@@ -347,12 +335,16 @@ int lbr_fexit_attach(struct lbr_target *t, bool asked)
 				 ret);
 		return ret;
 	}
+	if (ret == -E2BIG) {
+		lbr_fexit_refuse(t, asked, "this kernel's ftrace takes no more direct calls without leaking memory: %u are lbr_snap's, others' (BPF) are not counted but left lbr_snap_fexit's direct_margin (%d)",
+				 lbr_fexit_direct_calls(NULL), ret);
+		return ret;
+	}
 	if (ret < 0) {
 		lbr_fexit_refuse(t, asked, "no trampoline (%d)", ret);
 		return ret;
 	}
 	t->slot = ret;
-	lbr_fexit_singles++;
 	return 0;
 }
 
@@ -375,14 +367,6 @@ static int lbr_group_cmp(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	return 0;
 }
-
-/*
- * Functions on groups' trampolines now, under the targets' lock (with
- * lbr_fexit_singles, lbr_direct_ips()).  A slot ftrace would not unhook
- * (lbr_snap_fexit's "lost") keeps its direct calls and is counted out all
- * the same: a rare leak's worth of room.
- */
-static unsigned int lbr_group_ips;
 
 /* A group of @n targets by address, in its table; not hooked yet. */
 static struct lbr_group *lbr_group_new(struct lbr_target **ts, unsigned int n)
@@ -430,7 +414,6 @@ static int lbr_group_hook(struct lbr_group *g)
 	if (ret < 0)
 		return ret;
 	g->slot = ret;
-	lbr_group_ips += g->nr;
 	for (i = 0; i < g->nr; i++) {
 		g->ts[i]->slot = ret;
 		WRITE_ONCE(g->ts[i]->gone, false);
@@ -448,7 +431,6 @@ static void lbr_group_put(struct lbr_group *g)
 		lbr_group_free(g);
 		return;
 	}
-	lbr_group_ips -= g->nr;
 	mutex_lock(&lbr_fexit_pending_lock);
 	list_add(&g->pending, &lbr_group_pending);
 	mutex_unlock(&lbr_fexit_pending_lock);
@@ -456,29 +438,45 @@ static void lbr_group_put(struct lbr_group *g)
 }
 
 /*
- * The most functions a group may take when @ips direct calls are
- * lbr_snap's.  The table holds up to twice its buckets and one more
- * before it doubles: a group of ips - 1 (or 64, its first size) doubles
- * it once at most.
+ * The most functions a group may take when ftrace's table holds @ips
+ * direct calls of lbr_snap's (compat.h).  The table holds up to twice its
+ * buckets and one more before it doubles: a group of ips - 1 (or 64, its
+ * first size) doubles it once at most.  Others' entries only make the
+ * table larger.  Where a trampoline takes one function, one.
  */
 static unsigned int lbr_group_room(unsigned int ips)
 {
+	if (LBR_DIRECT_ONE_EACH)
+		return 1;
 	return LBR_DIRECT_GROWS_EACH ? max(64U, ips ? ips - 1 : 0) : UINT_MAX;
 }
 
-/* Direct calls of lbr_snap's: its groups' and its single targets'. */
-static unsigned int lbr_direct_ips(void)
+/**
+ * lbr_fexit_batch_room - can a batch of @n functions be hooked?
+ * @n: how many the batch names, refused ones included
+ *
+ * Before any per-function work: a batch past the direct calls ftrace
+ * takes (compat.h), or past the free trampolines where each takes one
+ * function, is refused whole.  Says why in the log.
+ *
+ * Return: 0, -E2BIG or -ENOSPC.
+ */
+int lbr_fexit_batch_room(unsigned int n)
 {
-	return lbr_group_ips + lbr_fexit_singles;
-}
+	unsigned int room, ips = lbr_fexit_direct_calls(&room), slots;
 
-/* Can @n more functions have direct calls (compat.h)? */
-static int lbr_direct_room(unsigned int ips, unsigned int n)
-{
-	if (LBR_DIRECT_GROWS_EACH && ips + n > LBR_DIRECT_CEILING) {
-		pr_err_ratelimited("%u functions more: this kernel's ftrace takes %u direct calls of lbr_snap's without leaking memory, %u are taken\n",
-				   n, LBR_DIRECT_CEILING, ips);
+	if (n > room) {
+		pr_err("a batch of %u functions: this kernel's ftrace takes %u more direct calls without leaking memory (%u are lbr_snap's; others', such as BPF's, are not counted but left lbr_snap_fexit's direct_margin)\n",
+		       n, room, ips);
 		return -E2BIG;
+	}
+	if (LBR_DIRECT_ONE_EACH) {
+		slots = lbr_fexit_slots_free(n);
+		if (slots < n) {
+			pr_err("a batch of %u functions: this kernel's ftrace gives each its own trampoline, and %u are free\n",
+			       n, slots);
+			return -ENOSPC;
+		}
 	}
 	return 0;
 }
@@ -570,18 +568,19 @@ int lbr_fexit_check_many(struct lbr_target *t)
  */
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 {
-	unsigned int i, j, ips = lbr_direct_ips(), nr_made = 0;
+	unsigned int i, j, ips, nr_made = 0;
 	struct lbr_group **made;
 	int ret = 0;
 
 	if (!n)
 		return 0;
-	ret = lbr_direct_room(ips, n);
+	ret = lbr_fexit_batch_room(n);
 	if (ret) {
 		for (i = 0; i < n; i++)
 			lbr_target_free(ts[i]);
 		return ret;
 	}
+	ips = lbr_fexit_direct_calls(NULL);
 	/* A group per target at worst. */
 	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);
 	if (!made) {
@@ -633,7 +632,7 @@ static void lbr_group_leave(struct lbr_group *g)
 {
 	struct lbr_target **rest = NULL;
 	struct lbr_group **made = NULL;
-	unsigned int i, n = 0, nr_made = 0;
+	unsigned int i, n = 0, nr_made = 0, ips;
 	const char *why = "memory";
 	int ret;
 
@@ -650,9 +649,14 @@ static void lbr_group_leave(struct lbr_group *g)
 	for (i = 0, n = 0; i < g->nr; i++)
 		if (!g->ts[i]->leaving)
 			rest[n++] = g->ts[i];
-	/* Sized for the functions on groups once @g is off them. */
-	if (lbr_groups_make(rest, n, g->slot < 0 ? lbr_direct_ips() :
-				     lbr_direct_ips() - g->nr, made, &nr_made, g))
+	/*
+	 * Sized for ftrace's table once @g is off it: at least that many
+	 * calls, a group no larger than lbr_group_room() allows.
+	 */
+	ips = lbr_fexit_direct_calls(NULL);
+	if (g->slot >= 0)
+		ips -= min(ips, g->nr);
+	if (lbr_groups_make(rest, n, ips, made, &nr_made, g))
 		goto stay;
 	if (lbr_fexit_slots_free(nr_made) < nr_made) {
 		lbr_groups_unmake(made, &nr_made, 0, g);
@@ -710,7 +714,6 @@ void lbr_fexit_detach(struct lbr_target **ts, unsigned int n)
 		list_add(&ts[i]->pending, &lbr_fexit_pending);
 		mutex_unlock(&lbr_fexit_pending_lock);
 		lbr_fexit_slot_put(ts[i]->slot);
-		lbr_fexit_singles--;
 	}
 	list_for_each_entry_safe(g, tmp, &groups, leave) {
 		list_del_init(&g->leave);

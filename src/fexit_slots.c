@@ -70,6 +70,18 @@ static DECLARE_BITMAP(lbr_fexit_unhooked, LBR_FEXIT_SLOTS);
 static bool lbr_fexit_pinned;		/* our reference on ourselves */
 static const struct lbr_fexit_client *lbr_fexit_client;
 
+/*
+ * Direct calls ftrace holds of the slots, under lbr_fexit_lock: a slot's
+ * functions from its attach until ftrace removed them (a lost slot's
+ * stay counted).  Where ftrace's table grows entry by entry (compat.h),
+ * they stay below LBR_DIRECT_TABLE_MAX less direct_margin.
+ */
+static unsigned int lbr_fexit_direct_nr;
+static unsigned int direct_margin = 512;
+module_param(direct_margin, uint, 0644);
+MODULE_PARM_DESC(direct_margin,
+		 "where ftrace grows its table of direct calls entry by entry (5.16 to 6.4), the entries left to other users such as BPF trampolines, which lbr_snap_fexit cannot count (default 512 of 8192)");
+
 /* Global: the trampolines count a call in themselves (fexit_tramp.S). */
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
 
@@ -401,11 +413,54 @@ u64 lbr_fexit_slot_quiet(unsigned int slot)
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
 
+/* The functions @d hooks: @nr, or one. */
+static unsigned int lbr_direct_funcs(const struct lbr_direct *d)
+{
+	return d->nr ?: 1;
+}
+
+/* How many more direct calls ftrace takes of ours; under lbr_fexit_lock. */
+static unsigned int lbr_fexit_direct_room_locked(void)
+{
+	unsigned int ceiling;
+
+	lockdep_assert_held(&lbr_fexit_lock);
+	if (!LBR_DIRECT_GROWS_EACH)
+		return UINT_MAX;
+	ceiling = LBR_DIRECT_TABLE_MAX - min_t(unsigned int,
+					       READ_ONCE(direct_margin),
+					       LBR_DIRECT_TABLE_MAX);
+	return ceiling > lbr_fexit_direct_nr ? ceiling - lbr_fexit_direct_nr :
+	       0;
+}
+
+/**
+ * lbr_fexit_direct_calls - the direct calls ftrace holds of the slots
+ * @room: if not NULL, set to how many more lbr_fexit_slot_get() takes
+ *	(UINT_MAX where it sets no ceiling)
+ *
+ * Counted from each slot's attach until ftrace removed its functions;
+ * other users' (BPF trampolines) are not counted.
+ */
+unsigned int lbr_fexit_direct_calls(unsigned int *room)
+{
+	unsigned int n;
+
+	mutex_lock(&lbr_fexit_lock);
+	n = lbr_fexit_direct_nr;
+	if (room)
+		*room = lbr_fexit_direct_room_locked();
+	mutex_unlock(&lbr_fexit_lock);
+	return n;
+}
+EXPORT_SYMBOL_GPL(lbr_fexit_direct_calls);
+
 /**
  * lbr_fexit_slot_get - hook the functions at @ips with a trampoline
  * @ips: the functions' addresses (ftrace maps each to its fentry site);
  *	functions of vmlinux, not of a module, when more than one
- * @nr: how many, at least one
+ * @nr: how many, at least one; one where a trampoline takes one
+ *	function (LBR_DIRECT_ONE_EACH)
  * @data: given back to the client's callbacks for this slot
  * @flags: LBR_FEXIT_REGS_ONLY: every argument of each function is in a
  *	register (the caller knows it from BTF, not from a user), the
@@ -419,7 +474,8 @@ EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
  * the drain (its grace periods, never a traced call) and tries again.
  *
  * Return: the slot, or -ENOSPC when all are in use, -EBUSY when the free
- * ones still have calls inside, or what ftrace said.
+ * ones still have calls inside, -E2BIG when ftrace's table would pass
+ * its ceiling (lbr_fexit_direct_calls()), or what ftrace said.
  */
 int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 		       unsigned int flags, const struct lbr_ret_quiet *quiet)
@@ -434,6 +490,8 @@ int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 		return -EOPNOTSUPP;
 	if (!nr || flags & ~LBR_FEXIT_REGS_ONLY)
 		return -EINVAL;
+	if (LBR_DIRECT_ONE_EACH && nr > 1)
+		return -EOPNOTSUPP;
 	if (nr > 1) {
 		/* Kept for the detach, which the oldest API does one by one. */
 		copy = kvmalloc_array(nr, sizeof(*ips), GFP_KERNEL);
@@ -445,6 +503,10 @@ again:
 	mutex_lock(&lbr_fexit_lock);
 	if (!lbr_fexit_client) {
 		ret = -ENODEV;
+		goto out;
+	}
+	if (nr > lbr_fexit_direct_room_locked()) {
+		ret = -E2BIG;
 		goto out;
 	}
 	slot = find_first_zero_bit(lbr_fexit_used, LBR_FEXIT_SLOTS);
@@ -480,6 +542,7 @@ again:
 		s->direct.nr = 0;
 		goto out;
 	}
+	lbr_fexit_direct_nr += nr;
 	copy = NULL;
 	ret = slot;
 out:
@@ -522,6 +585,8 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 		return;
 	}
 	ret = lbr_direct_detach(&s->direct);
+	if (!ret)
+		lbr_fexit_direct_nr -= lbr_direct_funcs(&s->direct);
 	if (ret) {
 		/*
 		 * The call site may still jump here: the trampoline and this
@@ -794,6 +859,7 @@ static void lbr_fexit_unhook_locked(unsigned int slot, const char *mod)
 			slot, (void *)s->direct.ip, mod);
 		return;
 	}
+	lbr_fexit_direct_nr -= lbr_direct_funcs(&s->direct);
 	__set_bit(slot, lbr_fexit_unhooked);
 }
 
@@ -878,6 +944,7 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 		}
 		pr_info(LBR_SLOT_FMT("the direct call is removed now that %s goes\n"),
 			slot, (void *)s->direct.ip, mod->name);
+		lbr_fexit_direct_nr -= lbr_direct_funcs(&s->direct);
 		__clear_bit(slot, lbr_fexit_lost);
 		lbr_fexit_drain_start_locked(slot);
 		module_put(THIS_MODULE);	/* the lost slot's */

@@ -70,11 +70,16 @@ struct lbr_fexit_client {
  * Version 3: lbr_fexit_slot_unhook().  Version 4: a slot lets the
  * returns of its struct lbr_ret_quiet go without calling ->capture().
  * Version 5: a slot hooks one function or many, ->capture() is told
- * which.  Version 6: lbr_fexit_slot_get() takes flags, not regs_only.
+ * which.  Version 6: lbr_fexit_slot_get() takes @flags, with no
+ * one-by-one registration among them.  Version 7: lbr_snap_fexit counts
+ * the direct calls ftrace holds of its slots, lbr_fexit_slot_get()
+ * refuses one past the ceiling (compat.h) with -E2BIG, and
+ * lbr_fexit_direct_calls() tells the count.
  */
-#define lbr_fexit_register	lbr_fexit_register_v6
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v6
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v6
+#define lbr_fexit_register	lbr_fexit_register_v7
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v7
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v7
+#define lbr_fexit_direct_calls	lbr_fexit_direct_calls_v7
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
@@ -86,6 +91,7 @@ void lbr_fexit_slot_set_limit(unsigned int slot, u64 limit);
 u64 lbr_fexit_slot_quiet(unsigned int slot);
 void lbr_fexit_slot_put(unsigned int slot);
 unsigned int lbr_fexit_slots_free(unsigned int want);
+unsigned int lbr_fexit_direct_calls(unsigned int *room);
 void lbr_fexit_slot_unhook(unsigned int slot, const char *mod);
 long lbr_fexit_slot_inflight(unsigned int slot);
 bool lbr_fexit_owns(unsigned long addr);

@@ -51,4 +51,13 @@
 	"machine_real_restart", "stop_this_cpu", "cpu_startup_entry",	\
 	"cpu_bringup_and_idle"
 
+/*
+ * Where an offline CPU's idle task stays (arch/x86/kernel/smpboot.c and
+ * below), which no hook takes (target_spec.c).
+ */
+#define LBR_OFFLINE_CPU_NAMES						\
+	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead", \
+	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",	\
+	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead"
+
 #endif /* LBR_OWN_NAMES_H */

@@ -239,6 +239,7 @@ int lbr_fexit_start(void);
 void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
 int lbr_fexit_check_many(struct lbr_target *t);
+int lbr_fexit_batch_room(unsigned int n);
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);

@@ -397,9 +397,7 @@ static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
  * a stall there without them was seen too, and is not explained yet).
  */
 static const char *const lbr_offline_cpu_path[] = {
-	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
-	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
-	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead",
+	LBR_OFFLINE_CPU_NAMES,
 };
 
 /* Is @name where an offline CPU's idle task stays?  No hook takes it. */

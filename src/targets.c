@@ -726,10 +726,14 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		ret = -ENOMEM;
 		goto out_free;
 	}
+	/* Past the ceiling, refused whole, @skip or not: nothing to skip. */
+	ret = lbr_fexit_batch_room(nr);
 	for (i = 0; i < nr; i++) {
 		e[i].id = 0;
-		e[i].error = 0;
+		e[i].error = ret;
 	}
+	if (ret)
+		goto out_free;
 	/*
 	 * Each entry's function found and checked before the targets' lock
 	 * (nothing there needs the list), which a module's coming or going

@@ -98,9 +98,7 @@ static const char *const noreturn_names[] = {
 };
 
 static const char *const offline_cpu_path[] = {
-	"do_idle", "arch_cpu_idle_dead", "play_dead", "native_play_dead",
-	"mwait_play_dead", "hlt_play_dead", "cpuidle_play_dead",
-	"acpi_idle_play_dead", "intel_idle_enter_dead", "xen_pv_play_dead",
+	LBR_OFFLINE_CPU_NAMES,
 };
 
 static bool in_list(const char *name, const char *const *list, size_t n,

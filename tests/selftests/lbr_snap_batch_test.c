@@ -158,8 +158,25 @@ FIXTURE_SETUP(batch)
 	ASSERT_LE(0, self->fd);
 }
 
+#define DIRECT_MARGIN	"/sys/module/lbr_snap_fexit/parameters/direct_margin"
+
+/* lbr_snap_fexit's direct_margin: 0 or -errno. */
+static int set_direct_margin(unsigned int margin)
+{
+	FILE *f = fopen(DIRECT_MARGIN, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%u\n", margin) < 0 ? -EIO : 0;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
 FIXTURE_TEARDOWN(batch)
 {
+	set_direct_margin(512);
 	if (!self->recs)
 		return;
 	if (self->fd >= 0)
@@ -472,6 +489,161 @@ TEST_F_TIMEOUT(batch, scale, 1200)
 	self->fd = -1;
 	EXPECT_EQ(0, unload());
 	free(e);
+	free(f);
+}
+
+/* The running kernel's version as major * 1000 + minor. */
+static unsigned int kernel_version(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	uname(&u);
+	sscanf(u.release, "%u.%u", &major, &minor);
+	return major * 1000 + minor;
+}
+
+/* ADD_TARGETS of the @n good functions from @e's, with SKIP; -errno. */
+static int add_good(int fd, const struct lbr_snap_target_entry *good,
+		    struct lbr_snap_target_entry *e, size_t n, __u32 *done)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		entry_set(&e[i], good[i].spec, good[i].addr);
+	return targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
+			   LBR_SNAP_BATCH_SKIP, done);
+}
+
+/*
+ * Where ftrace's table of direct calls leaks past 8,192 entries (5.18 to
+ * 6.4: compat.h), lbr_snap_fexit counts what ftrace holds of it and
+ * stops at 8,192 less direct_margin: a batch past the room is refused
+ * whole, before any entry is looked at, SKIP or not; a single fexit
+ * target too, and an "auto" one falls back to a kretprobe without an
+ * error in the log.  The count follows what ftrace holds: a single
+ * target whose module went, and targets of a batch removed (the rest
+ * hooked anew), give their room back, exactly.  Elsewhere there is no
+ * ceiling; before 5.18 each function of a batch takes a trampoline of
+ * its own, and a batch past the free ones is refused whole.
+ */
+#define CEILING		60
+
+TEST_F_TIMEOUT(batch, direct_call_ceiling, 900)
+{
+	unsigned int v = kernel_version(), half, room;
+	bool ceiling = v >= 5018 && v < 6005, one_each = v < 5018;
+	struct lbr_snap_target_entry *good, *e;
+	char spec[LBR_SNAP_NAME_LEN];
+	size_t nf, i, ng = 0;
+	struct func *f;
+	__u32 done, id;
+	int kmsg;
+
+	SKIP_WITHOUT_BTF();
+	f = vmlinux_funcs(&nf, any_func, NULL);
+	ASSERT_NE(NULL, f);
+	ASSERT_LT(1000, nf);
+	good = calloc(300, sizeof(*good));
+	e = calloc(300, sizeof(*e));
+	ASSERT_NE(NULL, good);
+	ASSERT_NE(NULL, e);
+	/* Functions a batch takes, spread over the kernel. */
+	for (i = 0; i < 200; i++)
+		entry_set(&e[i], f[i * (nf / 200)].name, f[i * (nf / 200)].addr);
+	ASSERT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e, 200,
+				 LBR_SNAP_BATCH_SKIP, &done));
+	for (i = 0; i < 200; i++)
+		if (!e[i].error)
+			good[ng++] = e[i];
+	ASSERT_LE(2 * CEILING, ng) TH_LOG("%zu of 200 taken in a batch", ng);
+	ASSERT_EQ((int)ng, del_added(self->fd, e, 200));
+	ASSERT_EQ(1, nr_targets(self->fd));
+
+	/* The one target, lbr_test_leaf of lbr_snap_test_target, by fexit. */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, load("targets=lbr_test_leaf/1@fexit"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, set_direct_margin(8192 - CEILING));
+
+	if (!ceiling) {
+		/* No ceiling: CEILING + 5 attach. */
+		EXPECT_EQ(0, add_good(self->fd, good, e, CEILING + 5, &done));
+		EXPECT_EQ(CEILING + 5, done);
+		EXPECT_EQ(CEILING + 5, del_added(self->fd, e, CEILING + 5));
+		if (one_each) {
+			/* 256 trampolines in all: 257 functions, refused whole. */
+			struct lbr_snap_target_entry *big = calloc(257, sizeof(*big));
+
+			ASSERT_NE(NULL, big);
+			for (i = 0; i < 257; i++)
+				entry_set(&big[i], good[i % ng].spec,
+					  good[i % ng].addr);
+			EXPECT_EQ(-ENOSPC, targets_ioc(self->fd,
+						       LBR_SNAP_IOC_ADD_TARGETS,
+						       big, 257,
+						       LBR_SNAP_BATCH_SKIP,
+						       &done));
+			EXPECT_EQ(0, done);
+			for (i = 0; i < 257; i++)
+				EXPECT_EQ(-ENOSPC, big[i].error);
+			free(big);
+		}
+		goto out;
+	}
+
+	/* lbr_test_leaf holds one: CEILING entries are one too many. */
+	EXPECT_EQ(-E2BIG, add_good(self->fd, good, e, CEILING, &done));
+	EXPECT_EQ(0, done);
+	for (i = 0; i < CEILING; i++)
+		EXPECT_EQ(-E2BIG, e[i].error) TH_LOG("entry %zu", i);
+	EXPECT_EQ(1, nr_targets(self->fd));
+	ASSERT_EQ(0, add_good(self->fd, good, e, CEILING - 1, &done));
+	ASSERT_EQ(CEILING - 1, done);
+
+	/* Full: one more fexit is refused, an auto one takes a kretprobe. */
+	EXPECT_EQ(-E2BIG, add_good(self->fd, good + CEILING, e + CEILING, 1,
+				   &done));
+	snprintf(spec, sizeof(spec), "%.100s@fexit", good[ng - 1].spec);
+	EXPECT_EQ(-E2BIG, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, spec,
+				     NULL));
+	kmsg = kmsg_open();
+	EXPECT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET,
+				good[ng - 1].spec, &id));
+	/* Said as the kretprobe's reason, not as an error. */
+	EXPECT_TRUE(kmsg >= 0 &&
+		    kmsg_has(kmsg, "(not fexit: this kernel's ftrace takes no more direct calls"));
+	EXPECT_FALSE(kmsg >= 0 && kmsg_has(kmsg, "': fexit: this kernel"))
+		TH_LOG("an auto target that fell back logged the ceiling as an error");
+	if (kmsg >= 0)
+		close(kmsg);
+	EXPECT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_DEL_TARGET,
+				good[ng - 1].spec, NULL));
+
+	/* lbr_test_leaf's module goes: its direct call's room comes back. */
+	EXPECT_EQ(0, syscall(SYS_delete_module, "lbr_snap_test_target",
+			     O_NONBLOCK));
+	EXPECT_EQ(0, add_good(self->fd, good + CEILING, e + CEILING, 1, &done));
+	EXPECT_EQ(1, done);
+
+	/* Half of the batch out, the rest hooked anew: exactly half back. */
+	half = (CEILING - 1) / 2;
+	EXPECT_EQ((int)half, del_added(self->fd, e, half));
+	room = half;
+	EXPECT_EQ(-E2BIG, add_good(self->fd, good + CEILING + 1,
+				   e + CEILING + 1, room + 1, &done));
+	EXPECT_EQ(0, add_good(self->fd, good + CEILING + 1, e + CEILING + 1,
+			      room, &done));
+	EXPECT_EQ(room, done);
+out:
+	close(self->fd);
+	self->fd = -1;
+	EXPECT_EQ(0, unload());
+	load_target_module();
+	free(e);
+	free(good);
 	free(f);
 }
 
