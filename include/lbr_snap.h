@@ -357,11 +357,13 @@ struct lbr_snap_target_ctl {
  * left out and the others added.  Each entry's @error says what became
  * of it: 0 (added, @id its id) or a negative errno; @done counts those
  * added.  The kernel log names each refusal.  A batch of more entries
- * than ftrace takes direct calls (E2BIG: 5.16 to 6.4, where its table
- * would leak past 8,192 of them, less lbr_snap_fexit's direct_margin
- * parameter) or, before 5.18, more than there are free trampolines
- * (ENOSPC: there each takes one function) is refused whole, before any
- * entry is looked at, LBR_SNAP_BATCH_SKIP or not.
+ * than ftrace takes direct calls (E2BIG, where its table grows entry by
+ * entry and would leak past 8,192 of them, less lbr_snap_fexit's
+ * direct_margin parameter: Debian's 6.1) or, where a trampoline takes
+ * one function (kernels without an ftrace_ops of many direct calls:
+ * Debian's 5.10), more than there are free trampolines (ENOSPC) is
+ * refused whole, before any entry is looked at, LBR_SNAP_BATCH_SKIP or
+ * not.
  *
  * LBR_SNAP_IOC_DEL_TARGETS: remove the targets whose @id the entries give
  * (@spec and @addr are ignored): every one found; the others get

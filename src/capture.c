@@ -70,9 +70,10 @@ void __init lbr_capture_init(void)
  * lbr_capture()'s record: everything but a return it filters out.  The
  * hook froze LBR; interrupts stay off from here to the commit: the LBR
  * read must not be disturbed and the per-CPU counters need no atomics.
- * Unfreezes LBR.  The record keeps the MSRs as read: decoding, ordering
- * and counting the probe's entries wait for read() (record_decode.c),
- * out of this window.
+ * Unfreezes LBR after a kretprobe's freeze (an fexit trampoline does as
+ * it leaves).  The record keeps the MSRs as read: decoding, ordering and
+ * counting the probe's entries wait for read() (record_decode.c), out of
+ * this window.
  */
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
@@ -95,6 +96,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	unsigned long flags;
 	unsigned int depth, size, nmsr, stack_max, nr_stack = 0;
 	bool fexit = t->hook == LBR_SNAP_HOOK_FEXIT;
+	/* A kretprobe's freeze is undone here, a trampoline's as it leaves. */
+	bool thaw = frozen && !fexit;
 	bool ran_again = false, was_off;
 
 	local_irq_save(flags);
@@ -107,7 +110,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	/*
 	 * A CPU lbr_snap reads nothing from (lbr_hw_cpu_online(), a CPU
 	 * going or coming): its record is one without LBR, though the hook
-	 * froze and this unfreezes.
+	 * froze (and this, or the trampoline, unfreezes).
 	 */
 	depth = frozen ? __this_cpu_read(lbr_cpu_depth) : 0;
 	/*
@@ -151,7 +154,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		raw->planes = lbr_read_frozen(raw->msr, depth, &raw->tos);
 		ran_again = lbr_hw_ran_again();
 	}
-	if (frozen)
+	if (thaw)
 		lbr_hw_unfreeze(ctl);
 	/* What this CPU's filter, as written, records (interrupts still off). */
 	if (depth && !__this_cpu_read(lbr_cpu_rets))
@@ -230,7 +233,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	return;
 
 out_unfreeze:
-	if (frozen)
+	if (thaw)
 		lbr_hw_unfreeze(ctl);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);
@@ -242,7 +245,7 @@ out_nested:
 	 * writing it changes nothing; after, this return froze LBR again and
 	 * must undo it.
 	 */
-	if (frozen)
+	if (thaw)
 		lbr_hw_unfreeze(ctl);
 	this_cpu_dec(lbr_capture_nesting);
 	local_irq_restore(flags);

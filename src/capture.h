@@ -45,7 +45,9 @@ static __always_inline void lbr_capture_found_off(u32 ctl)
  * @irqs_on: interrupts may be on (the "none" backend's kretprobe
  *	handler); the hooks that freeze have them off
  *
- * From a hook, with preemption off.  Unfreezes LBR.
+ * From a hook, with preemption off.  Unfreezes LBR after a kretprobe's
+ * freeze; an fexit trampoline unfreezes as it leaves, so that what the
+ * capture does after its read is no entry of an outer record.
  *
  * Most returns are successes, which capture=errors leaves out.  On fexit
  * the trampoline lets them go before it freezes (ret_class.h); on a
@@ -81,6 +83,8 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 			this_cpu_inc(c->lbr_off);
 			lbr_capture_found_off(ctl);
 		}
+		if (t->hook == LBR_SNAP_HOOK_FEXIT)
+			return;
 		/*
 		 * The unfreeze reads and writes the control MSR: an interrupt
 		 * in between that changed it (perf turning LBR off in an

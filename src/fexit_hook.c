@@ -117,13 +117,11 @@ static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 	struct lbr_target *t = g ? lbr_group_find(g, fentry_ret) : data;
 
 	/*
-	 * Not one of the group's (its slot hooks nothing else: the warning
-	 * after the unfreeze), or one removed whose group stays
-	 * (lbr_group_leave()).
+	 * Not one of the group's (its slot hooks nothing else), or one
+	 * removed whose group stays (lbr_group_leave()).  The trampoline
+	 * unfreezes as it leaves.
 	 */
 	if (unlikely(!t || (g && READ_ONCE(t->leaving)))) {
-		if (frozen)
-			lbr_hw_unfreeze(ctl);
 		WARN_ON_ONCE(!t);
 		return;
 	}
@@ -465,15 +463,17 @@ int lbr_fexit_batch_room(unsigned int n)
 {
 	unsigned int room, ips = lbr_fexit_direct_calls(&room), slots;
 
+	if (!LBR_HAVE_DIRECT_CALLS)
+		return -EOPNOTSUPP;
 	if (n > room) {
-		pr_err("a batch of %u functions: this kernel's ftrace takes %u more direct calls without leaking memory (%u are lbr_snap's; others', such as BPF's, are not counted but left lbr_snap_fexit's direct_margin)\n",
+		pr_err_ratelimited("a batch of %u functions: this kernel's ftrace takes %u more direct calls without leaking memory (%u are lbr_snap's; others', such as BPF's, are not counted but left lbr_snap_fexit's direct_margin)\n",
 		       n, room, ips);
 		return -E2BIG;
 	}
 	if (LBR_DIRECT_ONE_EACH) {
 		slots = lbr_fexit_slots_free(n);
 		if (slots < n) {
-			pr_err("a batch of %u functions: this kernel's ftrace gives each its own trampoline, and %u are free\n",
+			pr_err_ratelimited("a batch of %u functions: this kernel's ftrace gives each its own trampoline, and %u are free\n",
 			       n, slots);
 			return -ENOSPC;
 		}
@@ -599,8 +599,12 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 	}
 	if (!ret && lbr_fexit_slots_free(nr_made) < nr_made)
 		ret = -ENOSPC;
-	if (!ret)
+	if (!ret) {
 		ret = lbr_groups_hook(made, nr_made);
+		if (ret == -E2BIG)
+			pr_err_ratelimited("a batch of %u functions: past this kernel's ftrace's direct calls as its groups were hooked (lbr_snap_fexit's direct_margin changed?)\n",
+					   n);
+	}
 	if (ret) {
 		/* Those in no group first: a group's put may free its own. */
 		for (i = 0; i < n; i++)

@@ -80,7 +80,7 @@ static unsigned int lbr_fexit_direct_nr;
 static unsigned int direct_margin = 512;
 module_param(direct_margin, uint, 0644);
 MODULE_PARM_DESC(direct_margin,
-		 "where ftrace grows its table of direct calls entry by entry (5.16 to 6.4), the entries left to other users such as BPF trampolines, which lbr_snap_fexit cannot count (default 512 of 8192)");
+		 "where ftrace grows its table of direct calls entry by entry (register_ftrace_direct_multi(), as in Debian's 6.1), the entries of 8192 left to other users such as BPF trampolines, which lbr_snap_fexit cannot count (default 512); raising it can make the re-hooking of a batch's rest fail (E2BIG)");
 
 /* Global: the trampolines count a call in themselves (fexit_tramp.S). */
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
@@ -212,22 +212,19 @@ lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 NOKPROBE_SYMBOL(lbr_fexit_enter);
 
 /*
- * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl and
- * @ctl_hi are the halves of @msr, the control MSR it froze, before the
- * freeze.  Without a client the freeze is undone here, on the MSR the
- * trampoline used.
+ * Called by a "lbr" trampoline, interrupts off and LBR frozen; @ctl is
+ * the control MSR's low half before the freeze.  The trampoline
+ * unfreezes when this returns, client or not.
  */
 void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-				unsigned long caller, u32 ctl, u32 msr,
-				u32 ctl_hi, unsigned long fentry_ret)
+				unsigned long caller, u32 ctl,
+				unsigned long fentry_ret)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
 			   lbr_fexit_ret_site(0, slot), fentry_ret);
-	else
-		lbr_wrmsr_lohi(msr, ctl, ctl_hi);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
@@ -493,7 +490,7 @@ int lbr_fexit_slot_get(const unsigned long *ips, unsigned int nr, void *data,
 	if (LBR_DIRECT_ONE_EACH && nr > 1)
 		return -EOPNOTSUPP;
 	if (nr > 1) {
-		/* Kept for the detach, which the oldest API does one by one. */
+		/* Kept for the filter and the module check (lbr_fexit_slot_in()). */
 		copy = kvmalloc_array(nr, sizeof(*ips), GFP_KERNEL);
 		if (!copy)
 			return -ENOMEM;

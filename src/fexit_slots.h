@@ -37,7 +37,8 @@
  * @capture: a traced function of the slot got with @data returned @ax
  *	to @caller.  Called with interrupts off; with LBR frozen if @freeze,
  *	@ctl being the control MSR's low half before the freeze (the high
- *	half is left as it is), which @capture writes back.  @ret_site is
+ *	half is left as it is).  The trampoline unfreezes once @capture has
+ *	returned, as it leaves: @capture does not.  @ret_site is
  *	the instruction the function returned to; @fentry_ret, the return
  *	address of its fentry call (its ftrace site + 5): which function,
  *	for a slot of many.
@@ -74,7 +75,8 @@ struct lbr_fexit_client {
  * one-by-one registration among them.  Version 7: lbr_snap_fexit counts
  * the direct calls ftrace holds of its slots, lbr_fexit_slot_get()
  * refuses one past the ceiling (compat.h) with -E2BIG, and
- * lbr_fexit_direct_calls() tells the count.
+ * lbr_fexit_direct_calls() tells the count; the trampoline unfreezes
+ * LBR as it leaves, not ->capture().
  */
 #define lbr_fexit_register	lbr_fexit_register_v7
 #define lbr_fexit_slot_get	lbr_fexit_slot_get_v7
@@ -123,7 +125,7 @@ DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
-			unsigned long caller, u32 ctl, u32 msr, u32 ctl_hi,
+			unsigned long caller, u32 ctl,
 			unsigned long fentry_ret);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
 			  unsigned long caller, unsigned long fentry_ret);

@@ -29,10 +29,13 @@
  * JMP to the return thunk and the thunk's RET) is the last branch
  * recorded, and nothing can move the task to another CPU or run an
  * interrupt handler between the return and the read.  Then the capture
- * code runs in C (lbr_fexit_exit_*(), which counts the call out),
- * interrupts are restored and the trampoline returns straight to the
- * caller with the function's return value, skipping the frame of the
- * fentry call.
+ * code runs in C (lbr_fexit_exit_*(), which counts the call out), LBR is
+ * unfrozen only then, interrupts are restored and the trampoline returns
+ * straight to the caller with the function's return value, skipping the
+ * frame of the fentry call: of a hooked call nested in a traced one, the
+ * outer record holds the entries of the trampoline's way in and of its
+ * return, not those of the capture (unless perf's PMI turned LBR back on
+ * in between, as it does before perfmon version 4).
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -115,25 +118,50 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 4:
 	LBR_ASM_EXTABLE_RDMSR(1b, 2b)
 	LBR_ASM_EXTABLE_WRMSR(3b, 4b)
-	movl	%ecx, %r8d		/* the MSR frozen */
-	movl	%r9d, %ecx		/* its low half before the freeze */
-	movl	%edx, %r9d		/* and its high half */
+	/* For the unfreeze: the MSR, and the bits the freeze cleared. */
+	xorl	%r9d, %eax
+	shlq	$32, %rcx
+	orq	%rax, %rcx
+	pushq	%rcx
+	movl	%r9d, %ecx		/* the low half before the freeze */
+	movq	8(%rbp), %r8		/* which function: its fentry call's return */
+.else
+	movq	8(%rbp), %rcx		/* which function: its fentry call's return */
 .endif
 	pushq	%r10
 	pushq	%r11
 	movl	$\n, %edi
 	movq	%r10, %rsi
 	movq	16(%rbp), %rdx		/* the traced function's caller */
+	call	lbr_fexit_exit_\kind
 .ifc \kind, lbr
-	pushq	8(%rbp)			/* which function: its fentry call's return */
-	call	lbr_fexit_exit_\kind
-	addq	$8, %rsp
-.else
-	movq	8(%rbp), %rcx		/* which function: its fentry call's return */
-	call	lbr_fexit_exit_\kind
+	/*
+	 * Unfreeze as the trampoline leaves, not in the capture: what the
+	 * capture did after its read is no LBR entry of the caller's (a
+	 * nested hooked call's capture took 15 to 29 of an outer record's).
+	 * The bits go back into what the MSR holds now, as perf or a #DB
+	 * may have changed the others.  None cleared (LBR was off, or no
+	 * client): no MSR access, and the JZ taken (an LBR entry if LBR is
+	 * on; when the freeze cleared bits, it is not taken).
+	 */
+	movq	16(%rsp), %r10
+	testl	%r10d, %r10d
+	jz	.Lthawed_\kind\()_\n
+	movq	%r10, %rcx
+	shrq	$32, %rcx
+5:	rdmsr
+6:	orl	%r10d, %eax
+7:	wrmsr
+8:
+	LBR_ASM_EXTABLE_RDMSR(5b, 6b)
+	LBR_ASM_EXTABLE_WRMSR(7b, 8b)
+.Lthawed_\kind\()_\n:
 .endif
 	popq	%rdx
 	popq	%rax
+.ifc \kind, lbr
+	addq	$8, %rsp
+.endif
 	popfq
 	leave				/* the copy goes too */
 	/* Drop the return into the traced function: back to its caller. */

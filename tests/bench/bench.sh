@@ -128,6 +128,33 @@ for cpu in $cpus; do
 	done
 done
 
+# The entries of a nested hooked call (tests/bench/guest.sh), with
+# mitigations on (return thunks) and off, beside the goal of 4.
+echo
+for cpu in $cpus; do
+	for mit in on off; do
+		while read -r line; do
+			case "$line" in
+			*per_call=*)
+				echo "nested_entries cpu=$cpu mitigations=$mit $line"
+				pc=${line##*per_call=}
+				pc=${pc%% *}
+				# A figure, not a test: said, not failed.
+				if [ "$pc" -le 4 ]; then
+					echo "goal cpu=$cpu mitigations=$mit nested per_call $pc <= 4 met"
+				else
+					echo "goal cpu=$cpu mitigations=$mit nested per_call $pc <= 4 not met"
+				fi
+				;;
+			*)
+				echo "bench: no nested figure ($cpu, mitigations=$mit): $line" >&2
+				status=1
+				;;
+			esac
+		done < <(sed -n 's/^NESTED //p' "$out/$cpu-$mit.log" | tr -d '\r')
+	done
+done
+
 # What a return costs, and how fast the tool drains a storm
 # (tests/bench/cost.sh): "cost ..." and "reader ..." lines, the goals.
 echo

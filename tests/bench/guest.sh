@@ -45,6 +45,50 @@ for hook in kretprobe fexit; do
 			}'
 	done
 done
+# The entries a nested hooked call puts into an outer record:
+# lbr_test_chain(1) calls lbr_test_leaf(0) once, a fixed path, and
+# returns -EIO.  In chain's record, the entries from its call of the leaf
+# to its own return, with the leaf not hooked ("plain"), hooked and
+# letting its success go ("quiet", capture=errors), and hooked and
+# captured itself ("captured", capture=all: what the capture leaves after
+# its read); the differences are the hook's, per nested call:
+#   NESTED mode=quiet|captured entries=E plain=P per_call=E-P records=N
+# E and P the medians over the records.
+nested_run() {	# $1 mode, $2 capture, $3 targets
+	modprobe lbr_snap capture=$2 targets=$3 || exit 1
+	i=0
+	while [ $i -lt $N ]; do
+		echo "chain 1 1" >/dev/lbr_snap_test
+		i=$((i + 1))
+	done
+	lbr-snap --json --nonblock >/tmp/nested-$1.json || exit 1
+	rmmod lbr_snap || exit 1
+	# Entries oldest first: count from the last call into the leaf.
+	grep '"func":"lbr_test_chain"' /tmp/nested-$1.json |
+		awk '{
+			n = split($0, e, "\\{\"from\":")
+			k = 0
+			for (i = 2; i <= n; i++)
+				if (e[i] ~ /"from_sym":"lbr_test_chain[+"]/ &&
+				    e[i] ~ /"to_sym":"lbr_test_leaf[+"]/)
+					k = i
+			if (k)
+				print n - k
+		}' | sort -n >/tmp/nested-$1.n
+	echo "$(wc -l </tmp/nested-$1.n) $(sed -n "$(( ($(wc -l </tmp/nested-$1.n) + 1) / 2 ))p" /tmp/nested-$1.n)"
+}
+set -- $(nested_run plain errors lbr_test_chain%int/1@fexit)
+plain=$2
+for m in quiet:errors captured:all; do
+	set -- $(nested_run ${m%%:*} ${m#*:} \
+		lbr_test_chain%int/1@fexit,lbr_test_leaf%int/1@fexit)
+	if [ -n "$plain" ] && [ -n "${2:-}" ]; then
+		echo "NESTED mode=${m%%:*} entries=$2 plain=$plain per_call=$(($2 - plain)) records=$1"
+	else
+		echo "NESTED mode=${m%%:*} records=${1:-0} plain=${plain:-none}"
+	fi
+done
+
 # The kernel's path, with lbr_snap gone (its perf events too).
 lbr_snap_bpf_bench do_sys_openat2 "$N" openat || exit 1
 lbr_snap_bpf_bench lbr_test_int "$N" testdev lbr_test_fail || exit 1
