@@ -232,7 +232,11 @@ struct lbr_snap_info {
 	__u32 lbr_kinds;	/* LBR_SNAP_KIND_ bits; both 0 from modules
 				 * before them
 				 */
-	__u32 reserved[1];
+	__u32 nr_batch_targets;	/* of nr_targets, those batches added
+				 * (ADD_TARGETS); LBR_SNAP_MAX_TARGETS
+				 * bounds the others (0 from modules
+				 * before it: count them all)
+				 */
 	/* Only when the caller's struct covers them (see below): */
 	__u32 nr_cpu_types;	/* kinds of CPU in cpu_types[] (0 from
 				 * modules before them)

@@ -165,6 +165,7 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 		.nr_cpus = num_possible_cpus(),
 		.buffer_kb = lbr_buf_kb(),
 		.nr_targets = lbr_targets_count(),
+		.nr_batch_targets = lbr_targets_count_batch(),
 		.capture = lbr_capture_every_return() ? LBR_SNAP_CAPTURE_ALL :
 							LBR_SNAP_CAPTURE_ERRORS,
 		.record_max = sizeof(struct lbr_snap_record) +

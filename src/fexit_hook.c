@@ -467,14 +467,14 @@ int lbr_fexit_batch_room(unsigned int n)
 		return -EOPNOTSUPP;
 	if (n > room) {
 		pr_err_ratelimited("a batch of %u functions: this kernel's ftrace takes %u more direct calls without leaking memory (%u are lbr_snap's; others', such as BPF's, are not counted but left lbr_snap_fexit's direct_margin)\n",
-		       n, room, ips);
+				   n, room, ips);
 		return -E2BIG;
 	}
 	if (LBR_DIRECT_ONE_EACH) {
 		slots = lbr_fexit_slots_free(n);
 		if (slots < n) {
 			pr_err_ratelimited("a batch of %u functions: this kernel's ftrace gives each its own trampoline, and %u are free\n",
-			       n, slots);
+					   n, slots);
 			return -ENOSPC;
 		}
 	}
@@ -574,12 +574,7 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 
 	if (!n)
 		return 0;
-	ret = lbr_fexit_batch_room(n);
-	if (ret) {
-		for (i = 0; i < n; i++)
-			lbr_target_free(ts[i]);
-		return ret;
-	}
+	/* lbr_targets_add_batch() checked the room; lbr_fexit_slot_get() does. */
 	ips = lbr_fexit_direct_calls(NULL);
 	/* A group per target at worst. */
 	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);

@@ -199,6 +199,7 @@ void lbr_targets_unregister(void);
 int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);
 unsigned int lbr_targets_count(void);
+unsigned int lbr_targets_count_batch(void);
 unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st,
 			       unsigned int room);
 int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,

@@ -28,6 +28,8 @@ static DEFINE_MUTEX(lbr_targets_lock);
 static struct lbr_target **lbr_targets;
 static unsigned int lbr_nr_targets, lbr_targets_room;
 static u32 lbr_next_id;
+/* Of the targets, a batch's (lbr_targets_counted_locked()): read unlocked. */
+static unsigned int lbr_nr_batch_targets;
 
 /* Room in the list for @more targets on top of those in it. */
 static int lbr_targets_grow_locked(unsigned int more)
@@ -64,6 +66,14 @@ static unsigned int lbr_targets_single_locked(void)
 	for (i = 0; i < lbr_nr_targets; i++)
 		n += !lbr_targets[i]->group;
 	return n;
+}
+
+/* The list changed: count a batch's targets again. */
+static void lbr_targets_counted_locked(void)
+{
+	lockdep_assert_held(&lbr_targets_lock);
+	WRITE_ONCE(lbr_nr_batch_targets,
+		   lbr_nr_targets - lbr_targets_single_locked());
 }
 
 /* Is @t's function, or its name, a target already?  Says which. */
@@ -261,6 +271,7 @@ static void lbr_target_remove_locked(unsigned int i)
 	for (; i + 1 < lbr_nr_targets; i++)
 		lbr_targets[i] = lbr_targets[i + 1];
 	lbr_targets[--lbr_nr_targets] = NULL;
+	lbr_targets_counted_locked();
 	pr_info("target %u: %s removed (missed %lu)\n", t->id, t->name,
 		lbr_kretprobe_missed(t));
 	lbr_targets_detach(&t, 1);
@@ -425,6 +436,7 @@ void lbr_targets_unregister(void)
 	mutex_lock(&lbr_targets_lock);
 	lbr_targets_detach(lbr_targets, lbr_nr_targets);
 	lbr_nr_targets = 0;
+	lbr_targets_counted_locked();
 	kvfree(lbr_targets);
 	lbr_targets = NULL;
 	lbr_targets_room = 0;
@@ -475,6 +487,16 @@ int lbr_targets_set_capture(bool all)
 unsigned int lbr_targets_count(void)
 {
 	return READ_ONCE(lbr_nr_targets);
+}
+
+/*
+ * Targets a batch added (those outside one count against the 64), for
+ * GET_INFO: without the lock, which a batch holds for as long as ftrace
+ * takes to hook it.
+ */
+unsigned int lbr_targets_count_batch(void)
+{
+	return READ_ONCE(lbr_nr_batch_targets);
 }
 
 static void lbr_target_stats(const struct lbr_target *t,
@@ -821,6 +843,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		goto out;
 	for (i = 0; i < n; i++)
 		lbr_targets[lbr_nr_targets++] = ts[i];
+	lbr_targets_counted_locked();
 	*done = n;
 	if (n)
 		pr_info("targets %u to %u: %u functions of a batch, fexit\n",
@@ -898,6 +921,7 @@ int lbr_targets_del_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		if (!out[i])
 			lbr_targets[k++] = lbr_targets[i];
 	lbr_nr_targets = k;
+	lbr_targets_counted_locked();
 	if (n)
 		pr_info("%u targets removed\n", n);
 	lbr_targets_detach(gone, n);

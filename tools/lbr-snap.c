@@ -505,6 +505,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 	printf("nr_cpus: %u\n", info->nr_cpus);
 	printf("buffer_kb: %u\n", info->buffer_kb);
 	printf("nr_targets: %u\n", info->nr_targets);
+	printf("nr_batch_targets: %u\n", info->nr_batch_targets);
 	printf("capture: %s\n", capture_name(info->capture));
 	printf("stack_depth: %u\n", info->stack_depth);
 	if (info->lbr_kinds) {
@@ -537,8 +538,9 @@ static void print_info_json(const struct lbr_snap_info *info)
 	json_str(stdout, info->mode, sizeof(info->mode));
 	printf(",\"lbr_read\":\"%s\"", read_name(info->lbr_read));
 	printf(",\"nr_cpus\":%u", info->nr_cpus);
-	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"capture\":\"%s\"",
-	       info->buffer_kb, info->nr_targets, capture_name(info->capture));
+	printf(",\"buffer_kb\":%u,\"nr_targets\":%u,\"nr_batch_targets\":%u,\"capture\":\"%s\"",
+	       info->buffer_kb, info->nr_targets, info->nr_batch_targets,
+	       capture_name(info->capture));
 	printf(",\"stack_depth\":%u", info->stack_depth);
 	/* Modules before it say nothing of their filter: null. */
 	fputs(",\"lbr_filter\":", stdout);
@@ -723,7 +725,8 @@ static bool kallsyms_has_func(const char *name)
 /*
  * The targets @args name, patterns resolved (pattern.c), into @l, for
  * spec, add and trace: @capture_all if trace --all, else the loaded
- * module's capture mode; *@attached gets its number of targets.  To
+ * module's capture mode; *@attached gets its number of targets outside
+ * batches, which the 64 it takes one by one bound.  To
  * @attach, they must fit in the module.  With --dry-run, exact names
  * too, and the list is printed.
  * Return: 0, or the exit code.
@@ -747,7 +750,8 @@ static int expand_targets(const struct opts *o, char **args, bool capture_all,
 	if (fd >= 0) {
 		if (!ioctl(fd, LBR_SNAP_IOC_GET_INFO, &info)) {
 			po.capture_all |= info.capture == LBR_SNAP_CAPTURE_ALL;
-			*attached = info.nr_targets;
+			*attached = info.nr_targets > info.nr_batch_targets ?
+				    info.nr_targets - info.nr_batch_targets : 0;
 		}
 		close(fd);
 	}

@@ -71,6 +71,14 @@ static unsigned int nr_targets(int fd)
 	return get_info(fd, &info) ? UINT_MAX : info.nr_targets;
 }
 
+/* GET_INFO's count of a batch's targets; UINT_MAX on error. */
+static unsigned int nr_batch_targets(int fd)
+{
+	struct lbr_snap_info info;
+
+	return get_info(fd, &info) ? UINT_MAX : info.nr_batch_targets;
+}
+
 /* The entries of @f, added with LBR_SNAP_BATCH_SKIP; each one's result. */
 static struct lbr_snap_target_entry *add_funcs(int fd, const struct func *f,
 					       size_t n, __u32 *added)
@@ -210,6 +218,7 @@ TEST_F(batch, path_lookup_records_from_inside)
 	ASSERT_NE(NULL, e) TH_LOG("ADD_TARGETS: %s", strerror(errno));
 	ASSERT_LT(20, added) TH_LOG("%u of %zu added", added, nf);
 	EXPECT_EQ(1 + added, nr_targets(self->fd));
+	EXPECT_EQ(added, nr_batch_targets(self->fd));
 	for (i = 0; i < nf; i++) {
 		if (e[i].error)
 			continue;
@@ -237,6 +246,7 @@ TEST_F(batch, path_lookup_records_from_inside)
 	del = del_added(self->fd, e, nf / 2);
 	EXPECT_LT(0, del);
 	EXPECT_EQ(1 + added - del, nr_targets(self->fd));
+	EXPECT_EQ(added - del, nr_batch_targets(self->fd));
 	for (i = 0; i < nf / 2; i++)
 		e[i].error = -1;
 	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
@@ -259,6 +269,7 @@ TEST_F(batch, path_lookup_records_from_inside)
 
 	EXPECT_EQ((int)added - del, del_added(self->fd, e, nf));
 	EXPECT_EQ(1, nr_targets(self->fd));
+	EXPECT_EQ(0, nr_batch_targets(self->fd));
 	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
 	EXPECT_NE(0, stat("/no/such/file", &st));
 	n = drain(self->fd, self->recs, MAX_RECS);

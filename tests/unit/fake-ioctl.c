@@ -16,6 +16,7 @@
  *                         with errno N (after printing their line)
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
  *   FAKE_LBR_NR_TARGETS=N  GET_INFO reports N targets attached (3)
+ *   FAKE_LBR_BATCH_TARGETS=N  GET_INFO reports N of them a batch's (0)
  *   FAKE_LBR_STATS_ERRNO=N  GET_STATS fails with errno N
  *   FAKE_LBR_MANY_STATS=N  GET_STATS lists N more targets (batch_NNNN)
  *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
@@ -109,6 +110,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->buffer_kb = 64;
 	info->stack_depth = 16;
 	info->nr_targets = env_int("FAKE_LBR_NR_TARGETS", 3);
+	info->nr_batch_targets = env_int("FAKE_LBR_BATCH_TARGETS", 0);
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");
 	strcpy(info->mode, "raw");

@@ -2608,6 +2608,17 @@ if check "build lbr-snap with fake ioctls and libbpf" \
 		1 /dev/null pat-nobatch-all.err env "LBR_SNAP_ROOT=$PR" \
 		FAKE_LBR_NR_TARGETS=64 ./lbr-snap-fake-btf -d stream.bin \
 		add 'many_6[7-9]'
+	# A batch's thousands leave the 64 one by one free: 2 of 3,000
+	# targets are outside batches, so the 3 go one by one.
+	nobatch_room()
+	{
+		env "LBR_SNAP_ROOT=$PR" FAKE_LBR_NR_TARGETS=3000 \
+			FAKE_LBR_BATCH_TARGETS=2998 ./lbr-snap-fake-btf \
+			-d stream.bin add 'many_6[7-9]' 2>&1 | grep -c '^added many_6'
+	}
+	want pat-nobatch-room.out 3
+	t "patterns: a batch's targets leave the one-by-one room free" 0 \
+		pat-nobatch-room.out - nobatch_room
 else
 	skipped "patterns: what no batch takes" "no libbpf to build with"
 fi
