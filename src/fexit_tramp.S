@@ -48,6 +48,19 @@
 #include "fexit_slots.h"
 #include "ret_quiet.S"
 
+/*
+ * Under the ITS mitigation the kernel turns a RET into a plain `ret` only
+ * where bit 5 of its address is set, and sends the others through
+ * its_return_thunk, an LBR entry more (cpu_wants_rethunk_at(),
+ * arch/x86/kernel/alternative.c).  The returns every hooked call takes
+ * go there: the padding before them is a few long NOPs, and the section
+ * is aligned to 64 bytes, so that the offset decides bit 5.
+ */
+.macro LBR_RET_AT_BIT5
+	.p2align 6
+	.nops	32
+.endm
+
 .macro LBR_FEXIT_TRAMP kind, n
 /*
  * SYM_FUNC_START_LOCAL() adds the ENDBR up to 6.12 and no longer in 7.2:
@@ -166,6 +179,7 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	leave				/* the copy goes too */
 	/* Drop the return into the traced function: back to its caller. */
 	addq	$8, %rsp
+	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
 	RET
 .Lquiet_\kind\()_\n:
@@ -175,6 +189,7 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	popfq
 	leave
 	addq	$8, %rsp
+	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
 	RET
 SYM_FUNC_END(lbr_fexit_\kind\()_\n)
@@ -191,6 +206,7 @@ _ASM_NOKPROBE(lbr_fexit_\kind\()_\n)
  */
 SYM_FUNC_START_LOCAL(lbr_fexit_call_rest)
 	pushq	8(%rbp)
+	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
 	RET
 SYM_FUNC_END(lbr_fexit_call_rest)

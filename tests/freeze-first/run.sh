@@ -193,6 +193,12 @@ crafted "quiet path: another slot's count" nop nop "$ecx" nop fail cli nop \
 	"$quiet" "$(p 's/incq %gs:lbr_fexit_quiet/incq %gs:lbr_fexit_quiet+8/')"
 crafted "quiet path: no POPF (interrupts stay off)" nop nop "$ecx" nop fail \
 	cli nop "$quiet" "$(p 's/popfq; //')"
+crafted "quiet path: NOPs before the return (ITS placement)" nop nop "$ecx" nop \
+	pass cli nop "$quiet" "$(p 's/ret$/nopl (%rax); nopw 0x0(%rax,%rax,1); ret/')"
+crafted "quiet path: a NOP before the POPF" nop nop "$ecx" nop fail cli nop \
+	"$quiet" "$(p 's/popfq; /nop; popfq; /')"
+crafted "quiet path: a NOP and no return" nop nop "$ecx" nop fail cli nop \
+	"$quiet" "$(p 's/ret$/nop/')"
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail
