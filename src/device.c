@@ -165,7 +165,6 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 		.nr_cpus = num_possible_cpus(),
 		.buffer_kb = lbr_buf_kb(),
 		.nr_targets = lbr_targets_count(),
-		.nr_batch_targets = lbr_targets_count_batch(),
 		.capture = lbr_capture_every_return() ? LBR_SNAP_CAPTURE_ALL :
 							LBR_SNAP_CAPTURE_ERRORS,
 		.record_max = sizeof(struct lbr_snap_record) +
@@ -175,6 +174,8 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 	};
 
 	lbr_hw_get_filter(&info.lbr_cpl, &info.lbr_kinds);
+	/* Read apart from nr_targets, unlocked: never more than it. */
+	info.nr_batch_targets = min(lbr_targets_count_batch(), info.nr_targets);
 
 	/* Logged first: why lbr_read may say msr since the load. */
 	lbr_xsave_report();

@@ -574,7 +574,13 @@ int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n)
 
 	if (!n)
 		return 0;
-	/* lbr_targets_add_batch() checked the room; lbr_fexit_slot_get() does. */
+	/* Again under the targets' lock: others may have taken the room. */
+	ret = lbr_fexit_batch_room(n);
+	if (ret) {
+		for (i = 0; i < n; i++)
+			lbr_target_free(ts[i]);
+		return ret;
+	}
 	ips = lbr_fexit_direct_calls(NULL);
 	/* A group per target at worst. */
 	made = kvcalloc(n, sizeof(*made), GFP_KERNEL);

@@ -52,9 +52,11 @@
  * Under the ITS mitigation the kernel turns a RET into a plain `ret` only
  * where bit 5 of its address is set, and sends the others through
  * its_return_thunk, an LBR entry more (cpu_wants_rethunk_at(),
- * arch/x86/kernel/alternative.c).  The returns every hooked call takes
- * go there: the padding before them is a few long NOPs, and the section
- * is aligned to 64 bytes, so that the offset decides bit 5.
+ * arch/x86/kernel/alternative.c).  The returns of hooked calls go there,
+ * at an offset of 32 to 63 in a 64-byte line of a section aligned to 64
+ * (tests/freeze-first/check.py --its checks each build): the quiet path's
+ * and lbr_fexit_call_rest's with padding that never runs, the capture
+ * path's after up to 95 bytes of long NOPs.
  */
 .macro LBR_RET_AT_BIT5
 	.p2align 6
@@ -179,9 +181,12 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	leave				/* the copy goes too */
 	/* Drop the return into the traced function: back to its caller. */
 	addq	$8, %rsp
-	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
+	LBR_RET_AT_BIT5
 	RET
+	/* The quiet path's RET at offset 32 of a line, its padding not run. */
+	.p2align 6, 0xcc
+	.skip	32 - (.Lquiet_ret_\kind\()_\n - .Lquiet_\kind\()_\n), 0xcc
 .Lquiet_\kind\()_\n:
 	/* Counted, and counted out: a success costs this and no MSR access. */
 	incq	PER_CPU_VAR(lbr_fexit_quiet + 8 * \n)
@@ -189,8 +194,8 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	popfq
 	leave
 	addq	$8, %rsp
-	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
+.Lquiet_ret_\kind\()_\n:
 	RET
 SYM_FUNC_END(lbr_fexit_\kind\()_\n)
 _ASM_NOKPROBE(lbr_fexit_\kind\()_\n)
@@ -204,9 +209,11 @@ _ASM_NOKPROBE(lbr_fexit_\kind\()_\n)
  * indirect CALL in the trampoline: the target is no ENDBR, and IBT would
  * refuse an indirect branch to it.
  */
+	/* Its RET at offset 32 to 63 of a line: the padding is not run. */
+	.p2align 6, 0x90
+	.skip	32, 0x90
 SYM_FUNC_START_LOCAL(lbr_fexit_call_rest)
 	pushq	8(%rbp)
-	LBR_RET_AT_BIT5
 	UNWIND_HINT_FUNC
 	RET
 SYM_FUNC_END(lbr_fexit_call_rest)

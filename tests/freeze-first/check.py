@@ -28,7 +28,10 @@ and fails unless
   (tests/unit/ret_class.sh runs the same instructions on every return
   type: an error never takes the JB, and a branch not taken leaves no
   LBR entry),
-and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
+with --its (every build of the module), that each return of the
+trampolines and of lbr_fexit_call_rest sits at an address with bit 5 set in
+a .text aligned to 64, where the ITS mitigation leaves a plain ret (one LBR
+entry, not two), and, in both, that WRMSR writes the LBR control MSR: ECX was last set by a
 load from a field the module stores the control MSR numbers into
 (DEBUGCTL 0x1d9, ARCH_LBR_CTL 0x14ce, AMD DBG_EXTN_CFG 0xc000010f; found
 by the immediate stores in the objects) or from lbr_fexit_ctl_msr
@@ -279,23 +282,11 @@ def quiet_path(name, slot, path):
             (lambda i: i.mnem in ("ret", "retq") or
              (i.mnem == "jmp" and i.reloc is not None and i.reloc[0] == "__x86_return_thunk"),
              "a return")]
-    # The padding that puts the return where ITS leaves it plain: NOPs
-    # only, and only before the return.
-    k = 5
-    while k < len(path) - 1 and is_nop(path[k]):
-        k += 1
-    path = path[:5] + path[k:]
     for k, (ok, what) in enumerate(want):
         if k >= len(path) or not ok(path[k]):
             got = f"'{path[k].text}' at {path[k].addr:#x}" if k < len(path) else "the end"
             return f"{name}: the quiet path has {got} where {what} must be"
     return ""
-
-
-def is_nop(i):
-    """a NOP of any length, as the assembler pads with"""
-    return bool(re.search(r"(^|\s)nop[wlq]?(\s|$)", i.text)) or \
-        re.search(r"xchg\s+%ax,%ax$", i.text) is not None
 
 
 def locked(i):
@@ -305,7 +296,44 @@ def locked(i):
     return "lock" in prefixes or (i.mnem.startswith("xchg") and "(" in i.ops)
 
 
+def text_align(obj):
+    """the .text section's alignment in @obj, or 0"""
+    out = subprocess.run(["objdump", "-h", obj], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    m = re.search(r"^\s*\d+\s+\.text\s+.*\s2\*\*(\d+)\s*$", out, re.M)
+    return 1 << int(m.group(1)) if m else 0
+
+
+def its_returns(objs, funcs):
+    """--its: every return of the trampolines and of lbr_fexit_call_rest
+    at an address with bit 5 set, in a .text aligned to 64, where the
+    kernel's ITS mitigation leaves a plain ret; 0 or 1"""
+    names = [f for f in funcs if re.match(r"^lbr_fexit_(n?o?lbr_\d+|call_rest)$", f)]
+    where = [o for o in objs if "lbr_fexit_call_rest" in disassemble(o)]
+    if not names or not where:
+        print("not ok - ITS placement: no trampolines or lbr_fexit_call_rest")
+        return 1
+    align = text_align(where[0])
+    if align < 64:
+        print(f"not ok - ITS placement: .text of {where[0]} aligned to {align}, not 64")
+        return 1
+    rets = [(f, i) for f in names for i in funcs[f]
+            if i.mnem in ("ret", "retq") or
+            (i.mnem == "jmp" and i.reloc is not None and
+             i.reloc[0] == "__x86_return_thunk")]
+    bad = [(f, i) for f, i in rets if not i.addr & 0x20]
+    for f, i in bad[:5]:
+        print(f"not ok - ITS placement: {f}: the return at {i.addr:#x} has bit 5 clear: its_return_thunk, an LBR entry more")
+    if bad or not rets:
+        return 1
+    print(f"ok - ITS placement: all {len(rets)} returns of the trampolines and "
+          "lbr_fexit_call_rest at bit 5, .text aligned to 64")
+    return 0
+
+
 def main(objs):
+    its = "--its" in objs
+    objs = [o for o in objs if o != "--its"]
     funcs = {}
     for obj in objs:
         funcs.update(disassemble(obj))
@@ -375,6 +403,8 @@ def main(objs):
               "but the quiet test's JB, not taken for an error, interrupts off "
               "from the return; the quiet path counts, restores the flags and "
               "returns, nothing else")
+    if its:
+        status |= its_returns(objs, funcs)
     return status
 
 

@@ -12,7 +12,7 @@ pass=0 fail=0
 ok() { echo "ok - $*"; pass=$((pass + 1)); }
 notok() { echo "not ok - $*"; fail=$((fail + 1)); }
 
-out=$(python3 "$here/check.py" "$@")
+out=$(python3 "$here/check.py" --its "$@")
 rc=$?
 names=$(for k in "$@"; do basename "$k"; done | paste -sd' ')
 printf '%s\n' "$out" | sed 's/^/# /'
@@ -125,6 +125,25 @@ for f in "${forms[@]}"; do
 	crafted "handler: $f" "$f" nop "$ecx" nop fail
 	crafted "trampoline: $f" nop "$f" "$ecx" nop fail
 done
+# --its: the template's returns fall anywhere, so the placement fails.
+if python3 "$here/check.py" --its "$tmp/correct.o" >"$tmp/its.out" 2>&1; then
+	notok "--its on returns placed anywhere: passes"
+elif grep -q '^not ok - ITS placement' "$tmp/its.out"; then
+	ok "--its on returns placed anywhere: refused: $(grep -m1 '^not ok - ITS' "$tmp/its.out" | sed 's/^not ok - //')"
+else
+	notok "--its on returns placed anywhere: failed for another reason"
+	sed 's/^/#   /' "$tmp/its.out"
+fi
+# Aligned to 64, but with the returns where they fall: bit 5 is clear.
+sed 's/^\t\.text$/\t.text\n\t.p2align 6/' "$tmp/correct.S" >"$tmp/its64.S"
+if as --64 -o "$tmp/its64.o" "$tmp/its64.S" &&
+   ! python3 "$here/check.py" --its "$tmp/its64.o" >"$tmp/its64.out" 2>&1 &&
+   grep -q 'bit 5 clear' "$tmp/its64.out"; then
+	ok "--its on returns with bit 5 clear: refused: $(grep -m1 'bit 5 clear' "$tmp/its64.out" | sed 's/^not ok - //')"
+else
+	notok "--its on returns with bit 5 clear: not refused for it"
+	sed 's/^/#   /' "$tmp/its64.out"
+fi
 crafted "trampoline: jmp before the call" nop nop "$ecx" 'jmp 1f' fail
 # The regs_only branch: forward, to no further than the call.
 crafted "trampoline: jne over a count to the call" nop nop "$ecx" \
@@ -193,12 +212,6 @@ crafted "quiet path: another slot's count" nop nop "$ecx" nop fail cli nop \
 	"$quiet" "$(p 's/incq %gs:lbr_fexit_quiet/incq %gs:lbr_fexit_quiet+8/')"
 crafted "quiet path: no POPF (interrupts stay off)" nop nop "$ecx" nop fail \
 	cli nop "$quiet" "$(p 's/popfq; //')"
-crafted "quiet path: NOPs before the return (ITS placement)" nop nop "$ecx" nop \
-	pass cli nop "$quiet" "$(p 's/ret$/nopl (%rax); nopw 0x0(%rax,%rax,1); ret/')"
-crafted "quiet path: a NOP before the POPF" nop nop "$ecx" nop fail cli nop \
-	"$quiet" "$(p 's/popfq; /nop; popfq; /')"
-crafted "quiet path: a NOP and no return" nop nop "$ecx" nop fail cli nop \
-	"$quiet" "$(p 's/ret$/nop/')"
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail
