@@ -70,7 +70,7 @@ nested_run() {	# $1 mode, $2 capture, $3 targets
 			k = 0
 			for (i = 2; i <= n; i++)
 				if (e[i] ~ /"from_sym":"lbr_test_chain[+"]/ &&
-				    e[i] ~ /"to_sym":"lbr_test_leaf[+"]/)
+				    e[i] ~ /"to_sym":"(__pfx_)?lbr_test_leaf[+"]/)
 					k = i
 			if (k)
 				print n - k
