@@ -55,5 +55,10 @@ if [ ! -f "$top/kver" ]; then
 	ln -s "$top/obj" "$root/lib/modules/$kver/build"
 	echo "$kver" >"$top/kver"
 	echo "lbr_snap: debug kernel $kver built in $(($(date +%s) - start)) s" >&2
+	# Older builds carry the same KVER: lbr_kernel_root() would find
+	# the first of them.  One debug kernel in the cache.
+	for old in "$LBR_CACHE"/debug-kernel/*/; do
+		[ "${old%/}" = "$top" ] || rm -rf "${old%/}"
+	done
 fi
 cat "$top/kver"
