@@ -350,12 +350,20 @@ struct lbr_snap_target_ctl {
 /*
  * LBR_SNAP_IOC_ADD_TARGETS: attach @nr functions (at most
  * LBR_SNAP_MAX_BATCH) in one call, one struct lbr_snap_target_entry of
- * @entry_size bytes each at @entries_ptr: @spec as ADD_TARGET's, with no
- * hook or "@fexit"; @addr the function's entry as /proc/kallsyms gives it
- * (0: found by name, a much slower walk of kallsyms per function).
- * Functions of vmlinux only, hooked by fexit: those of one return class
- * share a trampoline, reached through one ftrace_ops, so the whole batch
- * costs ftrace a few registrations rather than one per function.
+ * @entry_size bytes each at @entries_ptr: @spec as ADD_TARGET's; @addr
+ * the function's entry as /proc/kallsyms gives it (0: found by name, a
+ * much slower walk of kallsyms per function).  Functions of vmlinux
+ * only, hooked by fexit: those of one return class share a trampoline,
+ * reached through one ftrace_ops, so the whole batch costs ftrace a few
+ * registrations rather than one per function.  A spec's "@kretprobe"
+ * gives its function a kretprobe, and "@auto" a kretprobe where fexit
+ * cannot take it (no BTF prototype, stack arguments fexit cannot bound,
+ * no room left for direct calls or trampolines); LBR_SNAP_BATCH_FALLBACK
+ * treats a spec with no hook as "@auto", and the ceiling below no longer
+ * refuses the batch: its functions past the room take kretprobes.  A
+ * kretprobe costs its function's records some 13 entries, taken by the
+ * kretprobe's return path before the freeze, and its registration and
+ * removal are one each, against one ftrace_ops for many fexit functions.
  * All or nothing: if any entry is refused, or the hooks cannot be set,
  * no target is added.  With LBR_SNAP_BATCH_SKIP, refused entries are
  * left out and the others added.  Each entry's @error says what became
@@ -367,7 +375,7 @@ struct lbr_snap_target_ctl {
  * one function (kernels without an ftrace_ops of many direct calls:
  * Debian's 5.10), more than there are free trampolines (ENOSPC) is
  * refused whole, before any entry is looked at, LBR_SNAP_BATCH_SKIP or
- * not.
+ * not, unless LBR_SNAP_BATCH_FALLBACK.
  *
  * LBR_SNAP_IOC_DEL_TARGETS: remove the targets whose @id the entries give
  * (@spec and @addr are ignored): every one found; the others get
@@ -384,7 +392,12 @@ struct lbr_snap_target_entry {
 	__u64 addr;
 	__u32 id;		/* out */
 	__s32 error;		/* out: 0, or -errno */
+	__u32 hook;		/* out: enum lbr_snap_hook, once added */
+	__u32 reserved;		/* 0, or EINVAL */
 };
+
+/* The entry before @hook: no hook said; every one added is fexit's. */
+#define LBR_SNAP_TARGET_ENTRY_SIZE_V1	(LBR_SNAP_NAME_LEN + 24)
 
 struct lbr_snap_targets {
 	__u64 entries_ptr;
@@ -396,6 +409,9 @@ struct lbr_snap_targets {
 };
 
 #define LBR_SNAP_BATCH_SKIP	(1U << 0)	/* ADD_TARGETS: skip refusals */
+#define LBR_SNAP_BATCH_FALLBACK	(1U << 1)	/* ADD_TARGETS: kretprobes where
+						 * fexit cannot
+						 */
 
 /*
  * LBR_SNAP_IOC_SET_FILTER: record only the returns made by a task that

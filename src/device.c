@@ -48,6 +48,8 @@ static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
 	      LBR_SNAP_TARGET_CTL_SIZE_V1);
+static_assert(offsetof(struct lbr_snap_target_entry, hook) ==
+	      LBR_SNAP_TARGET_ENTRY_SIZE_V1);
 
 /* An open descriptor's own state (file->private_data). */
 struct lbr_dev_file {
@@ -261,8 +263,10 @@ static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
  */
 static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 {
+	const size_t res = offsetof(struct lbr_snap_target_entry, id);
 	struct lbr_snap_target_entry *e;
 	struct lbr_snap_targets hdr;
+	size_t res_size;
 	unsigned int i;
 	long ret;
 
@@ -271,8 +275,9 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 	if (ret)
 		return ret;
 	if (!hdr.nr || hdr.nr > LBR_SNAP_MAX_BATCH ||
-	    hdr.entry_size < sizeof(*e) || hdr.entry_size > PAGE_SIZE ||
-	    hdr.flags & ~LBR_SNAP_BATCH_SKIP ||
+	    hdr.entry_size < LBR_SNAP_TARGET_ENTRY_SIZE_V1 ||
+	    hdr.entry_size > PAGE_SIZE ||
+	    hdr.flags & ~(LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK) ||
 	    (!add && hdr.flags))
 		return -EINVAL;
 	/* The header is written back too: writable before anything is done. */
@@ -280,6 +285,9 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 	ret = lbr_struct_out(arg, usize, &hdr, sizeof(hdr));
 	if (ret)
 		return ret;
+	/* What each entry gets back: id, error, and hook if it has room. */
+	res_size = min_t(size_t, hdr.entry_size,
+			 offsetofend(struct lbr_snap_target_entry, hook)) - res;
 	e = kvcalloc(hdr.nr, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -289,6 +297,8 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 
 		ret = copy_struct_from_user(&e[i], sizeof(*e), src,
 					    hdr.entry_size);
+		if (!ret && e[i].reserved)
+			ret = -EINVAL;
 		if (ret)
 			goto out;
 		/*
@@ -297,9 +307,9 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 		 * as given: DEL_TARGETS reads it.
 		 */
 		e[i].error = 0;
-		if (copy_to_user((void __user *)src +
-				 offsetof(struct lbr_snap_target_entry, id),
-				 &e[i].id, sizeof(e[i].id) + sizeof(e[i].error))) {
+		e[i].hook = 0;
+		if (copy_to_user((void __user *)src + res, &e[i].id,
+				 res_size)) {
 			ret = -EFAULT;
 			goto out;
 		}
@@ -307,6 +317,7 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 	if (add)
 		ret = lbr_targets_add_batch(e, hdr.nr,
 					    hdr.flags & LBR_SNAP_BATCH_SKIP,
+					    hdr.flags & LBR_SNAP_BATCH_FALLBACK,
 					    &hdr.done);
 	else
 		ret = lbr_targets_del_batch(e, hdr.nr, &hdr.done);
@@ -314,8 +325,7 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 		void __user *dst = u64_to_user_ptr(hdr.entries_ptr +
 						   (u64)i * hdr.entry_size);
 
-		if (copy_to_user(dst + offsetof(struct lbr_snap_target_entry, id),
-				 &e[i].id, sizeof(e[i].id) + sizeof(e[i].error))) {
+		if (copy_to_user(dst + res, &e[i].id, res_size)) {
 			ret = -EFAULT;
 			goto out;
 		}

@@ -481,6 +481,26 @@ int lbr_fexit_batch_room(unsigned int n)
 	return 0;
 }
 
+/**
+ * lbr_fexit_batch_quota - how many functions a batch can hook by fexit now
+ *
+ * What lbr_fexit_batch_room() lets through: the direct calls ftrace
+ * takes without leaking, and where a trampoline takes one function, the
+ * free trampolines; 0 without direct calls.  Under the targets' lock, for
+ * a batch whose other functions take a kretprobe each.
+ */
+unsigned int lbr_fexit_batch_quota(void)
+{
+	unsigned int room;
+
+	if (!LBR_HAVE_DIRECT_CALLS)
+		return 0;
+	lbr_fexit_direct_calls(&room);
+	if (LBR_DIRECT_ONE_EACH)
+		room = min(room, lbr_fexit_slots_free(room));
+	return room;
+}
+
 /*
  * Undo lbr_groups_make() from @made[@first] on: the targets back in
  * @was (NULL: none), the groups freed, none of the targets.

@@ -129,7 +129,12 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 	t->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	t->rp.handler = lbr_hw.backend == LBR_SNAP_BACKEND_NONE ?
 			lbr_ret_handler_nolbr : lbr_ret_handler;
-	t->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+	/*
+	 * A batch's may be thousands: the kernel's default instances each
+	 * (a return missed for want of one is counted in nmissed).
+	 */
+	t->rp.maxactive = t->batch ? 0 : max_t(int, 64,
+					       4 * num_possible_cpus());
 
 	ret = register_kretprobe(&t->rp);
 	if (ret)
@@ -144,17 +149,32 @@ void lbr_kretprobe_enable(struct lbr_target *t)
 		enable_kretprobe(&t->rp);
 }
 
-/* Unregister @n kretprobe targets and wait for their handlers. */
+/*
+ * Unregister @n kretprobe targets and wait for their handlers: a batch's
+ * thousands in one call where the array can be had, else in calls of 64.
+ */
 void lbr_kretprobe_detach(struct lbr_target **ts, unsigned int n)
 {
-	struct kretprobe *rps[LBR_SNAP_MAX_TARGETS];
-	unsigned int i;
+	struct kretprobe *few[LBR_SNAP_MAX_TARGETS], **rps = few;
+	unsigned int i, j, k, chunk = ARRAY_SIZE(few);
 
 	if (!n)
 		return;
-	for (i = 0; i < n; i++)
-		rps[i] = &ts[i]->rp;
-	unregister_kretprobes(rps, n);
+	if (n > chunk) {
+		rps = kvmalloc_array(n, sizeof(*rps), GFP_KERNEL);
+		if (rps)
+			chunk = n;
+		else
+			rps = few;
+	}
+	for (i = 0; i < n; i += k) {
+		k = min(n - i, chunk);
+		for (j = 0; j < k; j++)
+			rps[j] = &ts[i + j]->rp;
+		unregister_kretprobes(rps, k);
+	}
+	if (rps != few)
+		kvfree(rps);
 	/* Handlers run with preemption off: let the last ones finish. */
 	synchronize_rcu();
 }

@@ -168,6 +168,7 @@ struct lbr_target {
 				 */
 	bool typed;		/* the spec gave %type */
 	bool gone;		/* its module went, and the hook with it */
+	bool batch;		/* added by a batch (ADD_TARGETS) */
 	char no_fexit[192];	/* "auto" took a kretprobe: why not fexit */
 	u8 nr_errnos;		/* errnos listed: 0, every error */
 	u16 errnos[LBR_TARGET_ERRNOS];	/* positive */
@@ -203,7 +204,7 @@ unsigned int lbr_targets_count_batch(void);
 unsigned int lbr_targets_stats(struct lbr_snap_target_stats *st,
 			       unsigned int room);
 int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
-			  bool skip, unsigned int *done);
+			  bool skip, bool fallback, unsigned int *done);
 int lbr_targets_del_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 			  unsigned int *done);
 
@@ -241,6 +242,7 @@ void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
 int lbr_fexit_check_many(struct lbr_target *t);
 int lbr_fexit_batch_room(unsigned int n);
+unsigned int lbr_fexit_batch_quota(void);
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);

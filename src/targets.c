@@ -58,13 +58,13 @@ static int lbr_targets_grow_locked(unsigned int more)
 	return 0;
 }
 
-/* Targets with a hook of their own, not a batch's: at most 64. */
+/* Targets added one by one, not by a batch: at most 64. */
 static unsigned int lbr_targets_single_locked(void)
 {
 	unsigned int i, n = 0;
 
 	for (i = 0; i < lbr_nr_targets; i++)
-		n += !lbr_targets[i]->group;
+		n += !lbr_targets[i]->batch;
 	return n;
 }
 
@@ -656,6 +656,9 @@ static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
+		/* A kretprobe's own registration says what kprobes refuse. */
+		if (ts[i]->hook != LBR_SNAP_HOOK_FEXIT)
+			continue;
 		kps[i].addr = (kprobe_opcode_t *)ts[i]->start;
 		kps[i].flags = KPROBE_FLAG_DISABLED;
 		ret = register_kprobe(&kps[i]);
@@ -684,11 +687,14 @@ static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 }
 
 /*
- * The target of entry @e, or an ERR_PTR: its spec, of a function fexit
- * can hook in a batch.
+ * The target of entry @e, or an ERR_PTR: its spec, of a function of
+ * vmlinux, hooked by fexit, or by a kretprobe where its spec asks for
+ * one, or where fexit cannot take it and its spec says "@auto" or
+ * @fallback lets any do so (the reason in the target's no_fexit).
  */
 static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
-					    struct lbr_btf **btf)
+					    struct lbr_btf **btf,
+					    bool fallback)
 {
 	struct lbr_target *t;
 	int ret;
@@ -700,26 +706,137 @@ static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
 	t = lbr_target_new(strim(e->spec), e->addr, btf);
 	if (IS_ERR(t))
 		return t;
-	if (t->want != LBR_WANT_DEFAULT && t->want != LBR_WANT_FEXIT) {
-		pr_err("target '%s': a batch hooks with fexit only\n",
-		       t->name);
-		ret = -EINVAL;
-	} else if (lbr_target_in_module(t)) {
+	t->batch = true;
+	if (t->want == LBR_WANT_AUTO)
+		fallback = true;
+	else if (t->want == LBR_WANT_FEXIT)
+		fallback = false;
+	if (lbr_target_in_module(t)) {
 		pr_err("target '%s': a batch takes functions of vmlinux only\n",
 		       t->name);
-		ret = -EINVAL;
-	} else {
-		ret = lbr_fexit_check_many(t);
-		if (ret)
-			pr_err("target '%s': fexit: %s\n", t->name,
-			       t->no_fexit);
+		lbr_target_free(t);
+		return ERR_PTR(-EINVAL);
 	}
-	if (ret) {
+	t->hook = LBR_SNAP_HOOK_KRETPROBE;
+	if (t->want == LBR_WANT_KRETPROBE)
+		return t;
+	/* Why not fexit goes to no_fexit, said as the kretprobe's reason. */
+	ret = lbr_fexit_check_many(t);
+	if (ret && !fallback) {
+		pr_err("target '%s': fexit: %s\n", t->name, t->no_fexit);
 		lbr_target_free(t);
 		return ERR_PTR(ret);
 	}
-	t->hook = LBR_SNAP_HOOK_FEXIT;
+	if (!ret)
+		t->hook = LBR_SNAP_HOOK_FEXIT;
 	return t;
+}
+
+/*
+ * The fexit targets of @ts past what fexit takes now
+ * (lbr_fexit_batch_quota()) take a kretprobe with "@auto", or with
+ * @fallback unless "@fexit"; the others' entries get -E2BIG.  Without @fallback a batch past the
+ * room was refused before, so this is for others that took it since.
+ * Under the targets' lock.
+ */
+static void lbr_batch_past_quota_locked(struct lbr_target **ts,
+					const u32 *idx, unsigned int n,
+					struct lbr_snap_target_entry *e,
+					bool fallback)
+{
+	unsigned int i, quota;
+
+	lockdep_assert_held(&lbr_targets_lock);
+	quota = lbr_fexit_batch_quota();
+	for (i = 0; i < n; i++) {
+		struct lbr_target *t = ts[i];
+
+		if (e[idx[i]].error || t->hook != LBR_SNAP_HOOK_FEXIT)
+			continue;
+		if (quota) {
+			quota--;
+			continue;
+		}
+		if (t->want == LBR_WANT_FEXIT ||
+		    (t->want != LBR_WANT_AUTO && !fallback)) {
+			pr_err_ratelimited("target '%s': fexit: no room left for its direct call or trampoline\n",
+					   t->name);
+			e[idx[i]].error = -E2BIG;
+			continue;
+		}
+		t->hook = LBR_SNAP_HOOK_KRETPROBE;
+		strscpy(t->no_fexit, "past the direct calls ftrace takes, or the free trampolines",
+			sizeof(t->no_fexit));
+	}
+}
+
+/*
+ * Register the kretprobes of the targets of @ts that take one, disarmed;
+ * a refusal goes to the target's entry.  Return: how many registered.
+ */
+static unsigned int lbr_batch_kretprobes(struct lbr_target **ts,
+					 const u32 *idx, unsigned int n,
+					 struct lbr_snap_target_entry *e)
+{
+	unsigned int i, nr = 0;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (e[idx[i]].error || ts[i]->hook != LBR_SNAP_HOOK_KRETPROBE)
+			continue;
+		ret = lbr_kretprobe_attach(ts[i]);
+		if (ret)
+			e[idx[i]].error = ret;
+		else
+			nr++;
+		cond_resched();
+	}
+	return nr;
+}
+
+/*
+ * Free the targets of @ts whose entry was refused, keep the others in
+ * order.  None of those has a hook yet.  Return: how many are kept.
+ */
+static unsigned int lbr_batch_keep(struct lbr_target **ts, u32 *idx,
+				   unsigned int n,
+				   const struct lbr_snap_target_entry *e)
+{
+	unsigned int i, k;
+
+	for (i = 0, k = 0; i < n; i++) {
+		if (e[idx[i]].error) {
+			lbr_target_free(ts[i]);
+			continue;
+		}
+		ts[k] = ts[i];
+		idx[k++] = idx[i];
+	}
+	return k;
+}
+
+/*
+ * The batch is not added: unregister the @nkr kretprobes registered for
+ * targets of @ts (those of a good entry), free every target.
+ */
+static void lbr_batch_drop(struct lbr_target **ts, const u32 *idx,
+			   unsigned int n,
+			   const struct lbr_snap_target_entry *e,
+			   unsigned int nkr)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (nkr && !e[idx[i]].error &&
+		    ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE) {
+			swap(ts[i], ts[k]);
+			k++;
+		}
+	}
+	/* Detached and freed; the rest never had a hook. */
+	lbr_targets_detach(ts, k);
+	for (i = k; i < n; i++)
+		lbr_target_free(ts[i]);
 }
 
 /**
@@ -727,18 +844,20 @@ static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
  * @e: the entries (struct lbr_snap_target_entry); each gets its result
  * @nr: how many, at most LBR_SNAP_MAX_BATCH
  * @skip: leave refused entries out, rather than add none
+ * @fallback: a function fexit cannot take takes a kretprobe
  * @done: how many were added
  *
  * Return: 0, or the first refusal's error (with @skip, only an error
  * that refused the whole batch).
  */
 int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
-			  bool skip, unsigned int *done)
+			  bool skip, bool fallback, unsigned int *done)
 {
 	struct lbr_btf *btf = NULL;
 	struct lbr_target **ts;
-	unsigned int i, n = 0, k;
+	unsigned int i, n = 0, k, nkr = 0;
 	int ret = 0, first = 0;
+	bool whole;
 	u32 *idx;
 
 	*done = 0;
@@ -748,8 +867,12 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	/* Past the ceiling, refused whole, @skip or not: nothing to skip. */
-	ret = lbr_fexit_batch_room(nr);
+	/*
+	 * Past the ceiling, refused whole, @skip or not: nothing to skip.
+	 * With @fallback, what fexit has no room for takes kretprobes.
+	 */
+	ret = fallback ? 0 : lbr_fexit_batch_room(nr);
+	lbr_kretprobe_init();
 	for (i = 0; i < nr; i++) {
 		e[i].id = 0;
 		e[i].error = ret;
@@ -769,7 +892,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 			ret = -EINTR;
 			break;
 		}
-		t = lbr_batch_target(&e[i], &btf);
+		t = lbr_batch_target(&e[i], &btf, fallback);
 		if (IS_ERR(t)) {
 			e[i].error = PTR_ERR(t);
 			if (!skip)
@@ -780,12 +903,14 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		idx[n++] = i;
 		cond_resched();
 	}
-	if (!ret && (skip || i == nr))
+	/* Every entry looked at: else one was refused, and so is the batch. */
+	whole = skip || i == nr;
+	if (!ret && whole)
 		ret = lbr_batch_kprobe_check(ts, idx, n, e);
 	mutex_lock(&lbr_targets_lock);
 	if (!ret)
 		ret = lbr_targets_grow_locked(nr);
-	if (!ret && (skip || i == nr))
+	if (!ret && whole)
 		ret = lbr_batch_check_dups_locked(ts, idx, n, e);
 	/*
 	 * A void target only with capture=all, which may have changed since
@@ -799,55 +924,68 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		       ts[i]->name);
 		e[idx[i]].error = -EINVAL;
 	}
+	if (!ret && whole)
+		lbr_batch_past_quota_locked(ts, idx, n, e, fallback);
 	/* Keep those still good; the first refusal is the answer. */
-	for (i = 0, k = 0; i < n; i++) {
-		if (e[idx[i]].error) {
-			lbr_target_free(ts[i]);
-			continue;
-		}
-		ts[k] = ts[i];
-		idx[k++] = idx[i];
-	}
-	n = k;
+	n = lbr_batch_keep(ts, idx, n, e);
 	for (i = 0; i < nr && !first; i++)
 		first = e[i].error;
 	if (!ret && first && !skip)
 		ret = first;
+	if (!ret) {
+		/* Disarmed until listed; a refusal is an entry's as above. */
+		nkr = lbr_batch_kretprobes(ts, idx, n, e);
+		for (i = 0; i < nr && !first; i++)
+			first = e[i].error;
+		if (first && !skip)
+			ret = first;
+	}
 	if (ret) {
-		for (i = 0; i < n; i++)
-			lbr_target_free(ts[i]);
+		lbr_batch_drop(ts, idx, n, e, nkr);
 		goto out;
 	}
+	n = lbr_batch_keep(ts, idx, n, e);
 	/* Ids first: a target records from the moment it is hooked. */
 	for (i = 0; i < n; i++) {
 		ts[i]->id = lbr_next_id + i;
 		e[idx[i]].id = ts[i]->id;
+		e[idx[i]].hook = ts[i]->hook;
 	}
 	/* Taken either way: records may carry them already. */
 	lbr_next_id += n;
-	if (n) {
-		struct lbr_target **order = kvmalloc_array(n, sizeof(*order),
+	if (n > nkr) {
+		struct lbr_target **order = kvmalloc_array(n - nkr,
+							   sizeof(*order),
 							   GFP_KERNEL);
 
 		if (!order) {
-			for (i = 0; i < n; i++)
-				lbr_target_free(ts[i]);
+			lbr_batch_drop(ts, idx, n, e, nkr);
 			ret = -ENOMEM;
 			goto out;
 		}
-		memcpy(order, ts, n * sizeof(*ts));
-		ret = lbr_fexit_attach_many(order, n);
+		for (i = 0, k = 0; i < n; i++)
+			if (ts[i]->hook == LBR_SNAP_HOOK_FEXIT)
+				order[k++] = ts[i];
+		/* On failure it has freed them: the kretprobes go here. */
+		ret = lbr_fexit_attach_many(order, k);
 		kvfree(order);
+		if (ret) {
+			for (i = 0, k = 0; i < n; i++)
+				if (ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE)
+					ts[k++] = ts[i];
+			lbr_targets_detach(ts, k);
+			goto out;
+		}
 	}
-	if (ret)
-		goto out;
 	for (i = 0; i < n; i++)
 		lbr_targets[lbr_nr_targets++] = ts[i];
 	lbr_targets_counted_locked();
 	*done = n;
+	for (i = 0; i < n; i++)
+		lbr_kretprobe_enable(ts[i]);
 	if (n)
-		pr_info("targets %u to %u: %u functions of a batch, fexit\n",
-			ts[0]->id, ts[n - 1]->id, n);
+		pr_info("targets %u to %u: %u functions of a batch, %u by fexit, %u by kretprobe\n",
+			ts[0]->id, ts[n - 1]->id, n, n - nkr, nkr);
 out:
 	if (ret) {
 		/* Not added: an entry that was good says why not. */

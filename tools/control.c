@@ -163,10 +163,50 @@ static int targets_ioc(int fd, unsigned long req,
 	return ioctl(fd, req, &t);
 }
 
+/* Did the module refuse an entry of @e[0..@k)? */
+static bool chunk_refused(const struct lbr_snap_target_entry *e, size_t k)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++)
+		if (e[j].error)
+			return true;
+	return false;
+}
+
+/*
+ * One chunk of ADD_TARGETS or DEL_TARGETS.  A module before kretprobes
+ * in a batch refuses LBR_SNAP_BATCH_FALLBACK with EINVAL before it looks
+ * at an entry, and says no entry's hook: the chunk goes again without
+ * the flag, *@flags loses it, and what such a module adds is fexit's.
+ * The entries' hook is 0 going in, as such a module wants.
+ */
+static int batch_chunk(int fd, unsigned long req,
+		       struct lbr_snap_target_entry *e, size_t k,
+		       unsigned int *flags, bool *fexit_only)
+{
+	size_t j;
+	int ret;
+
+	for (j = 0; j < k; j++)
+		e[j].hook = e[j].reserved = 0;
+	ret = targets_ioc(fd, req, e, k, *flags);
+	if (ret && errno == EINVAL && (*flags & LBR_SNAP_BATCH_FALLBACK) &&
+	    !chunk_refused(e, k)) {
+		*flags &= ~LBR_SNAP_BATCH_FALLBACK;
+		*fexit_only = true;
+		ret = targets_ioc(fd, req, e, k, *flags);
+	}
+	for (j = 0; *fexit_only && j < k; j++)
+		e[j].hook = LBR_SNAP_HOOK_FEXIT;
+	return ret;
+}
+
 int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 		  size_t n, unsigned int flags,
 		  const volatile sig_atomic_t *stop, size_t *through)
 {
+	bool fexit_only = false;
 	bool add = req == LBR_SNAP_IOC_ADD_TARGETS;
 	bool progress = isatty(STDERR_FILENO) && n > CONTROL_CHUNK;
 	size_t i = 0, k;
@@ -181,7 +221,7 @@ int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 			err = EINTR;
 			break;
 		}
-		if (targets_ioc(fd, req, e + i, k, flags)) {
+		if (batch_chunk(fd, req, e + i, k, &flags, &fexit_only)) {
 			/* DEL_TARGETS' ENOENT: it removed the others. */
 			if (add || errno != ENOENT) {
 				err = errno;
@@ -234,8 +274,9 @@ int control_add_batch(const char *path, char **specs,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old[0]);
 	sigaction(SIGTERM, &sa, &old[1]);
-	ret = control_batch(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n, 0,
-			    &batch_interrupted, &through);
+	ret = control_batch(fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
+			    LBR_SNAP_BATCH_FALLBACK, &batch_interrupted,
+			    &through);
 	/* A signal in the last chunk's call: taken back all the same. */
 	if (!ret && batch_interrupted) {
 		through = n;
@@ -262,8 +303,16 @@ int control_add_batch(const char *path, char **specs,
 			pr_err("add: nothing attached: the %zu functions before are taken back", i);
 		batch_undo(fd, e, i);
 	} else if (n) {
-		printf("added %zu functions in a batch: targets %u to %u, hook fexit\n",
-		       n, e[0].id, e[n - 1].id);
+		for (i = 0, j = 0; i < n; i++)
+			j += e[i].hook == LBR_SNAP_HOOK_KRETPROBE;
+		printf("added %zu functions in a batch: targets %u to %u, hook %s",
+		       n, e[0].id, e[n - 1].id,
+		       hook_name(j ? LBR_SNAP_HOOK_KRETPROBE :
+				 LBR_SNAP_HOOK_FEXIT));
+		if (j && j < n)
+			printf(" for %zu of them, fexit for the others (past the direct calls this kernel's ftrace takes, or without what fexit needs)",
+			       j);
+		putchar('\n');
 	}
 	sigaction(SIGINT, &old[0], NULL);
 	sigaction(SIGTERM, &old[1], NULL);

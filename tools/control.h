@@ -24,7 +24,9 @@ int control_add_batch(const char *path, char **specs,
  * chunk once *@stop (errno EINTR), and at a call that fails, whose
  * entries' results are filled in; DEL_TARGETS goes on after ENOENT (the
  * call removed the others) and fails with it at the end.  *@through: the
- * entries of the chunks done.  Returns 0, or -1 and errno.
+ * entries of the chunks done.  ADD_TARGETS' LBR_SNAP_BATCH_FALLBACK is
+ * dropped for a module that does not know it, and each entry's hook is
+ * then fexit.  Returns 0, or -1 and errno.
  */
 int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 		  size_t n, unsigned int flags,

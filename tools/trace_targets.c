@@ -99,7 +99,8 @@ static int attach_batch(struct tracer *tr)
 		return 0;
 	}
 	if (control_batch(tr->fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
-			  LBR_SNAP_BATCH_SKIP, tr->stop, &through)) {
+			  LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK,
+			  tr->stop, &through)) {
 		err = errno;
 		if (err == EINTR)
 			ret = -(128 + *tr->stop);
@@ -119,7 +120,7 @@ static int attach_batch(struct tracer *tr)
 		if (!e[j].error) {
 			g->added = true;
 			g->id = e[j].id;
-			g->hook = LBR_SNAP_HOOK_FEXIT;
+			g->hook = e[j].hook;
 			tr->nr_batch++;
 		} else if (e[j].error == -EEXIST) {
 			g->existed = true;

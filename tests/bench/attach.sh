@@ -8,7 +8,7 @@
 # wall-clock seconds of the guest (ratios of one boot; TCG makes both
 # slower alike).  Prints per CPU
 #   attach cpu=<cpu> n=N lbr_snap_s=A bpf_s=B ratio=A/B lbr_snap_detach_s=C
-#          bpf_detach_s=D lbr_snap_n=X bpf_n=Y candidates=M
+#          bpf_detach_s=D lbr_snap_n=X bpf_n=Y candidates=M lbr_snap_kretprobes=K
 # and "goal cpu=<cpu> attach: lbr_snap_s <= bpf_s ok|FAIL"; a FAIL, or no
 # line, fails the run.
 set -euo pipefail

@@ -17,6 +17,14 @@
  *   FAKE_LBR_VERSION=S  GET_INFO reports module version S ("" for none)
  *   FAKE_LBR_NR_TARGETS=N  GET_INFO reports N targets attached (3)
  *   FAKE_LBR_BATCH_TARGETS=N  GET_INFO reports N of them a batch's (0)
+ *   FAKE_LBR_FEXIT_ROOM=N  ADD_TARGETS hooks N functions by fexit in all,
+ *                      across calls; past them LBR_SNAP_BATCH_FALLBACK
+ *                      gives kretprobes, else the call fails with E2BIG
+ *   FAKE_LBR_BATCH_OLD=1  ADD_TARGETS as a module before kretprobes in a
+ *                      batch: LBR_SNAP_BATCH_FALLBACK fails with EINVAL,
+ *                      no entry's hook is written, and an entry's hook
+ *                      or reserved not 0 fails the call with E2BIG (as
+ *                      copy_struct_from_user() does)
  *   FAKE_LBR_STATS_ERRNO=N  GET_STATS fails with errno N
  *   FAKE_LBR_MANY_STATS=N  GET_STATS lists N more targets (batch_NNNN)
  *   FAKE_LBR_LBR_ERRNO=N  SET_LBR_FILTER fails with errno N
@@ -253,14 +261,15 @@ static void fake_del(const char *name)
 }
 
 /* Remember a target ADD_TARGETS attached, for GET_STATS. */
-static void fake_added(const struct lbr_snap_target_entry *e)
+static void fake_added(const struct lbr_snap_target_entry *e,
+		       unsigned int hook)
 {
 	if (nr_added == ARRAY_SIZE(added))
 		return;
 	snprintf(added[nr_added].name, sizeof(added[0].name), "%.*s",
 		 (int)strcspn(e->spec, "%/@="), e->spec);
 	added[nr_added].ret_type = spec_ret_type(e->spec);
-	added[nr_added].hook = LBR_SNAP_HOOK_FEXIT;
+	added[nr_added].hook = hook;
 	added[nr_added].id = e->id;
 	added[nr_added++].seen = 0;
 }
@@ -275,13 +284,24 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 {
 	struct lbr_snap_target_entry *e = (void *)(uintptr_t)t->entries_ptr;
 	bool skip = t->flags & LBR_SNAP_BATCH_SKIP;
-	static unsigned int next_id = 100;
-	unsigned int i, j;
+	bool fallback = t->flags & LBR_SNAP_BATCH_FALLBACK;
+	bool old = getenv("FAKE_LBR_BATCH_OLD");
+	const char *room_env = getenv("FAKE_LBR_FEXIT_ROOM");
+	static unsigned int next_id = 100, fexit_used;
+	unsigned int i, j, room = room_env ? (unsigned int)atoi(room_env) : ~0U;
+	unsigned int hook;
 	int bad = -1;
 
-	if (!t->nr || t->entry_size != sizeof(*e)) {
+	if (!t->nr || t->entry_size != sizeof(*e) ||
+	    (old && fallback)) {
 		errno = EINVAL;
 		return -1;
+	}
+	for (i = 0; old && i < t->nr; i++) {
+		if (e[i].hook || e[i].reserved) {
+			errno = E2BIG;
+			return -1;
+		}
 	}
 	if (req == LBR_SNAP_IOC_DEL_TARGETS) {
 		fprintf(stderr, "fake: DEL_TARGETS %u %u\n", t->nr, e[0].id);
@@ -294,9 +314,13 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 		t->done = t->nr;
 		return 0;
 	}
-	fprintf(stderr, "fake: ADD_TARGETS %u %s..%s (%#llx)%s\n", t->nr,
+	fprintf(stderr, "fake: ADD_TARGETS %u %s..%s (%#llx)%s%s\n", t->nr,
 		e[0].spec, e[t->nr - 1].spec, (unsigned long long)e[0].addr,
-		skip ? " skip" : "");
+		skip ? " skip" : "", fallback ? " fallback" : "");
+	if (!fallback && room != ~0U && fexit_used + t->nr > room) {
+		errno = E2BIG;
+		return -1;
+	}
 	for (i = 0; i < t->nr; i++) {
 		e[i].error = 0;
 		if (env_is("FAKE_LBR_ADD_FAIL", e[i].spec))
@@ -317,7 +341,12 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 			continue;
 		e[i].id = next_id++;
 		t->done++;
-		fake_added(&e[i]);
+		hook = fexit_used < room ? LBR_SNAP_HOOK_FEXIT :
+		       LBR_SNAP_HOOK_KRETPROBE;
+		fexit_used += hook == LBR_SNAP_HOOK_FEXIT;
+		if (!old)
+			e[i].hook = hook;
+		fake_added(&e[i], hook);
 	}
 	if (bad >= 0 && !skip) {
 		errno = -e[bad].error;

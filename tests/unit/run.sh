@@ -2516,19 +2516,39 @@ t "patterns: no available_filter_functions: said, exit 1" 1 /dev/null \
 # fake-ioctl.c): add puts them in one batch (ADD_TARGETS), with their
 # kallsyms addresses; one refused and none is attached.
 want pat-batch.out "added 70 functions in a batch: targets 100 to 169, hook fexit"
-want pat-batch.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)"
+want pat-batch.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) fallback"
 t "patterns: add of more than the module's own targets: one batch" \
 	0 pat-batch.out pat-batch.err "${PATF[@]}" add 'many_*'
-want pat-batch-exists.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
+want pat-batch-exists.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) fallback" \
 	"lbr-snap: add many_33: already a target (or an alias of one)"
 t "patterns: a batch refused for one already a target: it is named, exit 1" \
 	1 /dev/null pat-batch-exists.err env FAKE_LBR_ADD_EXISTS=many_33 \
 	"${PATF[@]}" add 'many_*'
-want pat-batch-fail.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
+want pat-batch-fail.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) fallback" \
 	"lbr-snap: add many_33: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)"
 t "patterns: a batch with one refused: it is named, nothing attached, exit 1" \
 	1 /dev/null pat-batch-fail.err env FAKE_LBR_ADD_FAIL=many_33 \
 	"${PATF[@]}" add 'many_*'
+# Past the direct calls fexit has room for, the batch's functions take
+# kretprobes (LBR_SNAP_BATCH_FALLBACK), and add says how many.
+want pat-batch-kr.out "added 70 functions in a batch: targets 100 to 169, hook kretprobe for 30 of them, fexit for the others (past the direct calls this kernel's ftrace takes, or without what fexit needs)"
+t "patterns: a batch past fexit's room: the rest by kretprobe, counted" \
+	0 pat-batch-kr.out pat-batch.err env FAKE_LBR_FEXIT_ROOM=40 \
+	"${PATF[@]}" add 'many_*'
+# A module before kretprobes in a batch refuses the flag: the batch goes
+# again without it, all fexit; what it adds is taken back with the hook
+# field 0 again (such a module refuses the entry otherwise).
+want pat-batch-old.out "added 70 functions in a batch: targets 100 to 169, hook fexit"
+want pat-batch-old.err "fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)"
+t "patterns: a module without kretprobes in a batch: the flag dropped, fexit" \
+	0 pat-batch-old.out pat-batch-old.err env FAKE_LBR_BATCH_OLD=1 \
+	"${PATF[@]}" add 'many_*'
+want pat-batch-oldundo.err \
+	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010)" \
+	"lbr-snap: add many_33: invalid: expected SYM[%type][/N][@hook] with type int, long, ptr, bool or void and hook kretprobe or fexit, or kprobes refuse the function (see the kernel log)"
+t "patterns: a module without kretprobes in a batch: a refusal is still named" \
+	1 /dev/null pat-batch-oldundo.err env FAKE_LBR_BATCH_OLD=1 \
+	FAKE_LBR_ADD_FAIL=many_33 "${PATF[@]}" add 'many_*'
 # trace puts them in a batch too, with LBR_SNAP_BATCH_SKIP: one already a
 # target is used and left alone; the summary goes by -e, and names those
 # that captured, 20 at most.
@@ -2538,7 +2558,7 @@ mapfile -t pat_captured < <(for i in $(seq -w 1 21); do
 		echo "lbr-snap:   many_$i (fexit): 3 returns: 2 captured, 1 filtered, 0 dropped"
 done)
 want pat-trbatch.err "fake: ADD_TARGET foo" \
-	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip" \
+	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip fallback" \
 	"lbr-snap: 1 of the 70 functions is a target already (or an alias of one): using it, leaving it attached" \
 	"lbr-snap: attached many_* (70 functions, 1 a target already), foo (kretprobe); running touch" \
 	"lbr-snap: trace: 0 records printed" \
@@ -2555,7 +2575,7 @@ t "patterns: trace of more than the module's own targets: one batch, summed by -
 	touch pat-ran2
 check "patterns: trace ran CMD after its batch" test -e pat-ran2
 want pat-trbatch-fail.err \
-	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip" \
+	"fake: ADD_TARGETS 70 many_01..many_70 (0xffffffff81002010) skip fallback" \
 	"lbr-snap: ADD_TARGETS many_33: Invalid argument (the kernel log says why): nothing attached" \
 	"fake: DEL_TARGETS 69 100"
 t "patterns: trace's batch with one refused: it is named, the rest taken back, 125" \
@@ -2574,7 +2594,7 @@ if check "build lbr-snap with fake ioctls and libbpf" \
 		"added many_65%int/1: target 7, hook kretprobe" \
 		"added many_66: target 7, hook kretprobe"
 	want pat-nobatch.err "lbr-snap: 4 functions refused: not in a batch (no BTF prototype, a name BTF has twice, or stack arguments fexit cannot bound), and no room among the 64 the module takes one by one (-v or --dry-run lists them)" \
-		"fake: ADD_TARGETS 64 many_01%int/1..many_64%int/1 (0xffffffff81002010)" \
+		"fake: ADD_TARGETS 64 many_01%int/1..many_64%int/1 (0xffffffff81002010) fallback" \
 		"fake: ADD_TARGET many_65%int/1" "fake: ADD_TARGET many_66"
 	t "patterns: what no batch takes goes one by one while room lasts, then is refused" \
 		0 pat-nobatch.out pat-nobatch.err env "LBR_SNAP_ROOT=$PR" \
