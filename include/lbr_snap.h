@@ -363,8 +363,10 @@ struct lbr_snap_target_ctl {
  * refuses the batch: its functions past the room take kretprobes.  A
  * kretprobe costs its function's records some 13 entries, taken by the
  * kretprobe's return path before the freeze, and its registration and
- * removal are one each, against one ftrace_ops for many fexit functions.
- * All or nothing: if any entry is refused, or the hooks cannot be set,
+ * removal are one each, against one ftrace_ops for many fexit functions;
+ * the module parameter batch_kretprobes bounds them all (E2BIG past
+ * it).  A spec with no hook is fexit's (the hook= parameter is for
+ * targets added one by one).  All or nothing: if any entry is refused, or the hooks cannot be set,
  * no target is added.  With LBR_SNAP_BATCH_SKIP, refused entries are
  * left out and the others added.  Each entry's @error says what became
  * of it: 0 (added, @id its id) or a negative errno; @done counts those
@@ -374,29 +376,38 @@ struct lbr_snap_target_ctl {
  * direct_margin parameter: Debian's 6.1) or, where a trampoline takes
  * one function (kernels without an ftrace_ops of many direct calls:
  * Debian's 5.10), more than there are free trampolines (ENOSPC) is
- * refused whole, before any entry is looked at, LBR_SNAP_BATCH_SKIP or
- * not, unless LBR_SNAP_BATCH_FALLBACK.
+ * refused whole, before any entry is looked at (those asking for
+ * "@kretprobe" or "@auto" not counted), LBR_SNAP_BATCH_SKIP or not,
+ * unless LBR_SNAP_BATCH_FALLBACK.  The room is given to "@fexit" specs
+ * first.  A batch's fexit functions that share trampolines may still
+ * find none free (ENOSPC), or one held by another direct caller (EBUSY):
+ * the batch fails, LBR_SNAP_BATCH_FALLBACK or not.
  *
  * LBR_SNAP_IOC_DEL_TARGETS: remove the targets whose @id the entries give
  * (@spec and @addr are ignored): every one found; the others get
  * -ENOENT in @error, and the call fails with ENOENT after removing the
- * rest.  Removing some targets of a batch hooks the others anew: their
- * returns in between are not seen.
+ * rest.  Removing some fexit targets of a batch hooks the others of
+ * their groups anew: their returns in between are not seen.
  *
  * Both need CAP_SYS_ADMIN as ADD_TARGET does.  Per-target counters of a
- * batch's targets leave out the successes its trampolines let go under
- * capture=errors, and their calls in flight (GET_STATS' inflight is 0).
+ * batch's fexit targets leave out the successes its trampolines let go
+ * under capture=errors, and their calls in flight (GET_STATS' inflight
+ * is 0).
  */
 struct lbr_snap_target_entry {
 	char  spec[LBR_SNAP_NAME_LEN + 8];
 	__u64 addr;
 	__u32 id;		/* out */
 	__s32 error;		/* out: 0, or -errno */
-	__u32 hook;		/* out: enum lbr_snap_hook, once added */
+	__u32 hook;		/* out: enum lbr_snap_hook, where error
+				 * is 0 and the module knows
+				 * LBR_SNAP_BATCH_FALLBACK (older ones
+				 * leave it, and hook with fexit only)
+				 */
 	__u32 reserved;		/* 0, or EINVAL */
 };
 
-/* The entry before @hook: no hook said; every one added is fexit's. */
+/* The entry before @hook: the caller is not told each one's hook. */
 #define LBR_SNAP_TARGET_ENTRY_SIZE_V1	(LBR_SNAP_NAME_LEN + 24)
 
 struct lbr_snap_targets {
@@ -409,9 +420,8 @@ struct lbr_snap_targets {
 };
 
 #define LBR_SNAP_BATCH_SKIP	(1U << 0)	/* ADD_TARGETS: skip refusals */
-#define LBR_SNAP_BATCH_FALLBACK	(1U << 1)	/* ADD_TARGETS: kretprobes where
-						 * fexit cannot
-						 */
+/* ADD_TARGETS: kretprobes where fexit cannot */
+#define LBR_SNAP_BATCH_FALLBACK	(1U << 1)
 
 /*
  * LBR_SNAP_IOC_SET_FILTER: record only the returns made by a task that

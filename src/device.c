@@ -50,6 +50,9 @@ static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
 	      LBR_SNAP_TARGET_CTL_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_entry, hook) ==
 	      LBR_SNAP_TARGET_ENTRY_SIZE_V1);
+/* id, error and hook are written back as one run. */
+static_assert(offsetof(struct lbr_snap_target_entry, hook) ==
+	      offsetof(struct lbr_snap_target_entry, id) + 8);
 
 /* An open descriptor's own state (file->private_data). */
 struct lbr_dev_file {
@@ -263,7 +266,7 @@ static long lbr_ioc_target(bool add, void __user *arg, size_t usize)
  */
 static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 {
-	const size_t res = offsetof(struct lbr_snap_target_entry, id);
+	const size_t res_off = offsetof(struct lbr_snap_target_entry, id);
 	struct lbr_snap_target_entry *e;
 	struct lbr_snap_targets hdr;
 	size_t res_size;
@@ -285,9 +288,10 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 	ret = lbr_struct_out(arg, usize, &hdr, sizeof(hdr));
 	if (ret)
 		return ret;
-	/* What each entry gets back: id, error, and hook if it has room. */
-	res_size = min_t(size_t, hdr.entry_size,
-			 offsetofend(struct lbr_snap_target_entry, hook)) - res;
+	/* What each entry gets back: id, error, and hook if it holds one. */
+	res_size = LBR_SNAP_TARGET_ENTRY_SIZE_V1 - res_off;
+	if (hdr.entry_size >= offsetofend(struct lbr_snap_target_entry, hook))
+		res_size += sizeof(e->hook);
 	e = kvcalloc(hdr.nr, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -308,7 +312,7 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 		 */
 		e[i].error = 0;
 		e[i].hook = 0;
-		if (copy_to_user((void __user *)src + res, &e[i].id,
+		if (copy_to_user((void __user *)src + res_off, &e[i].id,
 				 res_size)) {
 			ret = -EFAULT;
 			goto out;
@@ -325,7 +329,7 @@ static long lbr_ioc_targets(bool add, void __user *arg, size_t usize)
 		void __user *dst = u64_to_user_ptr(hdr.entries_ptr +
 						   (u64)i * hdr.entry_size);
 
-		if (copy_to_user(dst + res, &e[i].id, res_size)) {
+		if (copy_to_user(dst + res_off, &e[i].id, res_size)) {
 			ret = -EFAULT;
 			goto out;
 		}

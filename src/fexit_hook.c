@@ -482,20 +482,25 @@ int lbr_fexit_batch_room(unsigned int n)
 }
 
 /**
- * lbr_fexit_batch_quota - how many functions a batch can hook by fexit now
+ * lbr_fexit_batch_quota - how many of @want functions a batch can hook by
+ *	fexit now
+ * @want: the batch's functions fexit could take
  *
  * What lbr_fexit_batch_room() lets through: the direct calls ftrace
  * takes without leaking, and where a trampoline takes one function, the
- * free trampolines; 0 without direct calls.  Under the targets' lock, for
- * a batch whose other functions take a kretprobe each.
+ * free trampolines; 0 without direct calls.  Not the trampolines a
+ * batch's groups need where they share one (lbr_fexit_attach_many()
+ * then fails with ENOSPC).  Under the targets' lock, for a batch whose
+ * other functions take a kretprobe each.
  */
-unsigned int lbr_fexit_batch_quota(void)
+unsigned int lbr_fexit_batch_quota(unsigned int want)
 {
 	unsigned int room;
 
-	if (!LBR_HAVE_DIRECT_CALLS)
+	if (!LBR_HAVE_DIRECT_CALLS || !want)
 		return 0;
 	lbr_fexit_direct_calls(&room);
+	room = min(room, want);
 	if (LBR_DIRECT_ONE_EACH)
 		room = min(room, lbr_fexit_slots_free(room));
 	return room;

@@ -120,63 +120,96 @@ void lbr_kretprobe_init(void)
 		lbr_ret_site = site;
 }
 
-/* Register @t's kretprobe, disarmed until lbr_kretprobe_enable(). */
+/* Kretprobes of batches: at most lbr_kr_batch_max (batch_kretprobes=). */
+static unsigned int lbr_kr_batch_max = 4096;
+static atomic_t lbr_kr_batch_nr = ATOMIC_INIT(0);
+
+void lbr_kretprobe_set_max(unsigned int max)
+{
+	lbr_kr_batch_max = max;
+}
+
+unsigned int lbr_kretprobe_max(void)
+{
+	return lbr_kr_batch_max;
+}
+
+/* How many more kretprobes batches may register now. */
+unsigned int lbr_kretprobe_room(void)
+{
+	unsigned int nr = atomic_read(&lbr_kr_batch_nr);
+
+	return nr < lbr_kr_batch_max ? lbr_kr_batch_max - nr : 0;
+}
+
+/*
+ * Register @t's kretprobe, disarmed until lbr_kretprobe_enable().  A
+ * batch's goes at the address its entry gave (t->start), not by name: a
+ * static function may share it, and a lookup by name walks kallsyms.
+ */
 int lbr_kretprobe_attach(struct lbr_target *t)
 {
 	int ret;
 
-	t->rp.kp.symbol_name = t->name;
+	if (t->batch)
+		t->rp.kp.addr = (kprobe_opcode_t *)t->start;
+	else
+		t->rp.kp.symbol_name = t->name;
 	t->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	t->rp.handler = lbr_hw.backend == LBR_SNAP_BACKEND_NONE ?
 			lbr_ret_handler_nolbr : lbr_ret_handler;
 	/*
 	 * A batch's may be thousands: the kernel's default instances each
-	 * (a return missed for want of one is counted in nmissed).
+	 * (max(10, 2 * CPUs) on 6.1 and later, one a CPU on 5.10), where a
+	 * target of its own has 64 at least; a return that finds none free
+	 * is counted in nmissed.
 	 */
-	t->rp.maxactive = t->batch ? 0 : max_t(int, 64,
-					       4 * num_possible_cpus());
+	if (t->batch)
+		t->rp.maxactive = 0;
+	else
+		t->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
 
 	ret = register_kretprobe(&t->rp);
 	if (ret)
 		pr_err("target '%s': kretprobes refuse this function (%d)\n",
 		       t->name, ret);
+	else if (t->batch)
+		atomic_inc(&lbr_kr_batch_nr);
 	return ret;
 }
 
-void lbr_kretprobe_enable(struct lbr_target *t)
+/* Arm @t's kretprobe, if it has one.  Return: 0, or -errno. */
+int lbr_kretprobe_enable(struct lbr_target *t)
 {
-	if (t->hook == LBR_SNAP_HOOK_KRETPROBE)
-		enable_kretprobe(&t->rp);
+	if (t->hook != LBR_SNAP_HOOK_KRETPROBE)
+		return 0;
+	return enable_kretprobe(&t->rp);
 }
 
 /*
- * Unregister @n kretprobe targets and wait for their handlers: a batch's
- * thousands in one call where the array can be had, else in calls of 64.
+ * Unregister @n kretprobe targets and wait for their handlers, in calls
+ * of 64: each holds kprobes' mutex through its probes and waits a grace
+ * period, so that a batch's thousands block other kprobe users a little
+ * at a time.
  */
 void lbr_kretprobe_detach(struct lbr_target **ts, unsigned int n)
 {
-	struct kretprobe *few[LBR_SNAP_MAX_TARGETS], **rps = few;
-	unsigned int i, j, k, chunk = ARRAY_SIZE(few);
+	struct kretprobe *rps[64];
+	unsigned int i, j, k, batch;
 
-	if (!n)
-		return;
-	if (n > chunk) {
-		rps = kvmalloc_array(n, sizeof(*rps), GFP_KERNEL);
-		if (rps)
-			chunk = n;
-		else
-			rps = few;
-	}
 	for (i = 0; i < n; i += k) {
-		k = min(n - i, chunk);
-		for (j = 0; j < k; j++)
+		k = min_t(unsigned int, n - i, ARRAY_SIZE(rps));
+		for (j = 0, batch = 0; j < k; j++) {
 			rps[j] = &ts[i + j]->rp;
+			batch += ts[i + j]->batch;
+		}
 		unregister_kretprobes(rps, k);
+		atomic_sub(batch, &lbr_kr_batch_nr);
+		cond_resched();
 	}
-	if (rps != few)
-		kvfree(rps);
 	/* Handlers run with preemption off: let the last ones finish. */
-	synchronize_rcu();
+	if (n)
+		synchronize_rcu();
 }
 
 unsigned long lbr_kretprobe_missed(const struct lbr_target *t)

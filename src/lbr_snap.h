@@ -232,7 +232,10 @@ bool lbr_capture_every_return(void);
 /* kretprobe_hook.c */
 void lbr_kretprobe_init(void);
 int lbr_kretprobe_attach(struct lbr_target *t);
-void lbr_kretprobe_enable(struct lbr_target *t);
+int lbr_kretprobe_enable(struct lbr_target *t);
+void lbr_kretprobe_set_max(unsigned int max);
+unsigned int lbr_kretprobe_max(void);
+unsigned int lbr_kretprobe_room(void);
 void lbr_kretprobe_detach(struct lbr_target **ts, unsigned int n);
 unsigned long lbr_kretprobe_missed(const struct lbr_target *t);
 
@@ -242,7 +245,7 @@ void lbr_fexit_stop(void);
 int lbr_fexit_attach(struct lbr_target *t, bool asked);
 int lbr_fexit_check_many(struct lbr_target *t);
 int lbr_fexit_batch_room(unsigned int n);
-unsigned int lbr_fexit_batch_quota(void);
+unsigned int lbr_fexit_batch_quota(unsigned int want);
 int lbr_fexit_attach_many(struct lbr_target **ts, unsigned int n);
 void lbr_fexit_detach(struct lbr_target **ts, unsigned int n);
 long lbr_fexit_inflight(const struct lbr_target *t);

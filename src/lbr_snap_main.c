@@ -78,6 +78,16 @@ MODULE_PARM_DESC(stack_depth,
 		 "Frames of the kernel call stack kept with each record, from the target's caller outwards: 0 (none) to 64 (default 16)");
 
 /*
+ * A batch's functions past fexit's room take kretprobes, each with its
+ * own instances (some 600 bytes a function on 2 CPUs, more with more
+ * CPUs): a bound on them all.
+ */
+static unsigned int batch_kretprobes = 4096;
+module_param(batch_kretprobes, uint, 0444);
+MODULE_PARM_DESC(batch_kretprobes,
+		 "Kretprobes that batches may take in all, past the functions fexit takes (default 4096)");
+
+/*
  * The buffers take buffer_kb on every possible CPU (record_buffer.c).
  * Their allocation never WARNs, but memory the machine cannot spare would
  * starve it: refuse what would take more than half the memory available
@@ -117,6 +127,7 @@ static int __init lbr_snap_init(void)
 	if (ret)
 		return ret;
 
+	lbr_kretprobe_set_max(batch_kretprobes);
 	ret = lbr_stack_set_depth(stack_depth);
 	if (ret)
 		return ret;

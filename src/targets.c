@@ -251,7 +251,13 @@ int lbr_targets_register(const char *spec)
 		return ret;
 	}
 	for (i = 0; i < lbr_nr_targets; i++) {
-		lbr_kretprobe_enable(lbr_targets[i]);
+		ret = lbr_kretprobe_enable(lbr_targets[i]);
+		if (ret) {
+			pr_err("target '%s': kprobes cannot arm its kretprobe (%d)\n",
+			       lbr_targets[i]->name, ret);
+			lbr_targets_unregister();
+			return ret;
+		}
 		lbr_target_announce(lbr_targets[i]);
 	}
 	return 0;
@@ -354,10 +360,16 @@ int lbr_target_add(const char *spec, u32 *id, u32 *hook)
 		goto out;
 	}
 	lbr_next_id++;
+	ret = lbr_kretprobe_enable(t);
+	if (ret) {
+		pr_err("target '%s': kprobes cannot arm its kretprobe (%d)\n",
+		       t->name, ret);
+		lbr_targets_detach(&t, 1);
+		goto out;
+	}
 	if (gone >= 0)
 		lbr_target_remove_locked(gone);
 	lbr_targets[lbr_nr_targets++] = t;
-	lbr_kretprobe_enable(t);
 	lbr_target_announce(t);
 	*id = t->id;
 	*hook = t->hook;
@@ -633,16 +645,40 @@ static int lbr_batch_check_dups_locked(struct lbr_target **ts,
 }
 
 /*
+ * May @t, refused by fexit in a batch, take a kretprobe?  Its spec's
+ * "@auto", or @fallback (LBR_SNAP_BATCH_FALLBACK) unless it said "@fexit".
+ */
+static bool lbr_batch_may_kretprobe(const struct lbr_target *t, bool fallback)
+{
+	return t->want == LBR_WANT_AUTO ||
+	       (fallback && t->want != LBR_WANT_FEXIT);
+}
+
+#define LBR_BATCH_NO_ROOM \
+	"past the direct calls ftrace takes, or the free trampolines"
+
+/* @t takes a kretprobe for @why, which fexit could not do. */
+static void lbr_batch_to_kretprobe(struct lbr_target *t, const char *why)
+{
+	t->hook = LBR_SNAP_HOOK_KRETPROBE;
+	if (why)
+		strscpy(t->no_fexit, why, sizeof(t->no_fexit));
+}
+
+/*
  * What kprobes refuse (the kprobes blacklist, noinstr code), as
  * lbr_func_lookup() checks for one target, and where ftrace has no site
  * (kprobes say where they have one: KPROBES_ON_FTRACE, which a kernel
- * with direct calls has in practice): kprobes registered disabled, never
- * armed, and unregistered together, one grace period for all.  A refusal
- * goes to the target's entry.  Return: 0, or -ENOMEM.
+ * with direct calls has in practice), of the targets fexit is to take:
+ * kprobes registered disabled, never armed, and unregistered together,
+ * one grace period for all.  Where ftrace has no site a target that may
+ * takes a kretprobe; any other refusal goes to the target's entry.
+ * Return: 0, or -ENOMEM.
  */
 static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 				  unsigned int n,
-				  struct lbr_snap_target_entry *e)
+				  struct lbr_snap_target_entry *e,
+				  bool fallback)
 {
 	struct kprobe *kps, **reg;
 	unsigned int i, nr = 0;
@@ -673,11 +709,15 @@ static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 		 * Where the probe went is an ftrace site, or ftrace cannot
 		 * hook the function and would refuse the whole group.
 		 */
-		if (!(kps[i].flags & KPROBE_FLAG_FTRACE)) {
-			pr_err("target '%s': not traceable: no ftrace site at its entry\n",
-			       ts[i]->name);
-			e[idx[i]].error = -EINVAL;
+		if (kps[i].flags & KPROBE_FLAG_FTRACE)
+			continue;
+		if (lbr_batch_may_kretprobe(ts[i], fallback)) {
+			lbr_batch_to_kretprobe(ts[i], "no ftrace site");
+			continue;
 		}
+		pr_err("target '%s': not traceable: no ftrace site at its entry\n",
+		       ts[i]->name);
+		e[idx[i]].error = -EINVAL;
 	}
 	if (nr)
 		unregister_kprobes(reg, nr);
@@ -689,8 +729,8 @@ static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 /*
  * The target of entry @e, or an ERR_PTR: its spec, of a function of
  * vmlinux, hooked by fexit, or by a kretprobe where its spec asks for
- * one, or where fexit cannot take it and its spec says "@auto" or
- * @fallback lets any do so (the reason in the target's no_fexit).
+ * one, or where fexit cannot take it and lbr_batch_may_kretprobe() (the
+ * reason in the target's no_fexit).
  */
 static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
 					    struct lbr_btf **btf,
@@ -707,10 +747,6 @@ static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
 	if (IS_ERR(t))
 		return t;
 	t->batch = true;
-	if (t->want == LBR_WANT_AUTO)
-		fallback = true;
-	else if (t->want == LBR_WANT_FEXIT)
-		fallback = false;
 	if (lbr_target_in_module(t)) {
 		pr_err("target '%s': a batch takes functions of vmlinux only\n",
 		       t->name);
@@ -722,7 +758,7 @@ static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
 		return t;
 	/* Why not fexit goes to no_fexit, said as the kretprobe's reason. */
 	ret = lbr_fexit_check_many(t);
-	if (ret && !fallback) {
+	if (ret && !lbr_batch_may_kretprobe(t, fallback)) {
 		pr_err("target '%s': fexit: %s\n", t->name, t->no_fexit);
 		lbr_target_free(t);
 		return ERR_PTR(ret);
@@ -733,62 +769,111 @@ static struct lbr_target *lbr_batch_target(struct lbr_snap_target_entry *e,
 }
 
 /*
+ * A batch's entries that will be fexit's if good: those whose spec does
+ * not ask for "@kretprobe" or "@auto" (found before any entry is looked
+ * at, for lbr_fexit_batch_room()).
+ */
+static unsigned int lbr_batch_fexit_specs(const struct lbr_snap_target_entry *e,
+					  unsigned int nr)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		const char *hook = strnchr(e[i].spec, sizeof(e[i].spec), '@');
+
+		n += !hook || (strncmp(hook, "@kretprobe", 10) &&
+			       strncmp(hook, "@auto", 5));
+	}
+	return n;
+}
+
+/*
  * The fexit targets of @ts past what fexit takes now
- * (lbr_fexit_batch_quota()) take a kretprobe with "@auto", or with
- * @fallback unless "@fexit"; the others' entries get -E2BIG.  Without @fallback a batch past the
- * room was refused before, so this is for others that took it since.
- * Under the targets' lock.
+ * (lbr_fexit_batch_quota()) take a kretprobe where
+ * lbr_batch_may_kretprobe(); the others' entries get -E2BIG.  Those
+ * whose spec said "@fexit" are given the room first.  Without @fallback
+ * a batch past the room was refused before, so this is for others that
+ * took room since.  Under the targets' lock.
  */
 static void lbr_batch_past_quota_locked(struct lbr_target **ts,
 					const u32 *idx, unsigned int n,
 					struct lbr_snap_target_entry *e,
 					bool fallback)
 {
-	unsigned int i, quota;
+	unsigned int i, pass, want = 0, quota;
 
 	lockdep_assert_held(&lbr_targets_lock);
-	quota = lbr_fexit_batch_quota();
-	for (i = 0; i < n; i++) {
-		struct lbr_target *t = ts[i];
+	for (i = 0; i < n; i++)
+		want += !e[idx[i]].error && ts[i]->hook == LBR_SNAP_HOOK_FEXIT;
+	quota = lbr_fexit_batch_quota(want);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			struct lbr_target *t = ts[i];
 
-		if (e[idx[i]].error || t->hook != LBR_SNAP_HOOK_FEXIT)
-			continue;
-		if (quota) {
-			quota--;
-			continue;
-		}
-		if (t->want == LBR_WANT_FEXIT ||
-		    (t->want != LBR_WANT_AUTO && !fallback)) {
+			if (e[idx[i]].error || t->hook != LBR_SNAP_HOOK_FEXIT ||
+			    (t->want == LBR_WANT_FEXIT) != !pass)
+				continue;
+			if (quota) {
+				quota--;
+				continue;
+			}
+			if (lbr_batch_may_kretprobe(t, fallback)) {
+				lbr_batch_to_kretprobe(t, LBR_BATCH_NO_ROOM);
+				continue;
+			}
 			pr_err_ratelimited("target '%s': fexit: no room left for its direct call or trampoline\n",
 					   t->name);
 			e[idx[i]].error = -E2BIG;
-			continue;
 		}
-		t->hook = LBR_SNAP_HOOK_KRETPROBE;
-		strscpy(t->no_fexit, "past the direct calls ftrace takes, or the free trampolines",
-			sizeof(t->no_fexit));
 	}
 }
 
 /*
- * Register the kretprobes of the targets of @ts that take one, disarmed;
- * a refusal goes to the target's entry.  Return: how many registered.
+ * The kretprobe targets of @ts from @from on are not to be registered:
+ * their entries -ECANCELED, so that nothing takes them for registered.
  */
-static unsigned int lbr_batch_kretprobes(struct lbr_target **ts,
-					 const u32 *idx, unsigned int n,
-					 struct lbr_snap_target_entry *e)
+static void lbr_batch_cancel(struct lbr_target **ts, const u32 *idx,
+			     unsigned int from, unsigned int n,
+			     struct lbr_snap_target_entry *e)
 {
-	unsigned int i, nr = 0;
+	for (; from < n; from++)
+		if (!e[idx[from]].error &&
+		    ts[from]->hook == LBR_SNAP_HOOK_KRETPROBE)
+			e[idx[from]].error = -ECANCELED;
+}
+
+/*
+ * Register the kretprobes of the targets of @ts that take one, disarmed,
+ * at most what batch_kretprobes leaves (lbr_kretprobe_room()); a refusal
+ * goes to the target's entry.  Without @skip it stops at the first.
+ * Return: how many are registered, or -EINTR on a fatal signal.
+ */
+static int lbr_batch_kretprobes(struct lbr_target **ts, const u32 *idx,
+				unsigned int n,
+				struct lbr_snap_target_entry *e, bool skip)
+{
+	unsigned int i, nr = 0, room = lbr_kretprobe_room();
 	int ret;
 
 	for (i = 0; i < n; i++) {
 		if (e[idx[i]].error || ts[i]->hook != LBR_SNAP_HOOK_KRETPROBE)
 			continue;
-		ret = lbr_kretprobe_attach(ts[i]);
-		if (ret)
+		if (fatal_signal_pending(current)) {
+			lbr_batch_cancel(ts, idx, i, n, e);
+			return -EINTR;
+		}
+		ret = nr < room ? lbr_kretprobe_attach(ts[i]) : -E2BIG;
+		if (ret == -E2BIG)
+			pr_err_ratelimited("target '%s': no kretprobe: all of lbr_snap's batch_kretprobes=%u are taken\n",
+					   ts[i]->name, lbr_kretprobe_max());
+		if (ret) {
 			e[idx[i]].error = ret;
-		else
-			nr++;
+			if (skip)
+				continue;
+			lbr_batch_cancel(ts, idx, i + 1, n, e);
+			break;
+		}
+		nr++;
 		cond_resched();
 	}
 	return nr;
@@ -796,7 +881,7 @@ static unsigned int lbr_batch_kretprobes(struct lbr_target **ts,
 
 /*
  * Free the targets of @ts whose entry was refused, keep the others in
- * order.  None of those has a hook yet.  Return: how many are kept.
+ * order.  None of those has a hook.  Return: how many are kept.
  */
 static unsigned int lbr_batch_keep(struct lbr_target **ts, u32 *idx,
 				   unsigned int n,
@@ -816,18 +901,19 @@ static unsigned int lbr_batch_keep(struct lbr_target **ts, u32 *idx,
 }
 
 /*
- * The batch is not added: unregister the @nkr kretprobes registered for
- * targets of @ts (those of a good entry), free every target.
+ * The batch is not added: unregister the kretprobes registered for the
+ * targets of @ts (those of a good entry that take one) and free every
+ * target, none of them listed or hooked by fexit.
  */
 static void lbr_batch_drop(struct lbr_target **ts, const u32 *idx,
 			   unsigned int n,
 			   const struct lbr_snap_target_entry *e,
-			   unsigned int nkr)
+			   bool registered)
 {
 	unsigned int i, k = 0;
 
-	for (i = 0; i < n; i++) {
-		if (nkr && !e[idx[i]].error &&
+	for (i = 0; registered && i < n; i++) {
+		if (!e[idx[i]].error &&
 		    ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE) {
 			swap(ts[i], ts[k]);
 			k++;
@@ -837,6 +923,43 @@ static void lbr_batch_drop(struct lbr_target **ts, const u32 *idx,
 	lbr_targets_detach(ts, k);
 	for (i = k; i < n; i++)
 		lbr_target_free(ts[i]);
+}
+
+/*
+ * Arm the kretprobes of @ts; one ftrace refuses to arm is unregistered
+ * and freed, its entry says why (and without @skip, every one is).
+ * Return: 0, or the first error without @skip.
+ */
+static int lbr_batch_arm(struct lbr_target **ts, u32 *idx, unsigned int *n,
+			 struct lbr_snap_target_entry *e, bool skip)
+{
+	unsigned int i, k;
+	int ret;
+
+	for (i = 0; i < *n; i++) {
+		if (ts[i]->hook != LBR_SNAP_HOOK_KRETPROBE)
+			continue;
+		ret = lbr_kretprobe_enable(ts[i]);
+		cond_resched();
+		if (!ret)
+			continue;
+		pr_err("target '%s': kprobes cannot arm its kretprobe (%d)\n",
+		       ts[i]->name, ret);
+		e[idx[i]].error = ret;
+		if (!skip)
+			return ret;
+	}
+	/* The refused ones out, unregistered and freed. */
+	for (i = 0, k = 0; i < *n; i++) {
+		if (e[idx[i]].error) {
+			lbr_targets_detach(&ts[i], 1);
+			continue;
+		}
+		ts[k] = ts[i];
+		idx[k++] = idx[i];
+	}
+	*n = k;
+	return 0;
 }
 
 /**
@@ -853,11 +976,11 @@ static void lbr_batch_drop(struct lbr_target **ts, const u32 *idx,
 int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 			  bool skip, bool fallback, unsigned int *done)
 {
+	struct lbr_target **ts, **order = NULL;
+	unsigned int i, n = 0, k, nfx;
+	bool whole, by_entry = false;
 	struct lbr_btf *btf = NULL;
-	struct lbr_target **ts;
-	unsigned int i, n = 0, k, nkr = 0;
 	int ret = 0, first = 0;
-	bool whole;
 	u32 *idx;
 
 	*done = 0;
@@ -868,17 +991,19 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		goto out_free;
 	}
 	/*
-	 * Past the ceiling, refused whole, @skip or not: nothing to skip.
-	 * With @fallback, what fexit has no room for takes kretprobes.
+	 * Past fexit's room, refused whole, @skip or not: nothing to skip;
+	 * with @fallback, what fexit has no room for takes kretprobes.
 	 */
-	ret = fallback ? 0 : lbr_fexit_batch_room(nr);
-	lbr_kretprobe_init();
+	nfx = fallback ? 0 : lbr_batch_fexit_specs(e, nr);
+	ret = nfx ? lbr_fexit_batch_room(nfx) : 0;
 	for (i = 0; i < nr; i++) {
 		e[i].id = 0;
+		e[i].hook = 0;
 		e[i].error = ret;
 	}
 	if (ret)
 		goto out_free;
+	lbr_kretprobe_init();
 	/*
 	 * Each entry's function found and checked before the targets' lock
 	 * (nothing there needs the list), which a module's coming or going
@@ -906,7 +1031,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 	/* Every entry looked at: else one was refused, and so is the batch. */
 	whole = skip || i == nr;
 	if (!ret && whole)
-		ret = lbr_batch_kprobe_check(ts, idx, n, e);
+		ret = lbr_batch_kprobe_check(ts, idx, n, e, fallback);
 	mutex_lock(&lbr_targets_lock);
 	if (!ret)
 		ret = lbr_targets_grow_locked(nr);
@@ -926,76 +1051,83 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 	}
 	if (!ret && whole)
 		lbr_batch_past_quota_locked(ts, idx, n, e, fallback);
-	/* Keep those still good; the first refusal is the answer. */
-	n = lbr_batch_keep(ts, idx, n, e);
+	/* Disarmed until the fexit ones are in; a refusal is an entry's. */
+	if (!ret && whole) {
+		ret = lbr_batch_kretprobes(ts, idx, n, e, skip);
+		ret = ret < 0 ? ret : 0;
+	}
+	/* The first refusal is the answer. */
 	for (i = 0; i < nr && !first; i++)
 		first = e[i].error;
-	if (!ret && first && !skip)
+	if (!ret && first && !skip) {
 		ret = first;
-	if (!ret) {
-		/* Disarmed until listed; a refusal is an entry's as above. */
-		nkr = lbr_batch_kretprobes(ts, idx, n, e);
-		for (i = 0; i < nr && !first; i++)
-			first = e[i].error;
-		if (first && !skip)
-			ret = first;
+		by_entry = true;
 	}
 	if (ret) {
-		lbr_batch_drop(ts, idx, n, e, nkr);
+		lbr_batch_drop(ts, idx, n, e, true);
 		goto out;
 	}
+	/* Those refused had no hook: freed, the others kept. */
 	n = lbr_batch_keep(ts, idx, n, e);
+	order = kvmalloc_array(n ?: 1, sizeof(*order), GFP_KERNEL);
+	if (!order) {
+		lbr_batch_drop(ts, idx, n, e, true);
+		ret = -ENOMEM;
+		goto out;
+	}
 	/* Ids first: a target records from the moment it is hooked. */
 	for (i = 0; i < n; i++) {
 		ts[i]->id = lbr_next_id + i;
 		e[idx[i]].id = ts[i]->id;
-		e[idx[i]].hook = ts[i]->hook;
 	}
 	/* Taken either way: records may carry them already. */
 	lbr_next_id += n;
-	if (n > nkr) {
-		struct lbr_target **order = kvmalloc_array(n - nkr,
-							   sizeof(*order),
-							   GFP_KERNEL);
-
-		if (!order) {
-			lbr_batch_drop(ts, idx, n, e, nkr);
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (i = 0, k = 0; i < n; i++)
-			if (ts[i]->hook == LBR_SNAP_HOOK_FEXIT)
-				order[k++] = ts[i];
-		/* On failure it has freed them: the kretprobes go here. */
-		ret = lbr_fexit_attach_many(order, k);
-		kvfree(order);
-		if (ret) {
-			for (i = 0, k = 0; i < n; i++)
-				if (ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE)
-					ts[k++] = ts[i];
-			lbr_targets_detach(ts, k);
-			goto out;
-		}
+	ret = lbr_batch_arm(ts, idx, &n, e, skip);
+	if (ret) {
+		by_entry = true;
+		lbr_batch_drop(ts, idx, n, e, true);
+		goto out;
 	}
-	for (i = 0; i < n; i++)
+	/*
+	 * The fexit ones in their own array: lbr_fexit_attach_many()
+	 * reorders them, and frees them if it fails.  @ts stays in the order
+	 * of ids, the list's.
+	 */
+	for (i = 0, k = 0; i < n; i++)
+		if (ts[i]->hook == LBR_SNAP_HOOK_FEXIT)
+			order[k++] = ts[i];
+	ret = lbr_fexit_attach_many(order, k);
+	if (ret) {
+		for (i = 0, k = 0; i < n; i++)
+			if (ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE)
+				order[k++] = ts[i];
+		lbr_targets_detach(order, k);
+		goto out;
+	}
+	for (i = 0, k = 0; i < n; i++) {
 		lbr_targets[lbr_nr_targets++] = ts[i];
+		e[idx[i]].hook = ts[i]->hook;
+		k += ts[i]->hook == LBR_SNAP_HOOK_KRETPROBE;
+	}
 	lbr_targets_counted_locked();
 	*done = n;
-	for (i = 0; i < n; i++)
-		lbr_kretprobe_enable(ts[i]);
 	if (n)
 		pr_info("targets %u to %u: %u functions of a batch, %u by fexit, %u by kretprobe\n",
-			ts[0]->id, ts[n - 1]->id, n, n - nkr, nkr);
+			ts[0]->id, ts[n - 1]->id, n, n - k, k);
 out:
 	if (ret) {
 		/* Not added: an entry that was good says why not. */
-		for (i = 0; i < nr; i++)
+		for (i = 0; i < nr; i++) {
+			e[i].id = 0;
+			e[i].hook = 0;
 			if (!e[i].error)
-				e[i].error = ret == first ? -ECANCELED : ret;
+				e[i].error = by_entry ? -ECANCELED : ret;
+		}
 	}
 	mutex_unlock(&lbr_targets_lock);
 	lbr_targets_btf_done(btf, !ret);
 out_free:
+	kvfree(order);
 	kvfree(idx);
 	kvfree(ts);
 	return ret;

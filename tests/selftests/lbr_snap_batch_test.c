@@ -753,7 +753,7 @@ TEST_F_TIMEOUT(batch, kretprobes_where_fexit_cannot, 900)
 	unsigned int v = kernel_version();
 	bool ceiling = v >= 5018 && v < 6005;
 	struct lbr_snap_target_entry *e, one;
-	size_t nf, na, i, n;
+	size_t nf, na, i, n, lf;
 	struct func *f, *any;
 	__u32 done, added;
 	struct stat st;
@@ -793,9 +793,37 @@ TEST_F_TIMEOUT(batch, kretprobes_where_fexit_cannot, 900)
 		TH_LOG("%d records, none of a kretprobe returning -ENOENT", nr);
 	EXPECT_LE(5, recs_of(self->recs, nr, e, nf, LBR_SNAP_HOOK_FEXIT,
 			     -ENOENT));
+	/* The last function fexit took, for the room's order below. */
+	for (lf = nf - 1; lf > 0; lf--)
+		if (!e[lf].error && e[lf].hook == LBR_SNAP_HOOK_FEXIT)
+			break;
 	EXPECT_EQ((int)done, del_added(self->fd, e, nf));
 	EXPECT_EQ(1, nr_targets(self->fd));
 	EXPECT_EQ(0, nr_batch_targets(self->fd));
+
+	/* batch_kretprobes bounds them: past it E2BIG, back once removed. */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load("targets=lbr_test_leaf batch_kretprobes=3"));
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < 5; i++) {
+		char spec[LBR_SNAP_NAME_LEN + 8];
+
+		snprintf(spec, sizeof(spec), "%.100s@kretprobe", f[i].name);
+		entry_set(&e[i], spec, f[i].addr);
+	}
+	EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e, 5,
+				 LBR_SNAP_BATCH_SKIP, &done));
+	EXPECT_EQ(3, done);
+	EXPECT_EQ(-E2BIG, e[3].error);
+	EXPECT_EQ(-E2BIG, e[4].error);
+	EXPECT_EQ(3, del_added(self->fd, e, 5));
+	EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e + 2, 3,
+				 0, &done));
+	EXPECT_EQ(3, done);
+	EXPECT_EQ(3, del_added(self->fd, e + 2, 3));
 	if (!ceiling)
 		goto out;
 
@@ -806,14 +834,22 @@ TEST_F_TIMEOUT(batch, kretprobes_where_fexit_cannot, 900)
 	self->fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, set_direct_margin(8192 - ROOM - 1));
+	/*
+	 * The last fexit takes asks for it: it is given the room first,
+	 * ahead of the ROOM before it.
+	 */
+	EXPECT_LT(2 * ROOM, lf);
 	for (i = 0; i < nf; i++)
 		entry_set(&e[i], f[i].name, f[i].addr);
+	snprintf(e[lf].spec, sizeof(e[lf].spec), "%.100s@fexit", f[lf].name);
 	ASSERT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e, nf,
 				 LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK,
 				 &done));
 	added = done;
 	n = nr_hooked(e, nf, LBR_SNAP_HOOK_FEXIT);
 	EXPECT_EQ(ROOM, n);
+	EXPECT_EQ(0, e[lf].error) TH_LOG("%s", e[lf].spec);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, e[lf].hook);
 	EXPECT_EQ(done - ROOM, nr_hooked(e, nf, LBR_SNAP_HOOK_KRETPROBE));
 	EXPECT_LT(nf - 4, done) TH_LOG("%u of %zu added", done, nf);
 	EXPECT_EQ(done, nr_batch_targets(self->fd));
