@@ -9,7 +9,7 @@
 #
 # The numbers come from the "# Totals:" lines (a suite may print several
 # TAP streams: they are added up), else from the ok / not ok lines.  Then
-# every plan "1..N" the suite printed must be kept (issue #19: a guest
+# every plan "1..N" the suite printed must be kept (a guest
 # that dies takes its tests with it, and they must not just vanish):
 #   - a plan followed by a "# Totals:" (kselftest prints the plan first,
 #     tests/lbr-lab and decode_test last, then the totals): the totals,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The TAP plans on crafted output (issue #19: tests that vanish must fail).
+# The TAP plans on crafted output (tests that vanish must fail).
 # make check's count (tests/tap-count.sh) on crafted suite logs: a stream
 # cut short after its "1..N", totals that do not add up to the plan, a
 # suite that printed nothing must fail; complete streams of every shape
@@ -342,7 +342,7 @@ result ".ci/run: binary bytes in the output, the totals stay last, make's status
 # ------------------------------------------------- make bench's goals
 
 # tests/bench/cost.sh on crafted guest logs (COST_LOGS): figures that meet
-# every goal of issue #17 pass; one over a goal, a figure missing, a
+# every goal of make bench pass; one over a goal, a figure missing, a
 # dropped record or a reader that lost records fails, with the goal named.
 cost_log() {	# cost_log FILE KRETPROBE_MISS FEXIT_HIT [BAD [FEXIT_EXIT [FEXIT_HIT_MSR [BPF_HIT]]]]
 	{
@@ -394,7 +394,17 @@ cost_case() {	# cost_case NAME WANT-STATUS [GREP]
 mkdir -p "$T/cost"
 cost_log "$T/cost/lbr-legacy-cost.log" 11000 9900
 reader_log "$T/cost/lbr-legacy-reader.log" 100 900000000
+reader_log "$T/cost/lbr-legacy-reader-loaded.log" 100 900000000
 read_log "$T/cost/lbr-legacy-read.log"
+cost_case "the loaded reader line: lost no more than trace_pipe" 0 \
+	"goal cpu=lbr-legacy reader --json, host loaded: lost 0 (dropped 0) <= trace_pipe_lost 0 ok"
+grep -q "^reader cpu=lbr-legacy .* load=spinner" "$T/cost.out" ||
+	why "no loaded reader line: $(grep '^reader' "$T/cost.out")"
+result "cost.sh: ... and its line says load=spinner"
+reader_log "$T/cost/lbr-legacy-reader-loaded.log" 97 900000000
+cost_case "a loaded reader that lost more than trace_pipe fails" 1 \
+	"reader --json, host loaded: lost 3 (dropped 3) <= trace_pipe_lost 0 FAIL"
+reader_log "$T/cost/lbr-legacy-reader-loaded.log" 100 900000000
 cost_case "the read line: each read's instructions over backend=none" 0 \
 	"read cpu=lbr-legacy depth=32 msr=300 xsaves=150 xsaves_to_msr=0.50 rdmsr=96"
 read_log "$T/cost/lbr-legacy-read.log" not_read_by_xsaves

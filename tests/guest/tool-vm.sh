@@ -31,7 +31,7 @@ trap 'rm -rf "$T"' EXIT
 # ------------------------------------------------------------------ plan
 #
 # What each CPU's guest must print, and so the tests this script reports
-# for it (issue #19: a guest that printed no block lost its tests without
+# for it (a guest that printed no block lost its tests without
 # a failure, 19 tests on one CPU and 21 on the other).  A CPU without a
 # plan here is an error.
 #
