@@ -170,12 +170,27 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 		t->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
 
 	ret = register_kretprobe(&t->rp);
-	if (ret)
+	if (ret) {
 		pr_err("target '%s': kretprobes refuse this function (%d)\n",
 		       t->name, ret);
-	else if (t->batch)
+		return ret;
+	}
+	/*
+	 * A batch's only where ftrace has a site: there kprobes count a
+	 * probe hit inside another's handler as missed, where an int3 one
+	 * hit so (a function of the unwinder the capture calls, which no
+	 * list of names covers) is a BUG().  One by one, lbr_func_lookup()
+	 * refuses the capture path by name first.
+	 */
+	if (t->batch && !(t->rp.kp.flags & KPROBE_FLAG_FTRACE)) {
+		unregister_kretprobe(&t->rp);
+		pr_err("target '%s': not traceable: no ftrace site at its entry, and a batch's kretprobe needs one\n",
+		       t->name);
+		return -EINVAL;
+	}
+	if (t->batch)
 		atomic_inc(&lbr_kr_batch_nr);
-	return ret;
+	return 0;
 }
 
 /* Arm @t's kretprobe, if it has one.  Return: 0, or -errno. */

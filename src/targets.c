@@ -671,14 +671,13 @@ static void lbr_batch_to_kretprobe(struct lbr_target *t, const char *why)
  * (kprobes say where they have one: KPROBES_ON_FTRACE, which a kernel
  * with direct calls has in practice), of the targets fexit is to take:
  * kprobes registered disabled, never armed, and unregistered together,
- * one grace period for all.  Where ftrace has no site a target that may
- * takes a kretprobe; any other refusal goes to the target's entry.
+ * one grace period for all.  A refusal goes to the target's entry (a
+ * kretprobe would need the ftrace site too: lbr_kretprobe_attach()).
  * Return: 0, or -ENOMEM.
  */
 static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 				  unsigned int n,
-				  struct lbr_snap_target_entry *e,
-				  bool fallback)
+				  struct lbr_snap_target_entry *e)
 {
 	struct kprobe *kps, **reg;
 	unsigned int i, nr = 0;
@@ -711,10 +710,6 @@ static int lbr_batch_kprobe_check(struct lbr_target **ts, const u32 *idx,
 		 */
 		if (kps[i].flags & KPROBE_FLAG_FTRACE)
 			continue;
-		if (lbr_batch_may_kretprobe(ts[i], fallback)) {
-			lbr_batch_to_kretprobe(ts[i], "no ftrace site");
-			continue;
-		}
 		pr_err("target '%s': not traceable: no ftrace site at its entry\n",
 		       ts[i]->name);
 		e[idx[i]].error = -EINVAL;
@@ -1031,7 +1026,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 	/* Every entry looked at: else one was refused, and so is the batch. */
 	whole = skip || i == nr;
 	if (!ret && whole)
-		ret = lbr_batch_kprobe_check(ts, idx, n, e, fallback);
+		ret = lbr_batch_kprobe_check(ts, idx, n, e);
 	mutex_lock(&lbr_targets_lock);
 	if (!ret)
 		ret = lbr_targets_grow_locked(nr);

@@ -801,6 +801,21 @@ TEST_F_TIMEOUT(batch, kretprobes_where_fexit_cannot, 900)
 	EXPECT_EQ(1, nr_targets(self->fd));
 	EXPECT_EQ(0, nr_batch_targets(self->fd));
 
+	/*
+	 * A batch's kretprobe only at an ftrace site: tsc.c is built
+	 * without one, and an int3 kprobe hit inside the capture (as the
+	 * unwinder's would be) is a BUG() of kprobes.
+	 */
+	entry_set(&one, "check_tsc_unstable@kretprobe",
+		  ksym("check_tsc_unstable"));
+	if (one.addr) {
+		EXPECT_EQ(-EINVAL, targets_ioc(self->fd,
+					       LBR_SNAP_IOC_ADD_TARGETS, &one,
+					       1, 0, &done));
+		EXPECT_EQ(-EINVAL, one.error);
+		EXPECT_FALSE(kprobe_listed("check_tsc_unstable"));
+	}
+
 	/* batch_kretprobes bounds them: past it E2BIG, back once removed. */
 	close(self->fd);
 	self->fd = -1;
