@@ -941,6 +941,7 @@ static int lbr_batch_arm(struct lbr_target **ts, u32 *idx, unsigned int *n,
 		pr_err("target '%s': kprobes cannot arm its kretprobe (%d)\n",
 		       ts[i]->name, ret);
 		e[idx[i]].error = ret;
+		e[idx[i]].id = 0;
 		if (!skip)
 			return ret;
 	}
