@@ -921,17 +921,18 @@ static void lbr_batch_drop(struct lbr_target **ts, const u32 *idx,
 }
 
 /*
- * Arm the kretprobes of @ts; one ftrace refuses to arm is unregistered
- * and freed, its entry says why (and without @skip, every one is).
- * Return: 0, or the first error without @skip.
+ * Arm the kretprobes of @ts; one ftrace refuses to arm is unregistered,
+ * freed and taken out of @ts (*@n less), its entry says why.  Without
+ * @skip it stops there, for the caller to drop the rest.
+ * Return: 0, or that first error without @skip.
  */
 static int lbr_batch_arm(struct lbr_target **ts, u32 *idx, unsigned int *n,
 			 struct lbr_snap_target_entry *e, bool skip)
 {
 	unsigned int i, k;
-	int ret;
+	int ret, err = 0;
 
-	for (i = 0; i < *n; i++) {
+	for (i = 0; i < *n && !err; i++) {
 		if (ts[i]->hook != LBR_SNAP_HOOK_KRETPROBE)
 			continue;
 		ret = lbr_kretprobe_enable(ts[i]);
@@ -942,20 +943,19 @@ static int lbr_batch_arm(struct lbr_target **ts, u32 *idx, unsigned int *n,
 		       ts[i]->name, ret);
 		e[idx[i]].error = ret;
 		e[idx[i]].id = 0;
+		lbr_targets_detach(&ts[i], 1);
+		ts[i] = NULL;
 		if (!skip)
-			return ret;
+			err = ret;
 	}
-	/* The refused ones out, unregistered and freed. */
 	for (i = 0, k = 0; i < *n; i++) {
-		if (e[idx[i]].error) {
-			lbr_targets_detach(&ts[i], 1);
+		if (!ts[i])
 			continue;
-		}
 		ts[k] = ts[i];
 		idx[k++] = idx[i];
 	}
 	*n = k;
-	return 0;
+	return err;
 }
 
 /**
