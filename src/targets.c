@@ -974,7 +974,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 {
 	struct lbr_target **ts, **order = NULL;
 	unsigned int i, n = 0, k, nfx;
-	bool whole, by_entry = false;
+	bool whole, by_entry = false, registered = false;
 	struct lbr_btf *btf = NULL;
 	int ret = 0, first = 0;
 	u32 *idx;
@@ -1051,6 +1051,7 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 	if (!ret && whole) {
 		ret = lbr_batch_kretprobes(ts, idx, n, e, skip);
 		ret = ret < 0 ? ret : 0;
+		registered = true;
 	}
 	/* The first refusal is the answer. */
 	for (i = 0; i < nr && !first; i++)
@@ -1060,7 +1061,8 @@ int lbr_targets_add_batch(struct lbr_snap_target_entry *e, unsigned int nr,
 		by_entry = true;
 	}
 	if (ret) {
-		lbr_batch_drop(ts, idx, n, e, true);
+		/* Kretprobes only if lbr_batch_kretprobes() ran. */
+		lbr_batch_drop(ts, idx, n, e, registered);
 		goto out;
 	}
 	/* Those refused had no hook: freed, the others kept. */

@@ -318,6 +318,21 @@ TEST_F(batch, all_or_nothing)
 		EXPECT_EQ(1, nr_targets(self->fd));
 		EXPECT_FALSE(hooked("vfs_read"));
 	}
+	/*
+	 * A kretprobe entry of a batch refused before any was registered:
+	 * none is unregistered (an oops), and the next batch takes one.
+	 */
+	entry_set(&e[0], "vfs_read@kretprobe", a);
+	entry_set(&e[1], "no_such_function_at_all", 0);
+	EXPECT_EQ(-ENOENT, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e,
+				       2, 0, &done));
+	EXPECT_EQ(1, nr_targets(self->fd));
+	entry_set(&e[0], "vfs_read@kretprobe", a);
+	EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, e, 1, 0,
+				 &done));
+	EXPECT_EQ(LBR_SNAP_HOOK_KRETPROBE, e[0].hook);
+	EXPECT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_DEL_TARGETS, e, 1, 0,
+				 &done));
 	/* With LBR_SNAP_BATCH_SKIP the good ones go in. */
 	entry_set(&e[0], "vfs_read", a);
 	entry_set(&e[1], "no_such_function_at_all", 0);
