@@ -436,8 +436,11 @@ else
 			echo "# lab proofs passed at $key: record it (echo $key >tests/lbr-lab/proven) and they run again only when that changes"
 		fi
 	}
+	# The LBR tests only: mode=raw's run of the others is guest-debug's
+	# (6.1 on the same CPU, under the checkers), mode=perf's is
+	# guest-lbr-legacy-pmu's, backend none's guest-smp4's.
 	suite guest-lbr-legacy vm --smp 4 --cpu lbr-legacy \
-		--append "preempt=full LBR_PREEMPT_SECONDS=60" \
+		--append "preempt=full LBR_PREEMPT_SECONDS=60 LBR_TESTS_LBR_ONLY=1" \
 		--script "$LBR_TOP/tests/guest/selftests.sh"
 	suite tool-guest "$LBR_TOP/tests/guest/tool-vm.sh" stock lbr-legacy
 
@@ -521,11 +524,11 @@ else
 		"$LBR_TOP/tests/freeze-first/run.sh" "$b/lbr_snap.ko" \
 			"$b/lbr_snap_fexit.ko"
 	}
-	# The full 1000 fexit attach/detach cycles run on the debug kernel;
-	# 50 in guest-stress.
+	# 250 fexit attach/detach cycles on the debug kernel (about 0.9 s
+	# each there: 1000 took 889 s of a lane), 50 in guest-stress.
 	guest_debug_stress() {
 		guest_debug --cpu lbr-arch --accel tcg,thread=single \
-			--append LBR_FEXIT_CYCLES=1000 \
+			--append LBR_FEXIT_CYCLES=250 \
 			--script "$LBR_TOP/tests/guest/stress.sh"
 	}
 	guest_stress() {
@@ -587,11 +590,11 @@ else
 			--append "LBR_FUZZ_OPS=2000 LBR_EXPECT_PERF=1 LBR_TESTS_LBR_ONLY=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
-	# guest-lbr-arch, guest-lbr-arch-pmu, guest-lbr-amd and
-	# guest-lbr-amd-nopmu leave out the tests that never look at the LBR
-	# (LBR_TESTS_LBR_ONLY, tests/selftests/lbr_test_agnostic.h): on 6.1
-	# the stock CPU, lbr-legacy (mode=raw), lbr-legacy-pmu (mode=perf)
-	# and the debug kernel run them.
+	# guest-lbr-legacy, guest-lbr-arch, guest-lbr-arch-pmu, guest-lbr-amd
+	# and guest-lbr-amd-nopmu leave out the tests that never look at the
+	# LBR (LBR_TESTS_LBR_ONLY, tests/selftests/lbr_test_agnostic.h): on
+	# 6.1 the stock CPU (backend none, 4 vCPUs), the debug kernel on
+	# lbr-legacy (mode=raw) and lbr-legacy-pmu (mode=perf) run them.
 	# lbr-arch single-threaded, in a lane: with one host thread per
 	# vCPU it once stopped for good in fexit.drain_waits_for_idle_and_
 	# rcu_idle_code (CPU 0 in a soft lockup in rmmod, CPU 1 taking no

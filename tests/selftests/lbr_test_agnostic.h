@@ -4,9 +4,10 @@
  * entry, no control MSR, no mode or PMU (tests/selftests/agnostic.py
  * checks each body, and the helpers it calls, for those).  What they test
  * does not change from one lab CPU to another of the same kernel, so
- * make check runs them once per kernel and per capture mode (the stock
- * CPU, lbr-legacy, lbr-legacy-pmu, the debug kernel, 5.10, 6.12, 7.2),
- * and the other lab CPUs of 6.1 run the rest only (LBR_TESTS_LBR_ONLY=1).
+ * make check runs them once per kernel and per capture mode (on 6.1 the
+ * stock CPU, lbr-legacy-pmu and the debug kernel on lbr-legacy; 5.10,
+ * 6.12, 7.2), and the other lab CPUs of 6.1 run the rest only
+ * (LBR_TESTS_LBR_ONLY=1).
  */
 #ifndef LBR_TEST_AGNOSTIC_H
 #define LBR_TEST_AGNOSTIC_H
