@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check lbr_test_agnostic.h against lbr_snap_test.c.
 
-Every test the header lists must exist, and neither its body nor a
-helper it calls (followed four calls deep) may look at the LBR: the
-backend, branch entries, the control MSRs, the capture mode, the PMU.
-Prints one TAP line per listed test; exit 1 on any failure.
+The tests are those of TEST_SOURCE and of the .c files it #includes
+(lbr_snap_test/*.c), in the order it includes them.  Every test the
+header lists must exist, and neither its body nor a helper it calls
+(followed four calls deep) may look at the LBR: the backend, branch
+entries, the control MSRs, the capture mode, the PMU.  Prints one TAP
+line per listed test; exit 1 on any failure.
 Usage: agnostic.py [TEST_SOURCE [HEADER]]
 """
 import os
@@ -28,20 +30,30 @@ TOKENS = [
 ]
 
 
+def sources(path):
+    """@path's text, then that of each .c file it includes, in order."""
+    src = open(path).read()
+    texts = [src]
+    for m in re.finditer(r'^#include "([^"]+\.c)"', src, re.M):
+        texts += sources(os.path.join(os.path.dirname(path), m.group(1)))
+    return texts
+
+
 def main():
-    src = open(SRC).read()
     listed = re.findall(r'^\s*"(\w+)\.(\w+)",', open(HDR).read(), re.M)
     tests = {}
-    heads = list(re.finditer(
-        r'^(?:TEST_F_TIMEOUT|TEST_F)\((\w+), (\w+)', src, re.M))
-    for i, m in enumerate(heads):
-        end = heads[i + 1].start() if i + 1 < len(heads) else len(src)
-        tests[(m.group(1), m.group(2))] = src[m.end():end]
     funcs = {}
-    for m in re.finditer(r'^static [^\n;(]*?\b(\w+)\([^;{]*?\)\n\{', src,
-                         re.M | re.S):
-        end = src.find("\n}\n", m.end())
-        funcs[m.group(1)] = src[m.end():end]
+    # A body runs to the next test of its file, or to the file's end.
+    for src in sources(SRC):
+        heads = list(re.finditer(
+            r'^(?:TEST_F_TIMEOUT|TEST_F)\((\w+), (\w+)', src, re.M))
+        for i, m in enumerate(heads):
+            end = heads[i + 1].start() if i + 1 < len(heads) else len(src)
+            tests[(m.group(1), m.group(2))] = src[m.end():end]
+        for m in re.finditer(r'^static [^\n;(]*?\b(\w+)\([^;{]*?\)\n\{', src,
+                             re.M | re.S):
+            end = src.find("\n}\n", m.end())
+            funcs[m.group(1)] = src[m.end():end]
 
     def looks(body, depth, seen):
         for t in TOKENS:
@@ -63,7 +75,8 @@ def main():
     for n, (fx, name) in enumerate(listed, 1):
         body = tests.get((fx, name))
         if body is None:
-            why = "no such test in %s" % os.path.basename(SRC)
+            why = "no such test in %s or the files it includes" % \
+                os.path.basename(SRC)
         else:
             hit = looks(body, 0, set())
             why = hit and "looks at the LBR: %s" % hit
