@@ -10,9 +10,10 @@ Its table's second column names tests, each in backticks:
   make target    a target of the top Makefile
 Each row names one at least, and each must exist.  The third column may
 name only suites and make targets.  Every TEST/TEST_F of tests/selftests/
-(*.c, *.h), but crafted_* ones (they fail on purpose), must be named in
-the second column.  Prints "not ok - ..." per problem, then a "# " line
-of counts; exit 1 on any problem.
+(*.c, *.h, and those of its subdirectories: lbr_snap_test/), but
+crafted_* ones (they fail on purpose), must be named in the second
+column.  Prints "not ok - ..." per problem, then a "# " line of counts;
+exit 1 on any problem.
 Usage: coverage.py [COVERAGE.md]
 """
 import glob
@@ -28,7 +29,8 @@ COV = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TESTS, "COVERAGE.md")
 
 def selftests():
     names = {}
-    for f in sorted(glob.glob(os.path.join(TESTS, "selftests", "*.[ch]"))):
+    for f in sorted(glob.glob(os.path.join(TESTS, "selftests", "**", "*.[ch]"),
+                              recursive=True)):
         for m in re.finditer(r'^\s*(TEST|TEST_F|TEST_F_TIMEOUT|TEST_SIGNAL)'
                              r'\(\s*(\w+)\s*(?:,\s*(\w+))?', open(f).read(),
                              re.M):
