@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr_snap_test, which returns are recorded: errno lists, the task
+ * filter (SET_FILTER).
+ */
+
+/*
+ * An errno list (sym=-ERR,...): only those errors are recorded, by name
+ * (the kernel's own, %pe) or by number, from targets= and ADD_TARGET; the
+ * other returns count as filtered.  A target without one records every
+ * error.  A list that is not errnos, too long, or on a bool is refused.
+ */
+TEST_F(cap, errno_list_records_only_those)
+{
+	const char *fx = is_fexit(variant) ? "/1" : "";
+	char params[256], spec[64];
+	int n, i, k, inval = 0, noent = 0, other = 0;
+	__u32 id = 0;
+
+	snprintf(params, sizeof(params),
+		 "targets=lbr_test_int%s=-EINVAL,-2,lbr_test_long%s hook=%s",
+		 fx, fx, variant->hook);
+	ASSERT_EQ(0, load(params)) TH_LOG("load(%s)", params);
+	self->fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, trigger("int", -22, 3));
+	ASSERT_EQ(0, trigger("int", -2, 2));
+	ASSERT_EQ(0, trigger("int", -5, 4));
+	ASSERT_EQ(0, trigger("int", 7, 1));
+	ASSERT_EQ(0, trigger("long", -5, 2));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(7, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		if (h->target_id == 0 && h->retval == -EINVAL)
+			inval++;
+		else if (h->target_id == 0 && h->retval == -ENOENT)
+			noent++;
+		else if (h->target_id != 1 || h->retval != -5)
+			other++;
+	}
+	EXPECT_EQ(3, inval);
+	EXPECT_EQ(2, noent);
+	EXPECT_EQ(0, other);
+	expect_stats(_metadata, variant, self->fd, 0, 10, 5, 5);
+	expect_stats(_metadata, variant, self->fd, 1, 2, 2, 0);
+
+	/* ADD_TARGET takes one; a pointer's ERR_PTR is its errno. */
+	snprintf(spec, sizeof(spec), "lbr_test_ptr%%ptr%s@%s=-ENOMEM", fx,
+		 variant->hook);
+	ASSERT_EQ(0, target_ctl(self->fd, LBR_SNAP_IOC_ADD_TARGET, spec, &id));
+	ASSERT_EQ(0, trigger("ptr", -12, 2));
+	ASSERT_EQ(0, trigger("ptr", -22, 3));
+	ASSERT_EQ(0, trigger("ptr", 0, 1));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(2, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(-ENOMEM, self->recs[i].h.retval);
+	expect_stats(_metadata, variant, self->fd, id, 6, 2, 4);
+	cap_unload(_metadata, self);
+
+	k = kmsg_open();
+	ASSERT_LE(0, k);
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-EBOGUS"));
+	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_int': '-EBOGUS' is not an errno (-ENAME or -N, 1 to 4095)"));
+	/*
+	 * Every name of the kernel's headers, aliases and kernel-internal
+	 * ones too, whether or not the kernel prints names
+	 * (CONFIG_SYMBOLIC_ERRNAME; the debug kernel does not).
+	 */
+	EXPECT_EQ(0, load("targets=lbr_test_int=-EWOULDBLOCK,-EPROBE_DEFER,-ENOTSUPP,-ENOGRACE,-EHWPOISON"));
+	EXPECT_EQ(0, unload());
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-4096"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=EINVAL"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int=-1,-2,-3,-4,-5,-6,-7,-8,-9"));
+	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_int': more than 8 errnos"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_bool%bool=-EINVAL"));
+	EXPECT_TRUE(kmsg_has(k, "target 'lbr_test_bool': returns bool, which has no errno to list"));
+	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int,-EINVAL"));
+	close(k);
+}
+
+/* In a child named @comm: trigger(@fn, @value, @count); 0 if it did. */
+static int trigger_in_child(const char *fn, long value, unsigned long count,
+			    const char *comm)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		prctl(PR_SET_NAME, comm);
+		_exit(trigger(fn, value, count) ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+}
+
+static int set_filter(int fd, __u32 flags, int pid, int tgid,
+		      const char *comm)
+{
+	struct lbr_snap_filter f = {
+		.flags = flags, .pid = pid, .tgid = tgid,
+	};
+
+	if (comm)
+		strncpy(f.comm, comm, sizeof(f.comm) - 1);
+	return ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &f) ? -errno : 0;
+}
+
+/*
+ * SET_FILTER: only the returns of the task it names, by process id, by
+ * comm or by thread id; the others count as filtered.  Cleared, every
+ * task is recorded again.  Unknown flags, reserved words, negative ids
+ * and a descriptor not open for writing are refused.
+ */
+TEST_F(cap, task_filter_by_tgid_comm_pid)
+{
+	struct lbr_snap_filter bad = { .reserved = { 1 } };
+	const char *child = "lbr_filter_kid";
+	int n, i, rofd;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_TGID, 0, getpid(),
+				NULL));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 3, child));
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(2, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ((__u32)getpid(), self->recs[i].h.tgid);
+
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_COMM, 0, 0, child));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 3, child));
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(3, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		EXPECT_STREQ(child, self->recs[i].h.comm);
+		EXPECT_NE((__u32)getpid(), self->recs[i].h.tgid);
+	}
+
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_PID,
+				syscall(SYS_gettid), 0, NULL));
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 3, child));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(2, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ((__u32)syscall(SYS_gettid), self->recs[i].h.pid);
+
+	ASSERT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 1, child));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS));
+	expect_stats(_metadata, variant, self->fd, 0, 17, 9, 8);
+
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, 1u << 3, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_PID, -1, 0,
+				      NULL));
+	/* A field the flags do not name must be 0; a comm, NUL-ended. */
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TGID, 5, 1,
+				      NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, 0, 0, 0, "x"));
+	bad = (struct lbr_snap_filter){ .flags = LBR_SNAP_FILTER_COMM };
+	memset(bad.comm, 'x', sizeof(bad.comm));
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_FILTER, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = (struct lbr_snap_filter){ .reserved = { 1 } };
+	EXPECT_EQ(-1, ioctl(self->fd, LBR_SNAP_IOC_SET_FILTER, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	rofd = open(LBR_SNAP_DEVICE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, rofd);
+	EXPECT_EQ(-EBADF, set_filter(rofd, 0, 0, 0, NULL));
+	close(rofd);
+}
