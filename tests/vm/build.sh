@@ -82,6 +82,9 @@ CFLAGS="-O2 -g -Wall -Werror -static -pthread -D_GNU_SOURCE \
 	-I$LBR_TOP/include -I$ks/tools/testing/selftests -I$gen"
 # libbpf (static) for the test that gives a function to a BPF program.
 LIBS="-lbpf -lelf -lz -lzstd"
+# Each tests/selftests/*.c is one binary, built anew on every run.  The
+# files of its subdirectories are parts of one (lbr_snap_test/*.c, which
+# lbr_snap_test.c includes), never built alone.
 for t in "$LBR_TOP"/tests/selftests/*.c; do
 	[ -f "$t" ] || continue
 	# shellcheck disable=SC2086
