@@ -81,8 +81,11 @@ struct lbr_snap_branch {
 						 * gave no LBR event)
 						 */
 #define LBR_SNAP_REC_NO_RETURN	(1u << 1)	/* the target's return is not
-						 * among the entries; all of
-						 * them count as probe_entries
+						 * among the entries (an
+						 * interrupt's IRET to the
+						 * return site is not it);
+						 * all of them count as
+						 * probe_entries
 						 */
 #define LBR_SNAP_REC_WAS_OFF	(1u << 2)	/* the freeze found LBR off
 						 * already (another owner, a

@@ -7,13 +7,14 @@
  * (struct lbr_raw_record) and unfreezes.  The record user space reads is
  * made here, in the reader's process context: the entries decoded
  * (lbr_raw_decode()), oldest first, and the probe's own entries counted
- * (lbr_probe_entries()).  The ABI is the same as when the capture path
+ * (lbr_record_probe_entries()).  The ABI is the same as when the capture path
  * did all this: readers never see a raw record.
  */
 #include <linux/build_bug.h>
 #include <linux/bug.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "lbr_snap.h"
 
@@ -21,6 +22,49 @@
 static_assert(sizeof(struct lbr_snap_record) ==
 	      offsetofend(struct lbr_snap_record, comm));
 static_assert(offsetof(struct lbr_raw_record, msr) % 8 == 0);
+
+/*
+ * Whether the branch taken at @from is a return: a RET there (C3, or C2
+ * with its pop count).  With return thunks the return's last hop is the
+ * thunk's RET.  Text that cannot be read (a module gone since the
+ * capture) counts as a return: nothing says otherwise.
+ */
+static bool lbr_from_is_return(u64 from)
+{
+	u8 op;
+
+	if (copy_from_kernel_nofault(&op, (const void *)(unsigned long)from,
+				     sizeof(op)))
+		return true;
+	return op == 0xc3 || op == 0xc2;
+}
+
+/*
+ * The entries newer than the target's return, and whether the return is
+ * there: the newest entry that lands on the hook's return site from a
+ * RET.  An interrupt taken there, after the return and before the hook
+ * froze LBR, lands on the same site by IRET (or ERETS): its entries are
+ * the interrupt's, and if it made enough of them the return itself is
+ * gone.  Such a landing is skipped, and an older one looked for.
+ */
+static unsigned int lbr_record_probe_entries(const struct lbr_snap_branch *br,
+					     unsigned int nr, u64 ret_site,
+					     bool *found)
+{
+	unsigned int left = nr, after, at;
+
+	while (left) {
+		after = lbr_probe_entries(br, left, ret_site, found);
+		if (!*found)
+			break;
+		at = left - after - 1;
+		if (lbr_from_is_return(br[at].from))
+			return nr - at - 1;
+		left = at;
+	}
+	*found = false;
+	return nr;
+}
 
 /**
  * lbr_record_decode - the record read() returns for a stored one
@@ -58,9 +102,9 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 		if (raw->planes & LBR_RAW_RET_FILTERED) {
 			out->flags |= LBR_SNAP_REC_RET_FILTERED;
 		} else {
-			out->probe_entries = lbr_probe_entries(br, nr,
-							       raw->ret_site,
-							       &found);
+			out->probe_entries =
+				lbr_record_probe_entries(br, nr, raw->ret_site,
+							 &found);
 			if (!found)
 				out->flags |= LBR_SNAP_REC_NO_RETURN;
 		}

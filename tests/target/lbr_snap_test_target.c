@@ -45,6 +45,10 @@
  *                                 (COUNT is ignored; ENODEV without a PMU,
  *                                 ETIMEDOUT if they do not come in 20 s; one
  *                                 writer at a time)
+ *   iret  lbr_test_iret(long)     returns VALUE by an IRET to its return
+ *                                 address, not a RET: the landing an
+ *                                 interrupt taken at a hook's return site
+ *                                 leaves in LBR
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
@@ -58,9 +62,11 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/linkage.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mutex.h>
+#include <linux/objtool.h>
 #include <linux/rcupdate.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -93,6 +99,45 @@ noinline int lbr_test_int(int v)
 	if (v < 0)
 		return lbr_test_fail(v);
 	return v;
+}
+
+/*
+ * lbr_test_iret_tail(v): returns @v by an IRET frame of its return address
+ * and the stack as a RET would leave it, then IRETQ.  In assembly, since
+ * C has no such return.  objtool takes no IRET in a callable function, so
+ * it skips this one; the return after the IRET never runs, and tells
+ * objtool that the function returns.
+ */
+asm(
+"	.pushsection .text, \"ax\"\n"
+"	.type lbr_test_iret_tail, @function\n"
+"lbr_test_iret_tail:\n"
+"	movq %rdi, %rax\n"
+"	popq %rcx\n"
+"	movq %rsp, %rdx\n"
+"	movl %ss, %esi\n"
+"	pushq %rsi\n"
+"	pushq %rdx\n"
+"	pushfq\n"
+"	movl %cs, %esi\n"
+"	pushq %rsi\n"
+"	pushq %rcx\n"
+"	iretq\n"
+ASM_RET
+"	.size lbr_test_iret_tail, . - lbr_test_iret_tail\n"
+"	.popsection\n");
+long lbr_test_iret_tail(long v);
+STACK_FRAME_NON_STANDARD(lbr_test_iret_tail);
+
+/*
+ * A tail call (the kernel is built without frame pointers): the tail's
+ * IRET lands where lbr_test_iret() would have returned to, the hook's
+ * return site, as an interrupt taken there would.
+ */
+noinline long lbr_test_iret(long v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+	return lbr_test_iret_tail(v);
 }
 
 noinline long lbr_test_long(long v)
@@ -260,6 +305,11 @@ static void call_chain(long v)
 static void call_int(long v)
 {
 	WRITE_ONCE(lbr_test_sink, lbr_test_int(v));
+}
+
+static void call_iret(long v)
+{
+	WRITE_ONCE(lbr_test_sink, lbr_test_iret(v));
 }
 
 static void call_long(long v)
@@ -540,6 +590,7 @@ static const struct {
 	{ "lost", call_lost },
 	{ "void", call_void },
 	{ "chain", call_chain },
+	{ "iret", call_iret },
 };
 
 static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,

@@ -11,6 +11,7 @@
 int lbr_test_fail(int v);
 int lbr_test_int(int v);
 long lbr_test_long(long v);
+long lbr_test_iret(long v);
 void *lbr_test_ptr(long v);
 bool lbr_test_bool(long v);
 int lbr_test_sleep(long ms);

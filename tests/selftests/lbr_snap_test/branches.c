@@ -2,7 +2,8 @@
 /*
  * lbr_snap_test, real branches (LBR needed: the lab CPUs or hardware):
  * the error path in order, the hook's entries after the return pinned
- * per kernel, LBR_INFO as the lab writes it and only when asked.
+ * per kernel, LBR_INFO as the lab writes it and only when asked, an IRET
+ * onto the return site not taken for the return.
  */
 
 /*
@@ -513,4 +514,64 @@ TEST_F(cap, branch_info_only_when_asked)
 	EXPECT_EQ(0, bad);
 	if (return_fits(variant))
 		EXPECT_LE(2, known);
+}
+
+/*
+ * An entry that lands on the hook's return site but is not the function's
+ * return: lbr_test_iret() returns by an IRET there (a tail call into
+ * lbr_test_iret_tail), as an interrupt taken at the return site before
+ * the freeze would.  The record says NO_RETURN and counts every entry as
+ * the probe's, though an entry lands on the site; a control call of
+ * lbr_test_int in the same load keeps its return.
+ */
+TEST_F(cap, iret_onto_the_return_site_is_no_return)
+{
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	unsigned long long tail = ksym("lbr_test_iret_tail");
+	unsigned long long tail_end = ksym_end(tail), s, e;
+	unsigned long long fail = ksym("lbr_test_fail");
+	char name[256];
+	int i, k, n, landed;
+
+	ASSERT_NE(0, tail);
+	ASSERT_NE(0, fail);
+	cap_load(_metadata, self, variant,
+		 "targets=lbr_test_iret,lbr_test_int capture=all", O_NONBLOCK);
+	if (self->info.backend == LBR_SNAP_BACKEND_NONE)
+		SKIP(return, "no LBR here: %s", self->info.reason);
+	if (!return_fits(variant))
+		SKIP(return, "the kretprobe path fills every entry here");
+	ASSERT_EQ(0, trigger("iret", -11, 5));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(6, n) TH_LOG("%s", lbr_why);
+	ASSERT_TRUE(ksyms_snapshot());
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		if (r->h.retval == -22) {
+			/* The control: a RET onto the site is the return. */
+			EXPECT_LE(0, find_return(r, fail, site));
+			EXPECT_EQ(0, r->h.flags & LBR_SNAP_REC_NO_RETURN);
+			continue;
+		}
+		EXPECT_EQ(-11, r->h.retval);
+		/* The crafted shape is there: the IRET lands on the site. */
+		for (landed = -1, k = r->h.nr_entries - 1; k >= 0; k--)
+			if (r->br[k].from >= tail && r->br[k].from < tail_end &&
+			    ksym_range(r->br[k].to, name, sizeof(name), &s, &e) &&
+			    site_is(site, name)) {
+				landed = k;
+				break;
+			}
+		EXPECT_LE(0, landed)
+			TH_LOG("record %d: no entry from lbr_test_iret_tail onto the return site",
+			       i);
+		EXPECT_EQ(LBR_SNAP_REC_NO_RETURN,
+			  r->h.flags & LBR_SNAP_REC_NO_RETURN)
+			TH_LOG("record %d: the IRET at %d of %u taken for the return",
+			       i, landed, r->h.nr_entries);
+		EXPECT_EQ(r->h.nr_entries, r->h.probe_entries);
+	}
+	ksyms_drop();
 }
