@@ -508,9 +508,11 @@ else
 		LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
 			--timeout 2400 "$@"
 	}
-	# The fuzzer runs three times longer there (20000 operations elsewhere).
+	# The fuzzer runs three times longer there (20000 operations elsewhere);
+	# suspend to RAM must run (the resume path under the checkers).
 	guest_debug_selftests() {
-		guest_debug --cpu lbr-legacy --append LBR_FUZZ_OPS=60000 \
+		guest_debug --cpu lbr-legacy \
+			--append "LBR_FUZZ_OPS=60000 LBR_EXPECT_SUSPEND=1" \
 			--script "$LBR_TOP/tests/guest/selftests.sh"
 	}
 	# The freeze-first check again on the debug kernel's build, where KASAN
