@@ -120,6 +120,49 @@ totals()
 	exit
 }
 
+# ------------------------------------------------ helpers of several areas
+
+one_by_one()	# FILE KALLSYMS [OPTIONS]: whole and per record must match
+{
+	local in=$1 ks=$2
+
+	shift 2
+	"$LBR" -d "$in" --kallsyms "$ks" "$@" >whole.out 2>/dev/null
+	python3 - "$LBR" "$in" "$ks" "$@" <<'EOF' >each.out || return 1
+import struct, subprocess, sys
+lbr, path, ks, opts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+data = open(path, "rb").read()
+at = 0
+while at + 4 <= len(data):
+    size = struct.unpack_from("<I", data, at)[0]
+    with open("one.bin", "wb") as f:
+        f.write(data[at:at + size])
+    sys.stdout.flush()
+    subprocess.run([lbr, "-d", "one.bin", "--kallsyms", ks] + opts,
+                   stdout=sys.stdout, stderr=subprocess.DEVNULL)
+    at += size
+EOF
+	[ -s whole.out ] || { echo "no output"; return 1; }
+	diff -u each.out whole.out | head -n 12 | cut -c1-160
+	cmp -s each.out whole.out
+}
+
+# usage NAME MSG ARGS...: lbr-snap ARGS is a usage error, exit 2; MSG said
+# ("": not checked), then where --help is.
+TRY_HELP="Try 'lbr-snap --help' for more information."
+usage()
+{
+	local name=$1 msg=$2
+
+	shift 2
+	if [ -n "$msg" ]; then
+		want usage.err "lbr-snap: $msg" "$TRY_HELP"
+		t "usage: $name: exit 2" 2 /dev/null usage.err "$LBR" "$@"
+	else
+		t "usage: $name: exit 2" 2 /dev/null - "$LBR" "$@"
+	fi
+}
+
 # ---------------------------------------------------------------- building
 
 rm -f "$LBR"
@@ -185,10 +228,9 @@ for mode in small-size bad-hdr-size overrun version0 truncated stack-overrun; do
 done
 cp "$HERE/kallsyms.txt" kallsyms.txt
 sed 's/^[0-9a-f]\{16\}/0000000000000000/' kallsyms.txt >restricted.txt
+KS=(--kallsyms kallsyms.txt)
 
 # --------------------------------------------------------------- streaming
-
-KS=(--kallsyms kallsyms.txt)
 
 t "text output of the synthetic stream" 0 "$EXP/stream.txt" "$EXP/stream.err" \
 	"$LBR" -d stream.bin "${KS[@]}"
@@ -402,30 +444,6 @@ while at + 4 <= len(data) and len(recs) < 12:
     at += size
 sys.stdout.buffer.write(b"".join(recs[i // 3 % 12] for i in range(720)))
 EOF
-one_by_one()	# FILE KALLSYMS [OPTIONS]: whole and per record must match
-{
-	local in=$1 ks=$2
-
-	shift 2
-	"$LBR" -d "$in" --kallsyms "$ks" "$@" >whole.out 2>/dev/null
-	python3 - "$LBR" "$in" "$ks" "$@" <<'EOF' >each.out || return 1
-import struct, subprocess, sys
-lbr, path, ks, opts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-data = open(path, "rb").read()
-at = 0
-while at + 4 <= len(data):
-    size = struct.unpack_from("<I", data, at)[0]
-    with open("one.bin", "wb") as f:
-        f.write(data[at:at + size])
-    sys.stdout.flush()
-    subprocess.run([lbr, "-d", "one.bin", "--kallsyms", ks] + opts,
-                   stdout=sys.stdout, stderr=subprocess.DEVNULL)
-    at += size
-EOF
-	[ -s whole.out ] || { echo "no output"; return 1; }
-	diff -u each.out whole.out | head -n 12 | cut -c1-160
-	cmp -s each.out whole.out
-}
 memo_same()
 {
 	local in ks fmt
@@ -2032,19 +2050,6 @@ check "bash completion: every command and option of --help, files after PATH/FIL
 
 # ----------------------------------------------------------- command line
 
-try_help="Try 'lbr-snap --help' for more information."
-usage()
-{
-	local name=$1 msg=$2
-
-	shift 2
-	if [ -n "$msg" ]; then
-		want usage.err "lbr-snap: $msg" "$try_help"
-		t "usage: $name: exit 2" 2 /dev/null usage.err "$LBR" "$@"
-	else
-		t "usage: $name: exit 2" 2 /dev/null - "$LBR" "$@"
-	fi
-}
 usage "unknown option" "" --bogus
 usage "-n 0" "-n needs a positive number, not 0" -n 0
 usage "-n -1" "-n needs a positive number, not -1" -n -1
@@ -2065,7 +2070,7 @@ usage_trace()
 	local name=$1 msg=$2
 
 	shift 2
-	want usage.err "lbr-snap: $msg" "$try_help"
+	want usage.err "lbr-snap: $msg" "$TRY_HELP"
 	t "usage: $name: exit 125 (trace)" 125 /dev/null usage.err "$LBR" "$@"
 }
 usage_trace "-n with trace" "-n and --nonblock only apply to streaming, report and record" \
