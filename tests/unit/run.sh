@@ -237,6 +237,16 @@ KS=(--kallsyms kallsyms.txt)	# as most cases read it
 
 # ------------------------------------------------------------------- areas
 
+# A file of cases that does not parse would end at its error, sourced:
+# the rest of its cases left out, and the run going on to pass.
+for f in "$HERE"/cases/*.sh; do
+	bash -n "$f" 2>parse.err && continue
+	sed 's/^/# /' parse.err
+	echo "Bail out! tests/unit/cases/${f##*/} does not parse"
+	fail=$((fail + 1))
+	totals
+done
+
 # A file an area under cases/, sourced in this order, which numbers the
 # cases.  An area may read what an earlier one wrote in the scratch
 # directory: its head says what.
