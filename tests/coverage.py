@@ -5,6 +5,8 @@
 Its table's second column names tests, each in backticks:
   fixture.test   a kselftest (TEST_F; global.test for a TEST) of tests/selftests/
   path: text     a case of a file under tests/, by words found in that file
+                 or in a file it sources from its own directory (a line
+                 '. "$HERE/FILE"': tests/unit/run.sh's areas, cases/*.sh)
   path           a file under tests/
   suite          a make check suite (tests/run-all.sh, ALL_SUITES)
   make target    a target of the top Makefile
@@ -24,6 +26,8 @@ import sys
 TESTS = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(TESTS)
 FILE = re.compile(r'\.(sh|py|c|h|md|txt)$')
+# A shell script's line sourcing a file from the script's own directory.
+SOURCES = re.compile(r'^\s*(?:\.|source)\s+"?\$HERE/([\w./-]+)"?', re.M)
 COV = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TESTS, "COVERAGE.md")
 
 
@@ -68,6 +72,17 @@ def main():
             file_cache[path] = open(full, errors="replace").read() if ok else None
         return file_cache[path]
 
+    def sourced(path, seen):
+        """The files under tests/ that script PATH sources, theirs too."""
+        files = []
+        if path.endswith(".sh"):
+            for src in SOURCES.findall(read(path) or ""):
+                src = os.path.normpath(os.path.join(os.path.dirname(path), src))
+                if src not in seen:
+                    seen.add(src)
+                    files += [src] + sourced(src, seen)
+        return files
+
     def check_test(n, tok):
         m = re.fullmatch(r'([\w.-]+(?:/[\w.-]+)*): (.+)', tok)
         if re.fullmatch(r'\w+\.\w+', tok) and not FILE.search(tok):
@@ -81,7 +96,10 @@ def main():
             if text is None:
                 bad(n, "%s: no file tests/%s" % (tok, m.group(1)))
             elif m.group(2) not in text:
-                bad(n, "%s: no such case in tests/%s" % (tok, m.group(1)))
+                more = sourced(m.group(1), {m.group(1)})
+                if not any(m.group(2) in (read(f) or "") for f in more):
+                    bad(n, "%s: no such case in tests/%s%s" % (tok, m.group(1),
+                        " or the %d files it sources" % len(more) if more else ""))
         elif re.fullmatch(r'make [\w.-]+', tok):
             if tok[5:] not in targets:
                 bad(n, "%s: no such target in the Makefile" % tok)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """A consumer that falls behind: read a command's output a little at a time.
 
-Used by tests/unit/run.sh's checks of lbr-snap's stdout writer
+Used by tests/unit/cases/burst.sh's checks of lbr-snap's stdout writer
 (tools/out.c), where the writer must be behind the printer to matter.
 """
 import os
