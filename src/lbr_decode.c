@@ -276,3 +276,47 @@ notrace unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
 	return nr;
 }
 LBR_DECODE_NOKPROBE(lbr_probe_entries);
+
+/**
+ * lbr_return_entries - lbr_probe_entries(), past an interrupt's return
+ * @br: branches, oldest first
+ * @nr: number of branches
+ * @ret_site: where the traced function returned to
+ * @event_return: whether the branch at a source address is the return of
+ *	an interrupt or exception (IRET, ERETS)
+ * @found: set when the function's return is among the entries
+ *
+ * An interrupt taken at @ret_site, after the return and before the hook
+ * froze LBR, returns there too: its IRET is then the newest landing.  Its
+ * delivery is the newest older entry that leaves @ret_site for elsewhere,
+ * and the function's return is the entry just before that delivery, or is
+ * not there.  Any other landing on @ret_site is not looked for: it could
+ * be another call's (a nested one inside that interrupt).
+ *
+ * Return: the entries newer than the function's return, or @nr.
+ */
+unsigned int lbr_return_entries(const struct lbr_snap_branch *br,
+				unsigned int nr, u64 ret_site,
+				bool (*event_return)(u64 from), bool *found)
+{
+	unsigned int after, at, d;
+
+	after = lbr_probe_entries(br, nr, ret_site, found);
+	if (!*found)
+		return nr;
+	at = nr - after - 1;
+	if (!event_return(br[at].from))
+		return after;
+	*found = false;
+	for (d = at; d > 0; d--) {
+		if (br[d - 1].from != ret_site || br[d - 1].to == ret_site)
+			continue;
+		/* br[d - 1] is the delivery: br[d - 2] must be the return. */
+		if (d < 2 || br[d - 2].to != ret_site ||
+		    event_return(br[d - 2].from))
+			return nr;
+		*found = true;
+		return nr - d + 1;
+	}
+	return nr;
+}

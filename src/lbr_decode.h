@@ -77,5 +77,8 @@ enum lbr_decode_result lbr_decode_entry(const struct lbr_decode_fmt *fmt,
 					struct lbr_snap_branch *out);
 unsigned int lbr_probe_entries(const struct lbr_snap_branch *br,
 			       unsigned int nr, u64 ret_site, bool *found);
+unsigned int lbr_return_entries(const struct lbr_snap_branch *br,
+				unsigned int nr, u64 ret_site,
+				bool (*event_return)(u64 from), bool *found);
 
 #endif /* LBR_DECODE_H */

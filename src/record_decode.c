@@ -7,7 +7,7 @@
  * (struct lbr_raw_record) and unfreezes.  The record user space reads is
  * made here, in the reader's process context: the entries decoded
  * (lbr_raw_decode()), oldest first, and the probe's own entries counted
- * (lbr_record_probe_entries()).  The ABI is the same as when the capture path
+ * (lbr_return_entries()).  The ABI is the same as when the capture path
  * did all this: readers never see a raw record.
  */
 #include <linux/build_bug.h>
@@ -24,46 +24,24 @@ static_assert(sizeof(struct lbr_snap_record) ==
 static_assert(offsetof(struct lbr_raw_record, msr) % 8 == 0);
 
 /*
- * Whether the branch taken at @from is a return: a RET there (C3, or C2
- * with its pop count).  With return thunks the return's last hop is the
- * thunk's RET.  Text that cannot be read (a module gone since the
- * capture) counts as a return: nothing says otherwise.
+ * Whether the branch taken at @from is the return of an interrupt or an
+ * exception: IRETQ, IRET or ERETS there.  Those are in the kernel's entry
+ * code, never freed or patched, so the text read now is the text run.
+ * Anything else, and text that cannot be read, is not: a RET, a return
+ * thunk's, or whatever lands on the return site in its place.
  */
-static bool lbr_from_is_return(u64 from)
+static bool lbr_event_return(u64 from)
 {
-	u8 op;
+	const void *ip = (const void *)(unsigned long)from;
+	u8 op[4];
 
-	if (copy_from_kernel_nofault(&op, (const void *)(unsigned long)from,
-				     sizeof(op)))
+	if (copy_from_kernel_nofault(op, ip, 2))
+		return false;
+	if (op[0] == 0xcf || (op[0] == 0x48 && op[1] == 0xcf))
 		return true;
-	return op == 0xc3 || op == 0xc2;
-}
-
-/*
- * The entries newer than the target's return, and whether the return is
- * there: the newest entry that lands on the hook's return site from a
- * RET.  An interrupt taken there, after the return and before the hook
- * froze LBR, lands on the same site by IRET (or ERETS): its entries are
- * the interrupt's, and if it made enough of them the return itself is
- * gone.  Such a landing is skipped, and an older one looked for.
- */
-static unsigned int lbr_record_probe_entries(const struct lbr_snap_branch *br,
-					     unsigned int nr, u64 ret_site,
-					     bool *found)
-{
-	unsigned int left = nr, after, at;
-
-	while (left) {
-		after = lbr_probe_entries(br, left, ret_site, found);
-		if (!*found)
-			break;
-		at = left - after - 1;
-		if (lbr_from_is_return(br[at].from))
-			return nr - at - 1;
-		left = at;
-	}
-	*found = false;
-	return nr;
+	return op[0] == 0xf2 && op[1] == 0x0f &&
+	       !copy_from_kernel_nofault(op + 2, ip + 2, 2) &&
+	       op[2] == 0x01 && op[3] == 0xca;
 }
 
 /**
@@ -103,8 +81,8 @@ unsigned int lbr_record_decode(const struct lbr_snap_record *stored,
 			out->flags |= LBR_SNAP_REC_RET_FILTERED;
 		} else {
 			out->probe_entries =
-				lbr_record_probe_entries(br, nr, raw->ret_site,
-							 &found);
+				lbr_return_entries(br, nr, raw->ret_site,
+						   lbr_event_return, &found);
 			if (!found)
 				out->flags |= LBR_SNAP_REC_NO_RETURN;
 		}

@@ -48,7 +48,8 @@
  *   iret  lbr_test_iret(long)     returns VALUE by an IRET to its return
  *                                 address, not a RET: the landing an
  *                                 interrupt taken at a hook's return site
- *                                 leaves in LBR
+ *                                 leaves in LBR (EOPNOTSUPP where the
+ *                                 compiler made no tail call of it)
  *   faildetach                    from now on unregister_ftrace_direct()
  *                                 fails with -VALUE without doing anything;
  *                                 0 stops it (COUNT is ignored)
@@ -130,14 +131,35 @@ long lbr_test_iret_tail(long v);
 STACK_FRAME_NON_STANDARD(lbr_test_iret_tail);
 
 /*
- * A tail call (the kernel is built without frame pointers): the tail's
- * IRET lands where lbr_test_iret() would have returned to, the hook's
- * return site, as an interrupt taken there would.
+ * A tail call: the tail's IRET lands where lbr_test_iret() would have
+ * returned to, the hook's return site, as an interrupt taken there would.
  */
 noinline long lbr_test_iret(long v)
 {
 	OPTIMIZER_HIDE_VAR(v);
 	return lbr_test_iret_tail(v);
+}
+
+/*
+ * Whether the compiler made that a tail call (it does not with frame
+ * pointers, -fno-optimize-sibling-calls): past ENDBR and the fentry call
+ * (or the NOP ftrace left of it), a JMP rel32 to the tail.
+ */
+static bool lbr_test_iret_tail_called(void)
+{
+	const u8 *p = (const u8 *)lbr_test_iret;
+	static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	s32 rel;
+
+	if (!memcmp(p, endbr, sizeof(endbr)))
+		p += sizeof(endbr);
+	if (p[0] == 0xe8 || !memcmp(p, nop5, sizeof(nop5)))
+		p += 5;
+	if (p[0] != 0xe9)
+		return false;
+	memcpy(&rel, p + 1, sizeof(rel));
+	return p + 5 + rel == (const u8 *)lbr_test_iret_tail;
 }
 
 noinline long lbr_test_long(long v)
@@ -617,6 +639,8 @@ static ssize_t lbr_test_write(struct file *file, const char __user *ubuf,
 		ret = lbr_test_fail_detach(v);
 		return ret ? ret : len;
 	}
+	if (!strcmp(fn, "iret") && !lbr_test_iret_tail_called())
+		return -EOPNOTSUPP;
 	if (!strcmp(fn, "pmi")) {
 		ret = call_pmi(v);
 		return ret ? ret : len;

@@ -1538,6 +1538,76 @@ static void test_probe_entries(void)
 }
 
 /*
+ * lbr_return_entries(): an interrupt's IRET onto the return site is not
+ * the return; the entry before its delivery (from the site) is, or none.
+ */
+#define FN	0xffffffffa0001000ULL	/* a RET, the traced function's */
+#define FN2	0xffffffffa0002000ULL	/* another call's RET */
+#define IRQ	0xffffffff81e00000ULL	/* an interrupt's handler */
+#define IRET	0xffffffff81e01000ULL	/* its IRET */
+
+static bool fake_event_return(u64 from)
+{
+	return from == IRET;
+}
+
+static const struct {
+	const char *name;
+	unsigned int nr;
+	u64 br[8][2];		/* from, to; oldest first */
+	unsigned int count;
+	bool found;
+} return_cases[] = {
+	{ "a RET onto the site, the newest: 0", 2,
+	  { { 0x1000, FN }, { FN, RET_SITE } }, 0, true },
+	{ "a RET, then the probe's: those count", 3,
+	  { { FN, RET_SITE }, { 0x2000, 0x3000 }, { 0x3000, 0x4000 } }, 2, true },
+	{ "an IRET, the return just before its delivery", 5,
+	  { { 0x1000, FN }, { FN, RET_SITE }, { RET_SITE, IRQ }, { IRQ, IRET },
+	    { IRET, RET_SITE } }, 3, true },
+	{ "an IRET, its delivery pushed out: none", 3,
+	  { { IRQ, 0x5000 }, { 0x5000, IRET }, { IRET, RET_SITE } }, 3, false },
+	{ "an IRET, a nested RET onto the site inside it: the one before the delivery", 5,
+	  { { FN, RET_SITE }, { RET_SITE, IRQ }, { FN2, RET_SITE }, { 0x6000, IRET },
+	    { IRET, RET_SITE } }, 4, true },
+	{ "an IRET, a nested RET, the delivery pushed out: none, not the nested", 3,
+	  { { FN2, RET_SITE }, { 0x6000, IRET }, { IRET, RET_SITE } }, 3, false },
+	{ "an IRET, the oldest entry: none", 1,
+	  { { IRET, RET_SITE } }, 1, false },
+	{ "two IRETs in a row: none", 5,
+	  { { FN, RET_SITE }, { RET_SITE, IRQ }, { IRET, RET_SITE },
+	    { RET_SITE, IRQ }, { IRET, RET_SITE } }, 5, false },
+	{ "an IRET, its delivery the oldest entry: none", 2,
+	  { { RET_SITE, IRQ }, { IRET, RET_SITE } }, 2, false },
+	{ "an IRET, no return before the delivery: none", 4,
+	  { { 0x1000, 0x2000 }, { RET_SITE, IRQ }, { IRQ, IRET }, { IRET, RET_SITE } },
+	  4, false },
+	{ "no landing: none", 2,
+	  { { 0x1000, 0x2000 }, { 0x2000, 0x3000 } }, 2, false },
+};
+
+static void test_return_entries(void)
+{
+	struct lbr_snap_branch br[8];
+	unsigned int k, i, got;
+	bool found;
+
+	for (k = 0; k < ARRAY_SIZE(return_cases); k++) {
+		memset(br, 0, sizeof(br));
+		for (i = 0; i < ARRAY_SIZE(br); i++) {
+			br[i].from = return_cases[k].br[i][0];
+			br[i].to = return_cases[k].br[i][1];
+		}
+		found = !return_cases[k].found;
+		got = lbr_return_entries(br, return_cases[k].nr, RET_SITE,
+					 fake_event_return, &found);
+		expect_u64("count", return_cases[k].count, got);
+		expect_u64("found", return_cases[k].found, found);
+		result("lbr_return_entries: %s", return_cases[k].name);
+	}
+}
+
+/*
  * Hybrid CPUs (src/lbr_cpu.c): per-CPU images of CPUID and
  * IA32_PERF_CAPABILITIES as each CPU of a part reports them, built by hand
  * from the SDM's layout (CPUID.(7,0):EDX bit 15 hybrid, bit 19 Arch LBR;
@@ -1809,6 +1879,7 @@ int main(void)
 	test_stack_empty();
 	test_stack_depth_zero();
 	test_probe_entries();
+	test_return_entries();
 	test_hybrid();
 	test_give_back();
 	test_arch_ctl();

@@ -520,9 +520,12 @@ TEST_F(cap, branch_info_only_when_asked)
  * An entry that lands on the hook's return site but is not the function's
  * return: lbr_test_iret() returns by an IRET there (a tail call into
  * lbr_test_iret_tail), as an interrupt taken at the return site before
- * the freeze would.  The record says NO_RETURN and counts every entry as
- * the probe's, though an entry lands on the site; a control call of
- * lbr_test_int in the same load keeps its return.
+ * the freeze would, with no delivery entry before it.  The record says
+ * NO_RETURN and counts every entry as the probe's, though an entry lands
+ * on the site; calls of lbr_test_int in the same load keep their return.
+ * A real interrupt in a record's window may push the crafted landing out
+ * (the record still says NO_RETURN), or give a control call NO_RETURN:
+ * one record of each kind may miss.
  */
 TEST_F(cap, iret_onto_the_return_site_is_no_return)
 {
@@ -530,8 +533,8 @@ TEST_F(cap, iret_onto_the_return_site_is_no_return)
 	unsigned long long tail = ksym("lbr_test_iret_tail");
 	unsigned long long tail_end = ksym_end(tail), s, e;
 	unsigned long long fail = ksym("lbr_test_fail");
+	int i, k, n, ret, landed, unlanded = 0, controls = 0, kept = 0;
 	char name[256];
-	int i, k, n, landed;
 
 	ASSERT_NE(0, tail);
 	ASSERT_NE(0, fail);
@@ -541,18 +544,22 @@ TEST_F(cap, iret_onto_the_return_site_is_no_return)
 		SKIP(return, "no LBR here: %s", self->info.reason);
 	if (!return_fits(variant))
 		SKIP(return, "the kretprobe path fills every entry here");
-	ASSERT_EQ(0, trigger("iret", -11, 5));
-	ASSERT_EQ(0, trigger("int", -22, 1));
+	ret = trigger("iret", -11, 5);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "lbr_test_iret() does not tail-call its IRET here (frame pointers?)");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, trigger("int", -22, 3));
 	n = drain(self->fd, self->recs, MAX_RECS);
-	ASSERT_EQ(6, n) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(8, n) TH_LOG("%s", lbr_why);
 	ASSERT_TRUE(ksyms_snapshot());
 	for (i = 0; i < n; i++) {
 		const struct rec *r = &self->recs[i];
 
 		if (r->h.retval == -22) {
 			/* The control: a RET onto the site is the return. */
-			EXPECT_LE(0, find_return(r, fail, site));
-			EXPECT_EQ(0, r->h.flags & LBR_SNAP_REC_NO_RETURN);
+			controls++;
+			kept += find_return(r, fail, site) >= 0 &&
+				!(r->h.flags & LBR_SNAP_REC_NO_RETURN);
 			continue;
 		}
 		EXPECT_EQ(-11, r->h.retval);
@@ -564,9 +571,11 @@ TEST_F(cap, iret_onto_the_return_site_is_no_return)
 				landed = k;
 				break;
 			}
-		EXPECT_LE(0, landed)
+		if (landed < 0) {
+			unlanded++;
 			TH_LOG("record %d: no entry from lbr_test_iret_tail onto the return site",
 			       i);
+		}
 		EXPECT_EQ(LBR_SNAP_REC_NO_RETURN,
 			  r->h.flags & LBR_SNAP_REC_NO_RETURN)
 			TH_LOG("record %d: the IRET at %d of %u taken for the return",
@@ -574,4 +583,7 @@ TEST_F(cap, iret_onto_the_return_site_is_no_return)
 		EXPECT_EQ(r->h.nr_entries, r->h.probe_entries);
 	}
 	ksyms_drop();
+	EXPECT_EQ(3, controls);
+	EXPECT_LE(2, kept);
+	EXPECT_GE(1, unlanded);
 }
