@@ -367,70 +367,6 @@ static void perf_b_collect(struct perf_b *p, struct perf_b_seen *s)
 	__atomic_store_n(&p->pg->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-/* Does @r hold a branch into NMI handling? */
-static bool holds_nmi(const struct rec *r)
-{
-	unsigned long long s, e;
-	char name[256];
-	int i;
-
-	for (i = 0; i < r->h.nr_entries; i++)
-		if (ksym_range(r->br[i].to, name, sizeof(name), &s, &e) &&
-		    strstr(name, "nmi"))
-			return true;
-	return false;
-}
-
-/* The interrupt entry stub, a vector's handler, the timer's. */
-static bool is_irq(const char *name)
-{
-	return !strncmp(name, "asm_", 4) || strstr(name, "sysvec") ||
-	       strstr(name, "interrupt");
-}
-
-/*
- * An interrupt that came in inside the traced function, just before its
- * return, and filled the LBR with its own branches: the return's last hop
- * is there (the newest entry landing on @site, from a return or a return
- * thunk, with every newer entry the hook's, as the module counted), what
- * led to it is not, and an older entry goes into interrupt handling or,
- * where the handler's own branches pushed that out too (a timer tick
- * with lbr_filter=any: seen once in 200 on lbr-arch-xsaves, every entry
- * but the return's in ktime_get and the tick), comes back out of it:
- * the IRET from the kernel's interrupt return path.
- */
-static bool irq_before_return(const struct rec *r, unsigned long long ret_fn,
-			      const char *site)
-{
-	unsigned long long s, e, fn_end;
-	char name[256];
-	int k;
-
-	if (!ksym_range(ret_fn, name, sizeof(name), &s, &fn_end))
-		return false;
-	for (k = r->h.nr_entries - 1; k >= 0; k--)
-		if (ksym_range(r->br[k].to, name, sizeof(name), &s, &e) &&
-		    site_is(site, name))
-			break;
-	if (k <= 0 || r->h.probe_entries != r->h.nr_entries - 1 - k)
-		return false;
-	/* The landing leaves the function or a return thunk, not an IRET. */
-	if (!(r->br[k].from >= ret_fn && r->br[k].from < fn_end) &&
-	    !(ksym_range(r->br[k].from, name, sizeof(name), &s, &e) &&
-	      is_return_thunk(name)))
-		return false;
-	for (k--; k >= 0; k--) {
-		if (ksym_range(r->br[k].to, name, sizeof(name), &s, &e) &&
-		    is_irq(name))
-			return true;
-		if (ksym_range(r->br[k].from, name, sizeof(name), &s, &e) &&
-		    (is_irq(name) || strstr(name, "irq_return") ||
-		     strstr(name, "return_to_kernel")))
-			return true;
-	}
-	return false;
-}
-
 /* Burn about @ms of CPU in the kernel and in user space. */
 static void perf_b_work(unsigned int ms)
 {
@@ -445,6 +381,151 @@ static void perf_b_work(unsigned int ms)
 }
 
 /*
+ * Where the hook's return site can be, from addresses: the kretprobe
+ * trampoline's symbol, or lbr_snap's code for the fexit trampolines.
+ */
+static bool site_span(const FIXTURE_VARIANT(cap) *variant,
+		      unsigned long long *lo, unsigned long long *hi)
+{
+	static const char *const kr[] = {
+		"arch_rethook_trampoline", "__kretprobe_trampoline",
+		"kretprobe_trampoline",
+	};
+	unsigned long long a, size;
+	unsigned int i;
+
+	if (is_fexit(variant)) {
+		if (!module_span("lbr_snap", lo, &size))
+			return false;
+		*hi = *lo + size;
+		return true;
+	}
+	for (i = 0; i < ARRAY_SIZE(kr); i++) {
+		a = ksym(kr[i]);
+		if (a) {
+			*lo = a;
+			*hi = ksym_end(a);
+			return *hi > a;
+		}
+	}
+	return false;
+}
+
+/*
+ * The entry the module took for @r's return, checked from addresses
+ * alone: the one before its probe_entries, landing in [@lo, @hi) from
+ * @fn's code or a return thunk's.  -1 if it is not that.
+ */
+static int counted_return(const struct rec *r, unsigned long long fn,
+			  unsigned long long fn_end, unsigned long long lo,
+			  unsigned long long hi)
+{
+	unsigned long long s, e;
+	char name[256];
+	int k;
+
+	if (r->h.probe_entries >= r->h.nr_entries)
+		return -1;
+	k = r->h.nr_entries - 1 - r->h.probe_entries;
+	if (r->br[k].to < lo || r->br[k].to >= hi)
+		return -1;
+	if (r->br[k].from >= fn && r->br[k].from < fn_end)
+		return k;
+	if (ksym_range(r->br[k].from, name, sizeof(name), &s, &e) &&
+	    is_return_thunk(name))
+		return k;
+	return -1;
+}
+
+/* Every entry of @r, newest first, named where kallsyms can. */
+static void log_entries(struct __test_metadata *_metadata,
+			const struct rec *r, int i)
+{
+	char n0[128], n1[128];
+	unsigned long long a0, a1;
+	int k;
+
+	TH_LOG("record %d: flags %#x, %u entries, probe_entries %u", i,
+	       r->h.flags, r->h.nr_entries, r->h.probe_entries);
+	for (k = r->h.nr_entries - 1; k >= 0; k--) {
+		if (!ksym_range(r->br[k].from, n0, sizeof(n0), &a0, &a1))
+			snprintf(n0, sizeof(n0), "%llx", r->br[k].from);
+		if (!ksym_range(r->br[k].to, n1, sizeof(n1), &a0, &a1))
+			snprintf(n1, sizeof(n1), "%llx", r->br[k].to);
+		TH_LOG("  %2d %s -> %s", k, n0, n1);
+	}
+}
+
+/* What lbr_snap's records of one round hold. */
+struct perf_b_kept {
+	unsigned int ret;	/* the return, where the module said */
+	unsigned int whole;	/* ... and the path back into the function */
+	unsigned int no_ret;	/* NO_RETURN, every entry the probe's */
+	unsigned int flagged;	/* RAN_AGAIN or WAS_OFF */
+};
+
+/*
+ * Drain the round's 200 records and check each against what it says of
+ * itself: a record that says NO_RETURN counts every entry as the probe's;
+ * any other has its return where the module counted it (counted_return()).
+ * Records without the return are logged entry by entry, not classified.
+ */
+static void perf_b_round(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(cap) *self,
+			 const FIXTURE_VARIANT(cap) *variant, const char *round,
+			 struct perf_b_kept *kept)
+{
+	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
+	unsigned long long fail = ksym("lbr_test_fail");
+	unsigned long long fail_end = ksym_end(fail), lo, hi;
+	int i, n;
+
+	memset(kept, 0, sizeof(*kept));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(200, n) TH_LOG("%s: %s", round, lbr_why);
+	ASSERT_TRUE(ksyms_snapshot());
+	ASSERT_TRUE(site_span(variant, &lo, &hi));
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		kept->flagged += !!(r->h.flags & (LBR_SNAP_REC_RAN_AGAIN |
+						  LBR_SNAP_REC_WAS_OFF));
+		if (r->h.flags & LBR_SNAP_REC_NO_LBR) {
+			EXPECT_FALSE(1) TH_LOG("%s: record %d: no LBR read",
+					       round, i);
+		} else if (r->h.flags & LBR_SNAP_REC_NO_RETURN) {
+			EXPECT_EQ(r->h.nr_entries, r->h.probe_entries);
+			kept->no_ret++;
+			if (return_fits(variant)) {
+				TH_LOG("%s: record %d says NO_RETURN", round, i);
+				log_entries(_metadata, r, i);
+			}
+		} else if (counted_return(r, fail, fail_end, lo, hi) >= 0) {
+			kept->ret++;
+			kept->whole += find_return(r, fail, site) >= 0;
+		} else {
+			EXPECT_FALSE(1)
+				TH_LOG("%s: record %d: entry %d is not the return, and no NO_RETURN",
+				       round, i,
+				       (int)r->h.nr_entries - 1 - (int)r->h.probe_entries);
+			log_entries(_metadata, r, i);
+		}
+	}
+	ksyms_drop();
+}
+
+/* The round's calls: 200 errors, with work in between. */
+static void perf_b_calls(struct __test_metadata *_metadata)
+{
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, trigger("int", -5, 20));
+		perf_b_work(50);
+	}
+}
+
+/*
  * `perf record -b -a` beside mode=perf, both ways round (issue: a
  * concurrent perf record -b -a neither breaks lbr_snap's captures nor is
  * broken by them).  lbr_snap keeps LBR on with a pinned cycles event on
@@ -455,18 +536,16 @@ static void perf_b_work(unsigned int ms)
  * be scheduled beside the pinned one.  So:
  *  - lbr_filter=any (user and kernel, every kind: perf record -b's own
  *    filter): both run; perf's samples carry branch stacks, and lbr_snap
- *    captures every return with its branches, but for a record whose
- *    window a perf PMI hit: the NMI's own branches can push the return
- *    out (on the kretprobe path, where the return is older), or, before
+ *    captures every call.  A perf PMI (or any interrupt) in a record's
+ *    window can push the return out with its own branches, or, before
  *    perfmon version 4, perf turns LBR back on inside the freeze, or the
  *    PMI's own freeze (DEBUGCTL.LBR cleared) is still on when the hook
- *    freezes, and the record says so (LBR_SNAP_REC_RAN_AGAIN,
- *    LBR_SNAP_REC_WAS_OFF); on the kretprobe path a rare interrupt
- *    before the freeze may push the return out, NMI entry and all, and
- *    the record says LBR_SNAP_REC_NO_RETURN; or an interrupt inside the
- *    function, just before it returned, filled the LBR with its own
- *    branches, leaving only the return's last hop (at most 4 of 200 of
- *    these two kinds);
+ *    freezes.  Whatever happened, each record must say what it holds:
+ *    its return where the module counted it (probe_entries), from the
+ *    function's RET or a return thunk's onto the hook's return site, or
+ *    LBR_SNAP_REC_NO_RETURN with every entry the probe's; and the
+ *    returns kept beside perf have a floor, those of the same calls
+ *    without it, less 5 %;
  *  - lbr_filter=kernel (the default): perf's events never run while
  *    lbr_snap is loaded (time running 0, no sample), and lbr_snap captures
  *    as before; once lbr_snap is unloaded, perf's events run and sample
@@ -482,8 +561,7 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 	bool expect = env && !strcmp(env, "1");
 	static const char *const filters[] = { "any", "kernel" };
 	unsigned long long fail = ksym("lbr_test_fail");
-	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, f, i, n;
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, f;
 	unsigned long hz = 4000, max_hz = 0;
 	struct perf_b p[64];
 	char params[256];
@@ -505,10 +583,9 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		hz = max_hz;
 	for (f = 0; f < 2; f++) {
 		struct perf_b_seen seen = { 0 }, after = { 0 };
-		unsigned int with_ret = 0, off = 0, nmi = 0, again = 0;
-		unsigned int no_ret = 0, irq = 0, cut = 0, other = 0;
-		bool amd, cuts;
-		char key[128];
+		struct perf_b_kept alone, beside;
+		char round[64];
+		bool amd;
 
 		snprintf(params, sizeof(params),
 			 "targets=lbr_test_int capture=all mode=perf lbr_filter=%s buffer_kb=1024",
@@ -524,93 +601,25 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		ASSERT_LE(0, self->fd);
 		ASSERT_EQ(0, get_info(self->fd, &self->info));
 		amd = self->info.backend == LBR_SNAP_BACKEND_AMD;
-		/* The lab's pinned figure: the path takes all but one entry. */
-		cuts = !is_fexit(variant) && lbr_lab_cpu() &&
-		       kretprobe_pinned(key, sizeof(key)) ==
-		       (int)self->info.lbr_depth - 1;
+
+		/* The same calls without perf: the returns to keep. */
+		perf_b_calls(_metadata);
+		snprintf(round, sizeof(round), "lbr_filter=%s alone", filters[f]);
+		perf_b_round(_metadata, self, variant, round, &alone);
+
 		for (cpu = 0; cpu < ncpu; cpu++)
 			ASSERT_EQ(0, perf_b_open(&p[cpu], cpu, hz))
 				TH_LOG("cpu%d at %lu Hz", cpu, hz);
 		for (cpu = 0; cpu < ncpu; cpu++)
 			ASSERT_EQ(0, ioctl(p[cpu].fd, PERF_EVENT_IOC_ENABLE, 0));
-		for (i = 0; i < 10; i++) {
-			ASSERT_EQ(0, trigger("int", -5, 20));
-			perf_b_work(50);
-		}
+		perf_b_calls(_metadata);
 		for (cpu = 0; cpu < ncpu; cpu++) {
 			ioctl(p[cpu].fd, PERF_EVENT_IOC_DISABLE, 0);
 			perf_b_collect(&p[cpu], &seen);
 		}
-
-		/* lbr_snap's side: every call, each with its branches. */
-		n = drain(self->fd, self->recs, MAX_RECS);
-		ASSERT_EQ(200, n) TH_LOG("%s", lbr_why);
-		ASSERT_TRUE(ksyms_snapshot());
-		for (i = 0; i < n; i++) {
-			const struct rec *r = &self->recs[i];
-
-			if (r->h.flags & LBR_SNAP_REC_NO_LBR) {
-				EXPECT_FALSE(1) TH_LOG("record %d: no LBR read", i);
-			} else if (find_return(r, fail, site) >= 0) {
-				with_ret++;
-			} else if (cuts && return_cut(r, site)) {
-				/* As pinned (kretprobe_entries): AMD behind SRSO. */
-				cut++;
-			} else if (holds_nmi(r)) {
-				nmi++;
-			} else if (r->h.flags & (LBR_SNAP_REC_RAN_AGAIN |
-						 LBR_SNAP_REC_WAS_OFF)) {
-				/* The record says its LBR is not what it was. */
-				again++;
-				off += !!(r->h.flags & LBR_SNAP_REC_WAS_OFF);
-			} else if (r->h.flags & LBR_SNAP_REC_NO_RETURN &&
-				   !is_fexit(variant)) {
-				/*
-				 * The record says its return is not there.  The
-				 * kretprobe trampoline runs with interrupts as
-				 * the function left them, so an interrupt (the
-				 * timer's: ktime_get) can land before the
-				 * handler freezes and push the return out,
-				 * its own entry too.  Rare: bounded below.
-				 */
-				no_ret++;
-				TH_LOG("record %d: flagged NO_RETURN, %u entries, probe_entries %u",
-				       i, r->h.nr_entries, r->h.probe_entries);
-			} else if (!(r->h.flags & LBR_SNAP_REC_NO_RETURN) &&
-				   irq_before_return(r, fail, site)) {
-				/*
-				 * An interrupt inside the function, before it
-				 * returned (any context may be recorded with
-				 * lbr_filter=any): its branches pushed out
-				 * what led to the return.  Rare: bounded below.
-				 */
-				irq++;
-				TH_LOG("record %d: an interrupt before the return, %u entries, probe_entries %u",
-				       i, r->h.nr_entries, r->h.probe_entries);
-			} else {
-				char n0[128] = "?", n1[128] = "?";
-				unsigned long long a0, a1;
-				int k = r->h.nr_entries - 1;
-
-				if (k >= 0)
-					ksym_range(r->br[k].to, n0, sizeof(n0), &a0, &a1);
-				if (k >= 1)
-					ksym_range(r->br[0].to, n1, sizeof(n1), &a0, &a1);
-				other++;
-				TH_LOG("record %d: no return, no NMI: flags %#x, %u entries, probe_entries %u, newest to %s, oldest to %s",
-				       i, r->h.flags, r->h.nr_entries,
-				       r->h.probe_entries, n0, n1);
-				/* Every entry, to tell what it holds next time. */
-				for (k = r->h.nr_entries - 1; k >= 0; k--) {
-					if (!ksym_range(r->br[k].from, n0, sizeof(n0), &a0, &a1))
-						snprintf(n0, sizeof(n0), "%llx", r->br[k].from);
-					if (!ksym_range(r->br[k].to, n1, sizeof(n1), &a0, &a1))
-						snprintf(n1, sizeof(n1), "%llx", r->br[k].to);
-					TH_LOG("  %2d %s -> %s", k, n0, n1);
-				}
-			}
-		}
-		ksyms_drop();
+		snprintf(round, sizeof(round), "lbr_filter=%s beside perf",
+			 filters[f]);
+		perf_b_round(_metadata, self, variant, round, &beside);
 		close(self->fd);
 		self->fd = -1;
 
@@ -627,9 +636,12 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		after.enabled -= seen.enabled;
 		after.running -= seen.running;
 
-		TH_LOG("lbr_filter=%s: lbr_snap: %d records of 200 calls, %u with the return in their branches, %u with only its last hop; of the others %u hold an NMI, %u say RAN_AGAIN or WAS_OFF (%u WAS_OFF), %u say NO_RETURN, %u hold an interrupt, %u of no known shape",
-		       filters[f], n, with_ret, cut, nmi, again, off, no_ret,
-		       irq, other);
+		TH_LOG("lbr_filter=%s: lbr_snap, 200 calls alone: %u with the return (%u with the path into it), %u NO_RETURN, %u RAN_AGAIN or WAS_OFF",
+		       filters[f], alone.ret, alone.whole, alone.no_ret,
+		       alone.flagged);
+		TH_LOG("lbr_filter=%s: lbr_snap, 200 calls beside perf: %u with the return (%u with the path into it), %u NO_RETURN, %u RAN_AGAIN or WAS_OFF",
+		       filters[f], beside.ret, beside.whole, beside.no_ret,
+		       beside.flagged);
 		TH_LOG("lbr_filter=%s: perf record -b -a at %lu Hz beside it: ran %llu of %llu us, %u samples, %u with a branch stack, %u with kernel branches",
 		       filters[f], hz, seen.running / 1000, seen.enabled / 1000,
 		       seen.samples, seen.with_branches, seen.kernel_branches);
@@ -637,16 +649,16 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		       filters[f], after.running / 1000, after.enabled / 1000,
 		       after.samples, after.with_branches);
 		/*
-		 * Every record is counted, a shape no bucket names among the
-		 * rare ones (logged entry by entry above), and the returns
-		 * kept have a floor: a module that lost them to PMIs fails.
+		 * Each record was checked against what it says of itself
+		 * (perf_b_round()).  The returns kept beside perf have a floor,
+		 * the same calls' without it, less 5 %: a module that lost
+		 * them to perf's PMIs fails.  Without perf, where the hook's
+		 * path leaves room, 190 of 200 at least.
 		 */
-		if (return_fits(variant)) {
-			EXPECT_EQ(200, with_ret + cut + nmi + again + no_ret +
-				  irq + other);
-			EXPECT_GE(4, no_ret + irq + other);
-			EXPECT_LE(190, with_ret + cut);
-		}
+		if (return_fits(variant))
+			EXPECT_LE(190, alone.ret);
+		EXPECT_LE(alone.ret - (alone.ret < 10 ? alone.ret : 10),
+			  beside.ret);
 		if (f == 0 || amd) {
 			/*
 			 * AMD's perf keeps one LBR_SELECT per CPU and no
