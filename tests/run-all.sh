@@ -164,6 +164,10 @@ suite_join() {	# suite names, in the order to report them
 }
 
 t_check=$(date +%s)
+# The host's CPU time over the run (/proc/stat: all but idle and iowait,
+# in clock ticks): how much of the cores make check kept busy.
+cpu_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+busy_check=$(cpu_busy)
 # Everything make check needs, in one apt-get run (tests/deps/packages).
 "$LBR_TOP/tests/deps/install.sh" build kernel guest debug-kernel dkms deb deb-test lab-build lab-run ||
 	{ echo "0 passed, 1 failed, 0 skipped"; exit 1; }
@@ -652,7 +656,10 @@ if [ -n "$prefetch_pid" ]; then
 	prefetch_pid=
 	echo "# $(tail -n1 "$log/prefetch.log")"
 fi
-echo "# make check took $(($(date +%s) - t_check)) s"
+t_end=$(date +%s)
+echo "# make check took $((t_end - t_check)) s"
+busy=$((($(cpu_busy) - busy_check) / $(getconf CLK_TCK)))
+echo "# the host's $(nproc) cores were busy $busy s of $(((t_end - t_check) * $(nproc))) s"
 if [ "${#recap[@]}" != 0 ]; then
 	echo "# the failures:"
 	printf '#   %s\n' "${recap[@]}"
