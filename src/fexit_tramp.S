@@ -116,7 +116,9 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	 * between the function's return and the freeze.  A return the slot
 	 * does not record (a success, under capture=errors) goes: no MSR
 	 * touched.  Any other falls through that test, no branch taken, to
-	 * the freeze, no branch before the WRMSR.
+	 * the freeze, no branch before the WRMSR.  An interrupt taken right
+	 * here is delivered from .Lret, not a branch itself: how the reader
+	 * tells its IRET back here from the return (lbr_return_entries()).
 	 */
 	pushfq
 	cli

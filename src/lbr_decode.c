@@ -288,10 +288,15 @@ LBR_DECODE_NOKPROBE(lbr_probe_entries);
  *
  * An interrupt taken at @ret_site, after the return and before the hook
  * froze LBR, returns there too: its IRET is then the newest landing.  Its
- * delivery is the newest older entry that leaves @ret_site for elsewhere,
- * and the function's return is the entry just before that delivery, or is
- * not there.  Any other landing on @ret_site is not looked for: it could
- * be another call's (a nested one inside that interrupt).
+ * delivery leaves @ret_site (the instruction there is not a branch), and
+ * the function's return is the entry just before that delivery.  Walking
+ * back, each older IRET onto @ret_site is a nested interrupt's, paired
+ * with the next delivery from @ret_site, and a RET onto @ret_site between
+ * them a nested call's: neither is taken.  An interrupt delivered just as
+ * an earlier one returned to @ret_site chains to that one's delivery.  An
+ * IRET whose delivery is not there (pushed out; LBR frozen by a PMI before
+ * it) leaves the return unknown.  Only the reader calls this (no
+ * notrace, unlike the capture path's helpers above).
  *
  * Return: the entries newer than the function's return, or @nr.
  */
@@ -299,24 +304,34 @@ unsigned int lbr_return_entries(const struct lbr_snap_branch *br,
 				unsigned int nr, u64 ret_site,
 				bool (*event_return)(u64 from), bool *found)
 {
-	unsigned int after, at, d;
+	unsigned int after, i, depth = 1;
 
 	after = lbr_probe_entries(br, nr, ret_site, found);
 	if (!*found)
 		return nr;
-	at = nr - after - 1;
-	if (!event_return(br[at].from))
+	i = nr - after - 1;
+	if (!event_return(br[i].from))
 		return after;
 	*found = false;
-	for (d = at; d > 0; d--) {
-		if (br[d - 1].from != ret_site || br[d - 1].to == ret_site)
+	while (i--) {
+		if (br[i].to == ret_site) {
+			/* A nested interrupt's IRET, or a nested call's RET. */
+			depth += event_return(br[i].from);
 			continue;
-		/* br[d - 1] is the delivery: br[d - 2] must be the return. */
-		if (d < 2 || br[d - 2].to != ret_site ||
-		    event_return(br[d - 2].from))
+		}
+		if (br[i].from != ret_site || --depth)
+			continue;
+		/* br[i] delivered the outermost IRET: br[i - 1] returned. */
+		if (!i || br[i - 1].to != ret_site)
 			return nr;
+		if (event_return(br[i - 1].from)) {
+			/* Delivered as an earlier interrupt returned. */
+			depth = 1;
+			i--;
+			continue;
+		}
 		*found = true;
-		return nr - d + 1;
+		return nr - i;
 	}
 	return nr;
 }

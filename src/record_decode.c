@@ -25,7 +25,7 @@ static_assert(offsetof(struct lbr_raw_record, msr) % 8 == 0);
 
 /*
  * Whether the branch taken at @from is the return of an interrupt or an
- * exception: IRETQ, IRET or ERETS there.  Those are in the kernel's entry
+ * exception: IRETQ, IRET or ERETS there.  The kernel's are in its entry
  * code, never freed or patched, so the text read now is the text run.
  * Anything else, and text that cannot be read, is not: a RET, a return
  * thunk's, or whatever lands on the return site in its place.
@@ -35,11 +35,17 @@ static bool lbr_event_return(u64 from)
 	const void *ip = (const void *)(unsigned long)from;
 	u8 op[4];
 
-	if (copy_from_kernel_nofault(op, ip, 2))
+	if (copy_from_kernel_nofault(op, ip, 1))
 		return false;
-	if (op[0] == 0xcf || (op[0] == 0x48 && op[1] == 0xcf))
+	if (op[0] == 0xcf)
 		return true;
-	return op[0] == 0xf2 && op[1] == 0x0f &&
+	if (op[0] != 0x48 && op[0] != 0xf2)
+		return false;
+	if (copy_from_kernel_nofault(op + 1, ip + 1, 1))
+		return false;
+	if (op[0] == 0x48)
+		return op[1] == 0xcf;
+	return op[1] == 0x0f &&
 	       !copy_from_kernel_nofault(op + 2, ip + 2, 2) &&
 	       op[2] == 0x01 && op[3] == 0xca;
 }

@@ -142,20 +142,24 @@ noinline long lbr_test_iret(long v)
 
 /*
  * Whether the compiler made that a tail call (it does not with frame
- * pointers, -fno-optimize-sibling-calls): past ENDBR and the fentry call
- * (or the NOP ftrace left of it), a JMP rel32 to the tail.
+ * pointers, -fno-optimize-sibling-calls): past ENDBR (or what sealing it
+ * left, a 4-byte NOP) and the fentry call (or the NOP ftrace left of it),
+ * a JMP to the tail.
  */
 static bool lbr_test_iret_tail_called(void)
 {
 	const u8 *p = (const u8 *)lbr_test_iret;
 	static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const u8 nop4[] = { 0x66, 0x0f, 0x1f, 0x00 };
 	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	s32 rel;
 
-	if (!memcmp(p, endbr, sizeof(endbr)))
+	if (!memcmp(p, endbr, sizeof(endbr)) || !memcmp(p, nop4, sizeof(nop4)))
 		p += sizeof(endbr);
 	if (p[0] == 0xe8 || !memcmp(p, nop5, sizeof(nop5)))
 		p += 5;
+	if (p[0] == 0xeb)
+		return p + 2 + (s8)p[1] == (const u8 *)lbr_test_iret_tail;
 	if (p[0] != 0xe9)
 		return false;
 	memcpy(&rel, p + 1, sizeof(rel));
