@@ -268,6 +268,7 @@ TEST_F(cap, error_path_branches)
 	unsigned long long fail = ksym("lbr_test_fail");
 	const char *site = is_fexit(variant) ? FEXIT_SITE : KRETPROBE_SITE;
 	int i, n, ret, pinned, found = 0, checked = 0, cut = 0, no_ret = 0;
+	int touched = 0;
 	char key[128];
 
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
@@ -328,7 +329,16 @@ TEST_F(cap, error_path_branches)
 		after = r->h.nr_entries - 1 - ret;
 		EXPECT_FALSE(r->h.flags & LBR_SNAP_REC_NO_RETURN);
 		EXPECT_EQ(after, r->h.probe_entries);
-		found += has_error_path(r, fn, fn_end, fail);
+		if (has_error_path(r, fn, fn_end, fail)) {
+			found++;
+		} else if (interrupted(r)) {
+			touched++;
+		} else if (lbr_lab_cpu()) {
+			/* The lab is deterministic but for interrupts. */
+			EXPECT_FALSE(1)
+				TH_LOG("record %d: no error path, and no interrupt",
+				       i);
+		}
 		if (interrupted_after(r, ret))
 			continue;
 		checked++;
@@ -347,8 +357,18 @@ TEST_F(cap, error_path_branches)
 	    pinned >= 0 && NONE_FAILED())
 		SKIP(return, "the kretprobe path takes %d of %u entries here (%s): only the return's last hop is left, as pinned; hook=fexit keeps the function's branches",
 		     pinned, self->info.lbr_depth, key);
-	EXPECT_LE(3, found);
-	EXPECT_LE(3, checked);
+	if (lbr_lab_cpu()) {
+		/*
+		 * Exact in the lab: every record has the error path and the
+		 * pinned figure, but one an interrupt came into (as elsewhere).
+		 */
+		EXPECT_LE(n - 1, found);
+		EXPECT_LE(n - 1, checked);
+		EXPECT_GE(1, touched + no_ret);
+	} else {
+		EXPECT_LE(3, found);
+		EXPECT_LE(3, checked);
+	}
 	/* The lab is deterministic: a kernel it boots has its figure here. */
 	if (pinned < 0 && !lbr_lab_cpu())
 		TH_LOG("kretprobe figure not pinned for %s (not the LBR lab)",

@@ -517,6 +517,33 @@ static bool same_capture(const struct rec *x, unsigned long long xb,
 	return true;
 }
 
+/* The kernel's interrupt entry and return code, by name. */
+static bool irq_code(unsigned long long a)
+{
+	unsigned long long s, e;
+	char name[256];
+
+	return ksym_range(a, name, sizeof(name), &s, &e) &&
+	       (!strncmp(name, "asm_", 4) || strstr(name, "sysvec") ||
+		strstr(name, "irq_return") || strstr(name, "return_to_kernel") ||
+		strstr(name, "native_iret"));
+}
+
+/*
+ * Did an interrupt or exception come in anywhere in @r's window: an entry
+ * into the kernel's interrupt code, or back out of it?  Its branches may
+ * then have pushed out what the test looks for.
+ */
+static bool interrupted(const struct rec *r)
+{
+	int i;
+
+	for (i = 0; i < r->h.nr_entries; i++)
+		if (irq_code(r->br[i].to) || irq_code(r->br[i].from))
+			return true;
+	return false;
+}
+
 /* Load lbr_snap with @params and take GET_INFO; the device or -1. */
 static int loaded_info(const char *params, struct lbr_snap_info *info)
 {
@@ -556,7 +583,7 @@ TEST_F(load, xsaves_read_same_records_as_msr)
 	struct lbr_snap_info info;
 	struct rec *by[2];
 	char params[256];
-	int n, path, i, j, fd, twins = 0, ret;
+	int n, path, i, j, fd, twins = 0, touched = 0, ret;
 	const int calls = 10;
 
 	snprintf(params, sizeof(params), "%s lbr_read=nope", p);
@@ -607,16 +634,28 @@ TEST_F(load, xsaves_read_same_records_as_msr)
 		close(fd);
 		ASSERT_EQ(0, unload());
 	}
+	ASSERT_TRUE(ksyms_snapshot());
 	for (i = 0; i < calls; i++) {
+		if (interrupted(&by[1][i])) {
+			touched++;
+			continue;
+		}
 		for (j = 0; j < calls; j++)
 			if (same_capture(&by[1][i], base[1], size[1], &by[0][j],
 					 base[0], size[0], expect))
 				break;
 		twins += j < calls;
 	}
-	TH_LOG("%d of %d XSAVES records have an identical MSR record", twins,
-	       calls);
-	EXPECT_LE(calls - 2, twins) {
+	ksyms_drop();
+	TH_LOG("%d of %d XSAVES records have an identical MSR record (%d an interrupt came into)",
+	       twins, calls, touched);
+	/*
+	 * The lab is deterministic but for interrupts: every XSAVES record
+	 * an interrupt left alone has its twin, and one at most had one.
+	 */
+	if (lbr_lab_cpu())
+		EXPECT_GE(1, touched);
+	EXPECT_LE(lbr_lab_cpu() ? calls - touched : calls - 2, twins) {
 		const struct rec *x = &by[1][0], *m = &by[0][0];
 
 		TH_LOG("first ones: %u/%u entries, flags %#x/%#x, probe_entries %u/%u",
