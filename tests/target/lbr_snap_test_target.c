@@ -144,26 +144,34 @@ noinline long lbr_test_iret(long v)
  * Whether the compiler made that a tail call (it does not with frame
  * pointers, -fno-optimize-sibling-calls): past ENDBR (or what sealing it
  * left, a 4-byte NOP) and the fentry call (or the NOP ftrace left of it),
- * a JMP to the tail.
+ * a JMP to code that starts as the tail does.  The tail is found by its
+ * bytes, not its address: a reference to code without ENDBR is what
+ * objtool refuses under IBT.
  */
 static bool lbr_test_iret_tail_called(void)
 {
-	const u8 *p = (const u8 *)lbr_test_iret;
 	static const u8 endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const u8 nop4[] = { 0x66, 0x0f, 0x1f, 0x00 };
 	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	/* movq %rdi, %rax; popq %rcx; movq %rsp, %rdx */
+	static const u8 tail[] = { 0x48, 0x89, 0xf8, 0x59, 0x48, 0x89, 0xe2 };
+	const u8 *p = (const u8 *)lbr_test_iret;
 	s32 rel;
 
+	OPTIMIZER_HIDE_VAR(p);
 	if (!memcmp(p, endbr, sizeof(endbr)) || !memcmp(p, nop4, sizeof(nop4)))
 		p += sizeof(endbr);
 	if (p[0] == 0xe8 || !memcmp(p, nop5, sizeof(nop5)))
 		p += 5;
-	if (p[0] == 0xeb)
-		return p + 2 + (s8)p[1] == (const u8 *)lbr_test_iret_tail;
-	if (p[0] != 0xe9)
+	if (p[0] == 0xeb) {
+		p += 2 + (s8)p[1];
+	} else if (p[0] == 0xe9) {
+		memcpy(&rel, p + 1, sizeof(rel));
+		p += 5 + rel;
+	} else {
 		return false;
-	memcpy(&rel, p + 1, sizeof(rel));
-	return p + 5 + rel == (const u8 *)lbr_test_iret_tail;
+	}
+	return !memcmp(p, tail, sizeof(tail));
 }
 
 noinline long lbr_test_long(long v)
