@@ -323,6 +323,7 @@ TEST_F_TIMEOUT(fexit, preempted_storm_keeps_lbr_and_records_whole, 400)
 	const char *env = getenv("LBR_PREEMPT_SECONDS");
 	int secs = env ? atoi(env) : 20, ncpu = nr_cpus(), n, i, c;
 	unsigned long long bit, val, t_end, recs = 0, bad_ret = 0, was_off = 0;
+	unsigned long long site = 0;
 	struct churn callers = { .call = true }, spinners = { .call = false };
 	struct lbr_snap_info info;
 	volatile int stop = 0;
@@ -350,18 +351,26 @@ TEST_F_TIMEOUT(fexit, preempted_storm_keeps_lbr_and_records_whole, 400)
 		usleep(100 * 1000);
 		n = drain(self->fd, self->recs, MAX_RECS);
 		ASSERT_LE(0, n) TH_LOG("%s", lbr_why);
+		/* The return site: where a record's return, the newest, lands. */
+		for (i = 0; i < n && !site; i++) {
+			const struct rec *r = &self->recs[i];
+
+			if (r->h.nr_entries && !r->h.probe_entries &&
+			    !(r->h.flags & LBR_SNAP_REC_NO_RETURN))
+				site = r->br[r->h.nr_entries - 1].to;
+		}
 		for (i = 0; i < n; i++) {
-			const struct lbr_snap_record *h = &self->recs[i].h;
+			const struct rec *r = &self->recs[i];
 
 			/*
 			 * The newest entry lands on the trampoline's return
-			 * site (the function's return, or an interrupt's that
-			 * came just before the CLI and returned there): read
+			 * site (the function's return, or the IRET of an
+			 * interrupt that came just before the CLI): read
 			 * anywhere else, the newest would be that CPU's own.
 			 */
-			bad_ret += (h->flags & LBR_SNAP_REC_NO_RETURN) ||
-				   h->probe_entries;
-			was_off += !!(h->flags & LBR_SNAP_REC_WAS_OFF);
+			bad_ret += !r->h.nr_entries ||
+				   r->br[r->h.nr_entries - 1].to != site;
+			was_off += !!(r->h.flags & LBR_SNAP_REC_WAS_OFF);
 		}
 		recs += n;
 	}
@@ -371,6 +380,7 @@ TEST_F_TIMEOUT(fexit, preempted_storm_keeps_lbr_and_records_whole, 400)
 	TH_LOG("%llu records: %llu not ending at the return site, %llu found LBR off",
 	       recs, bad_ret, was_off);
 	EXPECT_LT(0ULL, recs);
+	EXPECT_NE(0ULL, site) TH_LOG("no record with its return the newest entry");
 	EXPECT_EQ(0ULL, was_off);
 	EXPECT_EQ(0ULL, bad_ret);
 	for (c = 0; c < ncpu; c++) {
