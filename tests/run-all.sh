@@ -624,23 +624,23 @@ else
 	# and timing bounds of the selftests (rmmod within 2 s) failed.
 	# Single-threaded TCG guests run two at a time, in two lanes of
 	# about the same length, with the lab's proofs (one core too: in the
-	# foreground they left the other to the prefetch at most).  Times of a
-	# warm make check (94ddacf): debug-stress 463 s, sid 324, 6.12 277,
-	# legacy-pmu 268, 5.10 229, stress 180, amd 169, arch-pmu 168, arch
-	# 107, amd-nopmu 95, pmu3 33, nested 15, lab-proofs 1 (proven, or
-	# about 200 when they run): lanes of 1150 s and 1179 s.
+	# foreground they left the other to the prefetch at most).  Times in
+	# the last make check-fresh, lanes side by side: debug-stress 1161 s
+	# with 1000 fexit cycles (about 450 with 250), legacy-pmu 407 to 512,
+	# arch-pmu 290 to 560, amd 490, sid 377, 5.10 368, 6.12 360, stress
+	# 170 to 237, arch 210, pmu3 208, amd-nopmu 195, nested 139,
+	# lab-proofs 0 (proven, or about 200 when they run).
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress" \
 		"guest-lbr-legacy-pmu guest_lbr_legacy_pmu" \
 		"guest-lbr-pmu3 guest_lbr_pmu3" "guest-nested guest_nested" \
 		"guest-lbr-amd guest_lbr_amd" \
-		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu" \
-		"guest-lbr-arch guest_lbr_arch"
+		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu"
 	suite_bg "guest-5.10 guest_5_10" "guest-6.12 guest_6_12" \
 		"guest-stress guest_stress" \
 		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
-		"lab-proofs lab_proofs"
+		"guest-lbr-arch guest_lbr_arch" "lab-proofs lab_proofs"
 	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
