@@ -110,7 +110,7 @@ pass=$pass_ fail=$fail_
 [ "${#recap[@]}" = 1 ] && [ "${recap[0]}" = "crafted: not ok 2 b" ] ||
 	why "want only 'crafted: not ok 2 b', got: $(printf '%s|' "${recap[@]}")"
 result "recap: a finished suite's failure alone"
-# A failure's reasons: tests/unit's "# " lines after it (stop 31's CI
+# A failure's reasons: tests/unit's "# " lines after it (a CI run once
 # showed only "not ok 18", its reason out of sight; at most 6, and the
 # rest are no one's), a kselftest's lines since its RUN; a passing
 # test's lines, the next test's and the harness's summary are not its.

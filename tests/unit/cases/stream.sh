@@ -150,7 +150,7 @@ signalled()
 	# Both waits are by the clock and long: on a loaded machine (make
 	# check's prefetch unpacking packages beside it) a write can stall
 	# for seconds, and a stall must not read as a tool that never
-	# flushed (CI of stop 31 failed here once).
+	# flushed (a CI run once failed here so).
 	# The last test's output must not pass for this one's: the
 	# redirection below happens in the background, maybe after the
 	# first cmp (the tool was signalled before it started: CI of stop
