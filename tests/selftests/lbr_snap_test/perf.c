@@ -387,12 +387,8 @@ static void perf_b_work(unsigned int ms)
 static bool site_span(const FIXTURE_VARIANT(cap) *variant,
 		      unsigned long long *lo, unsigned long long *hi)
 {
-	static const char *const kr[] = {
-		"arch_rethook_trampoline", "__kretprobe_trampoline",
-		"kretprobe_trampoline",
-	};
+	char names[] = KRETPROBE_SITE, *name, *save;
 	unsigned long long a, size;
-	unsigned int i;
 
 	if (is_fexit(variant)) {
 		if (!module_span("lbr_snap", lo, &size))
@@ -400,8 +396,9 @@ static bool site_span(const FIXTURE_VARIANT(cap) *variant,
 		*hi = *lo + size;
 		return true;
 	}
-	for (i = 0; i < ARRAY_SIZE(kr); i++) {
-		a = ksym(kr[i]);
+	for (name = strtok_r(names, " ", &save); name;
+	     name = strtok_r(NULL, " ", &save)) {
+		a = ksym(name);
 		if (a) {
 			*lo = a;
 			*hi = ksym_end(a);
