@@ -119,6 +119,14 @@ struct lbr_snap_branch {
 						 * path may have left the
 						 * newest entries
 						 */
+#define LBR_SNAP_REC_SYSCALL	(1u << 7)	/* syscall_nr, syscall_seq and
+						 * syscall_ns are set: the
+						 * task is one the tree
+						 * filter follows, in a
+						 * system call, and the
+						 * target returned in its
+						 * context, not an interrupt's
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -177,9 +185,22 @@ struct lbr_snap_record {
 				 * (0 from modules before them)
 				 */
 	char  comm[LBR_SNAP_COMM_LEN];
+	/*
+	 * With LBR_SNAP_REC_SYSCALL, the system call the target returned
+	 * in; 0 without (and not there from modules before them: a
+	 * reader takes hdr_size from LBR_SNAP_RECORD_SIZE_V1 on).
+	 */
+	__u32 syscall_seq;	/* the task's system calls begun since the
+				 * tree filter took it: the first is 1
+				 */
+	__s32 syscall_nr;	/* its number, in the task's ABI */
+	__u64 syscall_ns;	/* CLOCK_MONOTONIC when it began, ns */
 	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */
 	/* __u64 stack[nr_stack] after them */
 };
+
+/* The header's size before the syscall fields. */
+#define LBR_SNAP_RECORD_SIZE_V1	88
 
 #define LBR_SNAP_RECORD_MAX	(sizeof(struct lbr_snap_record) + \
 				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch) + \
@@ -246,6 +267,12 @@ struct lbr_snap_info {
 				 */
 	__u32 reserved2;
 	struct lbr_snap_cpu_type cpu_types[LBR_SNAP_MAX_CPU_TYPES];
+	/* Only when the caller's struct covers them: */
+	__u32 tree_tasks;	/* tasks the tree filter follows now */
+	__u32 tree_missed;	/* tasks it could not follow since it was
+				 * set (LBR_SNAP_TREE_MAX): their returns
+				 * are filtered
+				 */
 };
 
 /* The size of struct lbr_snap_info before nr_cpu_types. */
@@ -437,8 +464,21 @@ struct lbr_snap_targets {
 #define LBR_SNAP_FILTER_PID	(1u << 0)	/* thread id */
 #define LBR_SNAP_FILTER_TGID	(1u << 1)	/* process id */
 #define LBR_SNAP_FILTER_COMM	(1u << 2)	/* comm, to its NUL */
+/*
+ * The tree filter: the threads of process @tgid, and every task they and
+ * their descendants create from now on (not with LBR_SNAP_FILTER_PID or
+ * _TGID: EINVAL; a @tgid that is no process: ESRCH).  The module follows
+ * them from their creation to their exit, and numbers each one's system
+ * calls: a record of one in a system call carries its number and when it
+ * began (LBR_SNAP_REC_SYSCALL), so that user space puts together what
+ * one system call did.  A task created while the module already follows
+ * LBR_SNAP_TREE_MAX tasks is not followed: its returns are filtered, and
+ * counted in GET_INFO's tree_missed.  Modules before it: EINVAL.
+ */
+#define LBR_SNAP_FILTER_TREE	(1u << 3)
+#define LBR_SNAP_TREE_MAX	4096
 #define LBR_SNAP_FILTER_ALL	(LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID | \
-				 LBR_SNAP_FILTER_COMM)
+				 LBR_SNAP_FILTER_COMM | LBR_SNAP_FILTER_TREE)
 
 struct lbr_snap_filter {
 	__u32 flags;		/* LBR_SNAP_FILTER_*; others: EINVAL */

@@ -224,6 +224,14 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		rec->flags |= LBR_SNAP_REC_NO_STACK;
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
+	if (lbr_tree_syscall(&rec->syscall_seq, &rec->syscall_nr,
+			     &rec->syscall_ns)) {
+		rec->flags |= LBR_SNAP_REC_SYSCALL;
+	} else {
+		rec->syscall_seq = 0;
+		rec->syscall_nr = 0;
+		rec->syscall_ns = 0;
+	}
 
 	c->captured++;
 	/* Still inside the guard: the wakeup is on the capture path too. */

@@ -192,6 +192,7 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 	strscpy(info.version, LBR_SNAP_VERSION, sizeof(info.version));
 	info.nr_cpu_types = lbr_hw_cpu_types(info.cpu_types,
 					     LBR_SNAP_MAX_CPU_TYPES);
+	lbr_tree_counts(&info.tree_tasks, &info.tree_missed);
 	/* An older caller's struct is smaller: it gets what it knows. */
 	return lbr_struct_out(arg, usize, &info, sizeof(info));
 }

@@ -196,6 +196,13 @@ int lbr_errno_by_name(const char *name);
 /* --- the task filter (task_filter.c) --- */
 bool lbr_task_wanted(void);
 int lbr_task_filter_set(const struct lbr_snap_filter *f);
+
+/* --- the tree filter's tasks and their system calls (task_tree.c) --- */
+bool lbr_tree_follows(void);
+bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns);
+void lbr_tree_counts(u32 *tasks, u32 *missed);
+int lbr_tree_set(pid_t tgid);
+void lbr_tree_exit_module(void);
 void lbr_targets_unregister(void);
 int lbr_target_add(const char *spec, u32 *id, u32 *hook);
 int lbr_target_del(const char *name);

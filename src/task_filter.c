@@ -69,6 +69,8 @@ notrace bool lbr_task_wanted(void)
 	/* current->comm may change under us (prctl): a torn name differs. */
 	if (flags & LBR_SNAP_FILTER_COMM)
 		ok &= lbr_comm_is(current->comm);
+	if (flags & LBR_SNAP_FILTER_TREE)
+		ok &= lbr_tree_follows();
 	/* Pairs with the second smp_wmb() there: the words were whole. */
 	smp_rmb();
 	return ok && !(seq & 1) && READ_ONCE(lbr_task_filter.seq) == seq;
@@ -79,21 +81,35 @@ NOKPROBE_SYMBOL(lbr_task_wanted);
  * lbr_task_filter_set - the filter from LBR_SNAP_IOC_SET_FILTER
  * @f: checked by the caller for unknown flags and reserved words
  *
- * Return: 0, or -EINVAL for a negative id, a field @f->flags does not
- * name that is not 0, or a comm of 16 bytes with no NUL.
+ * The tree filter's table (task_tree.c) is filled before the filter that
+ * reads it is published, and emptied after the one that does not is.
+ * Where it cannot be filled (no such process, no memory), the filter is
+ * set all the same, and records nothing.
+ *
+ * Return: 0, -EINVAL for a negative id, a field @f->flags does not name
+ * that is not 0, a comm of 16 bytes with no NUL, or a tree filter with a
+ * pid or tgid one; or lbr_tree_set()'s error.
  */
 int lbr_task_filter_set(const struct lbr_snap_filter *f)
 {
 	static_assert(LBR_SNAP_COMM_LEN == TASK_COMM_LEN);
 	bool comm = f->flags & LBR_SNAP_FILTER_COMM;
+	bool tree = f->flags & LBR_SNAP_FILTER_TREE;
 	unsigned int i;
+	int ret = 0;
 
+	if (tree && (f->flags & (LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID) ||
+		     f->tgid <= 0))
+		return -EINVAL;
 	if (((f->flags & LBR_SNAP_FILTER_PID) ? f->pid < 0 : f->pid) ||
-	    ((f->flags & LBR_SNAP_FILTER_TGID) ? f->tgid < 0 : f->tgid) ||
+	    (!tree &&
+	     ((f->flags & LBR_SNAP_FILTER_TGID) ? f->tgid < 0 : f->tgid)) ||
 	    (comm && !memchr(f->comm, '\0', sizeof(f->comm))) ||
 	    (!comm && memchr_inv(f->comm, 0, sizeof(f->comm))))
 		return -EINVAL;
 	mutex_lock(&lbr_task_filter_lock);
+	if (tree)
+		ret = lbr_tree_set(f->tgid);
 	/* Odd for as short a time as can be: captures meanwhile are lost. */
 	preempt_disable();
 	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
@@ -108,6 +124,8 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	smp_wmb();
 	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
 	preempt_enable();
+	if (!tree)
+		lbr_tree_set(0);
 	mutex_unlock(&lbr_task_filter_lock);
-	return 0;
+	return ret;
 }

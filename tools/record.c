@@ -13,7 +13,8 @@
 #include "record.h"
 #include "util.h"
 
-#define HDR_SIZE	sizeof(struct lbr_snap_record)
+/* The least header a writer has: LBR_SNAP_RECORD_SIZE_V1 (rec_load()). */
+#define HDR_SIZE	((size_t)LBR_SNAP_RECORD_SIZE_V1)
 
 /* Check the size field alone, which is all that is needed to skip a record. */
 enum rec_check rec_check_size(unsigned int size, char *why, size_t len)
@@ -61,6 +62,24 @@ enum rec_check rec_check(const struct rec *r, char *why, size_t len)
 		return REC_CORRUPT;
 	}
 	return REC_OK;
+}
+
+/*
+ * @r's header from @raw, whose size field rec_check_size() passed: what
+ * an older writer's header lacks (past its hdr_size) reads as 0.
+ */
+void rec_load(struct rec *r, const unsigned char *raw)
+{
+	unsigned int size, n;
+
+	memcpy(&size, raw, sizeof(size));
+	n = size < sizeof(r->hdr) ? size : sizeof(r->hdr);
+	r->raw = raw;
+	memset(&r->hdr, 0, sizeof(r->hdr));
+	memcpy(&r->hdr, raw, n);
+	if (r->hdr.hdr_size < n)
+		memset((char *)&r->hdr + r->hdr.hdr_size, 0,
+		       sizeof(r->hdr) - r->hdr.hdr_size);
 }
 
 /* Frame @i of the call stack, [0] the caller; rec_check() passed. */

@@ -23,6 +23,7 @@ enum rec_check {
 	REC_CORRUPT,
 };
 
+void rec_load(struct rec *r, const unsigned char *raw);
 enum rec_check rec_check_size(unsigned int size, char *why, size_t len);
 enum rec_check rec_check(const struct rec *r, char *why, size_t len);
 void rec_branch(const struct rec *r, unsigned int i, struct lbr_snap_branch *b);

@@ -633,10 +633,10 @@ static bool queue_empty(struct stream *s)
 static int one_record(struct stream *s, size_t at)
 {
 	const struct stream_opts *o = s->o;
-	struct rec r = { .raw = s->buf + at };
+	struct rec r;
 	char why[128];
 
-	memcpy(&r.hdr, r.raw, sizeof(r.hdr));
+	rec_load(&r, s->buf + at);
 	switch (rec_check(&r, why, sizeof(why))) {
 	case REC_CORRUPT:
 		return bad_record(s, at, why);

@@ -159,7 +159,7 @@ TEST_F(cap, task_filter_by_tgid_comm_pid)
 	EXPECT_EQ(2, drain(self->fd, self->recs, MAX_RECS));
 	expect_stats(_metadata, variant, self->fd, 0, 17, 9, 8);
 
-	EXPECT_EQ(-EINVAL, set_filter(self->fd, 1u << 3, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, 1u << 4, 0, 0, NULL));
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_PID, -1, 0,
 				      NULL));
 	/* A field the flags do not name must be 0; a comm, NUL-ended. */
@@ -177,4 +177,136 @@ TEST_F(cap, task_filter_by_tgid_comm_pid)
 	ASSERT_LE(0, rofd);
 	EXPECT_EQ(-EBADF, set_filter(rofd, 0, 0, 0, NULL));
 	close(rofd);
+}
+
+/* A record of the tree filter's: in a write(), its fields set. */
+static bool in_write(const struct lbr_snap_record *h)
+{
+	return (h->flags & LBR_SNAP_REC_SYSCALL) && h->syscall_nr == SYS_write &&
+	       h->syscall_seq && h->syscall_ns && h->syscall_ns <= h->ts_ns;
+}
+
+/*
+ * The tree filter: the child it names and the grandchild that child forks
+ * after, not the test itself; each record says which system call it
+ * returned in: the three of one write() share its number and start, the
+ * next write() has a later one.  The tasks are let go as they exit, and
+ * nothing is numbered once the filter is off.  A tgid that is no process,
+ * and the tree with a pid or tgid filter, are refused.
+ */
+TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
+{
+	struct lbr_snap_info info = { 0 };
+	int go[2], status, n, i, five = 0, six = 0, seven = 0;
+	const struct lbr_snap_record *a = NULL, *b = NULL;
+	pid_t kid, grandkid = 0;
+
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, pipe(go));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		char c;
+		pid_t g;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		if (trigger("int", -5, 3) || trigger("int", -6, 2))
+			_exit(3);
+		g = fork();
+		if (!g)
+			_exit(trigger("int", -7, 1) ? 4 : 0);
+		if (g < 0 || waitpid(g, &status, 0) != g ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			_exit(5);
+		_exit(0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, kid, NULL));
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	EXPECT_EQ(1, info.tree_tasks);
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("child status %#x", status);
+
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(6, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		EXPECT_TRUE(in_write(h))
+			TH_LOG("record %d: flags %#x nr %d seq %u ns %llu", i,
+			       h->flags, h->syscall_nr, h->syscall_seq,
+			       (unsigned long long)h->syscall_ns);
+		if (h->retval == -5) {
+			EXPECT_EQ((__u32)kid, h->pid);
+			if (a) {
+				EXPECT_EQ(a->syscall_seq, h->syscall_seq);
+				EXPECT_EQ(a->syscall_ns, h->syscall_ns);
+			}
+			a = h;
+			five++;
+		} else if (h->retval == -6) {
+			EXPECT_EQ((__u32)kid, h->pid);
+			if (b) {
+				EXPECT_EQ(b->syscall_seq, h->syscall_seq);
+				EXPECT_EQ(b->syscall_ns, h->syscall_ns);
+			}
+			b = h;
+			six++;
+		} else if (h->retval == -7) {
+			grandkid = h->pid;
+			seven++;
+		}
+	}
+	EXPECT_EQ(3, five);
+	EXPECT_EQ(2, six);
+	EXPECT_EQ(1, seven);
+	EXPECT_NE(0, grandkid);
+	EXPECT_NE(kid, grandkid);
+	if (a && b) {
+		/* open(), write(), close() of trigger(): one write later. */
+		EXPECT_LT(a->syscall_seq, b->syscall_seq);
+		EXPECT_LT(a->syscall_ns, b->syscall_ns);
+		EXPECT_LT(a->ts_ns, b->syscall_ns);
+	}
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	EXPECT_EQ(0, info.tree_tasks);
+	EXPECT_EQ(0, info.tree_missed);
+
+	/* Off: every task again, and no system call numbered. */
+	ASSERT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
+	ASSERT_EQ(0, trigger("int", -22, 2));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(2, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, self->recs[i].h.flags & LBR_SNAP_REC_SYSCALL);
+		EXPECT_EQ(0, self->recs[i].h.syscall_seq);
+	}
+
+	/* kid is reaped: no such process now. */
+	EXPECT_EQ(-ESRCH, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, kid,
+				     NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, 0,
+				      NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE |
+				      LBR_SNAP_FILTER_TGID, 0, getpid(), NULL));
+	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE |
+				      LBR_SNAP_FILTER_PID, getpid(), getpid(),
+				      NULL));
+	/* The test itself, and a thread it makes: followed. */
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, getpid(),
+				NULL));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 1, "lbr_tree_kid"));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(2, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(in_write(&self->recs[i].h));
+	EXPECT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
+	expect_stats(_metadata, variant, self->fd, 0, 12, 10, 2);
 }
