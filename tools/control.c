@@ -188,14 +188,16 @@ static int batch_chunk(int fd, unsigned long req,
 	size_t j;
 	int ret;
 
+	unsigned int kflags = *flags & ~CONTROL_FIT;
+
 	for (j = 0; j < k; j++)
 		e[j].hook = e[j].reserved = 0;
-	ret = targets_ioc(fd, req, e, k, *flags);
+	ret = targets_ioc(fd, req, e, k, kflags);
 	if (ret && errno == EINVAL && (*flags & LBR_SNAP_BATCH_FALLBACK) &&
 	    !chunk_refused(e, k)) {
 		*flags &= ~LBR_SNAP_BATCH_FALLBACK;
 		*fexit_only = true;
-		ret = targets_ioc(fd, req, e, k, *flags);
+		ret = targets_ioc(fd, req, e, k, kflags & ~LBR_SNAP_BATCH_FALLBACK);
 	}
 	for (j = 0; *fexit_only && j < k; j++)
 		e[j].hook = LBR_SNAP_HOOK_FEXIT;
@@ -209,11 +211,11 @@ int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 	bool fexit_only = false;
 	bool add = req == LBR_SNAP_IOC_ADD_TARGETS;
 	bool progress = isatty(STDERR_FILENO) && n > CONTROL_CHUNK;
-	size_t i = 0, k;
+	size_t i = 0, k, chunk = CONTROL_CHUNK, j;
 	int err = 0;
 
 	while (i < n) {
-		k = n - i < CONTROL_CHUNK ? n - i : CONTROL_CHUNK;
+		k = n - i < chunk ? n - i : chunk;
 		if (progress)
 			fprintf(stderr, "\rlbr-snap: %s %zu of %zu",
 				add ? "attaching" : "detaching", i, n);
@@ -222,6 +224,21 @@ int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 			break;
 		}
 		if (batch_chunk(fd, req, e + i, k, &flags, &fexit_only)) {
+			/*
+			 * CONTROL_FIT: a chunk past the room, refused whole,
+			 * goes again in halves; past the room with one, the
+			 * rest is refused (E2BIG each), and that is all.
+			 */
+			if (add && errno == E2BIG && (flags & CONTROL_FIT)) {
+				if (k > 1) {
+					chunk = k / 2;
+					continue;
+				}
+				for (j = i; j < n; j++)
+					e[j].error = -E2BIG;
+				i = n;
+				break;
+			}
 			/* DEL_TARGETS' ENOENT: it removed the others. */
 			if (add || errno != ENOENT) {
 				err = errno;

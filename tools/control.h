@@ -16,6 +16,11 @@ int control_add(const char *path, char **specs);
  * line on a terminal: all or nothing, ^C included.
  */
 #define CONTROL_CHUNK	1000
+/*
+ * control_batch()'s flag, not the module's: add what fits in fexit's
+ * room (a chunk past it goes again in halves), refuse the rest (E2BIG).
+ */
+#define CONTROL_FIT	(1u << 31)
 int control_add_batch(const char *path, char **specs,
 		      const unsigned long long *addrs, size_t n);
 /*

@@ -49,6 +49,7 @@
 enum cmd {
 	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
 	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE, CMD_RECORD, CMD_FILTER,
+	CMD_WHY,
 };
 
 #define MAX_WORDS	256	/* command words before "--" or trace's CMD */
@@ -64,6 +65,7 @@ enum cmd {
 #define OPT_KSYMFILE	(1u << 7)	/* --kallsyms */
 #define OPT_TASK	(1u << 8)	/* --pid, --tgid, --comm */
 #define OPT_DRY_RUN	(1u << 9)	/* --dry-run */
+#define OPT_ALLOW	(1u << 10)	/* -a */
 
 struct opts {
 	enum cmd cmd;
@@ -79,6 +81,9 @@ struct opts {
 	unsigned int given;	/* OPT_* */
 	struct print_opts po;
 	struct trace_opts trace;
+	const char *allow[TRACE_MAX_SPECS];	/* why -a */
+	unsigned int nr_allow;
+	bool why_layers;	/* why's default -a */
 	char **args;		/* spec, add, del, capture: the words */
 	bool version;		/* --version */
 	bool dry_run;		/* --dry-run */
@@ -92,6 +97,7 @@ static const char usage[] =
 "       lbr-snap [-v] [-k VMLINUX] spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap [-v] trace --dry-run -e SYM[%type] [-e ...]\n"
+"       lbr-snap [-k VMLINUX] why [-e PAT]... [-a PAT]... [--lbr KINDS] [--json] [--] CMD [ARGS]\n"
 "       lbr-snap add [--dry-run] SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] [lbr=KINDS] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
@@ -122,6 +128,20 @@ static const char usage[] =
 "                       end, how many records it printed, each target's\n"
 "                       returns while CMD ran (captured, filtered,\n"
 "                       dropped), and why there were none\n"
+"  why [--] CMD [ARGS]  which kernel function made each failing system call\n"
+"                       of CMD (and its descendants) fail, and the branch\n"
+"                       in it that led to the error: hooks every system\n"
+"                       call (-e, default __x64_sys_*) and the functions\n"
+"                       they may call (-a; default: with a vmlinux's\n"
+"                       DWARF, those of fs, mm, kernel, ipc, security,\n"
+"                       block, io_uring and net, as many as fexit's room\n"
+"                       takes; without, every one), runs CMD under the\n"
+"                       module's tree filter, and prints per failure the\n"
+"                       functions that returned its error, outermost first,\n"
+"                       the origin (the deepest, * in the list) with the\n"
+"                       source line of its last branch, and its LBR\n"
+"                       (--lbr, default any).  --json: one object per\n"
+"                       failure.  Exits with CMD's status; needs root\n"
 "  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
 "                       BTF as spec does) to the loaded module, saying its\n"
 "                       id and hook; a SPEC that fails does not stop the\n"
@@ -190,6 +210,8 @@ static const char usage[] =
 "      --lbr KINDS      trace: what LBR records while CMD runs, as\n"
 "                       filter lbr=KINDS takes it (the previous filter is\n"
 "                       put back); --lbr=any_return reaches furthest back\n"
+"  -a, --allow PAT      why: a function (or pattern) to hook inside the\n"
+"                       entry functions\n"
 "      --dry-run        trace, add: print each function the targets match,\n"
 "                       \"attach SPEC [MODULE]\" or \"refuse NAME: WHY\",\n"
 "                       attach nothing (trace needs no CMD); exit 0 if one\n"
@@ -741,6 +763,8 @@ static int expand_targets(const struct opts *o, char **args, bool capture_all,
 		.capture_all = capture_all,
 		.resolve_exact = o->dry_run,
 		.verbose = srclines_verbose,
+		.errno_only = o->trace.why,
+		.lenient = o->why_layers,
 	};
 	struct lbr_snap_info info;
 	int fd, ret;
@@ -943,12 +967,14 @@ static const struct {
 	{ OPT_READ, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-n and --nonblock only apply to streaming, report and record" },
 	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE |
-		    1u << CMD_RECORD | 1u << CMD_SPEC | 1u << CMD_ADD,
+		    1u << CMD_RECORD | 1u << CMD_SPEC | 1u << CMD_ADD |
+		    1u << CMD_WHY,
 	  "--kallsyms, -k and -v only apply to streaming, report, record, trace, spec and add" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
-	{ OPT_TRACE, 1u << CMD_TRACE,
-	  "-e, --all, --all-tasks and --lbr only apply to trace" },
+	{ OPT_TRACE, 1u << CMD_TRACE | 1u << CMD_WHY,
+	  "-e, --all, --all-tasks and --lbr only apply to trace (-e and --lbr to why)" },
+	{ OPT_ALLOW, 1u << CMD_WHY, "-a only applies to why" },
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
 	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-i only applies to streaming, report and record" },
@@ -998,6 +1024,76 @@ static int parse_trace(struct opts *o, char **cmd)
 	return 0;
 }
 
+/* Whether a vmlinux is where source lines look for one. */
+static bool vmlinux_found(char *buf, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; srclines_vmlinux_path(i, buf, len); i++)
+		if (!access(buf, R_OK))
+			return true;
+	return false;
+}
+
+/*
+ * why: its entry functions first (-e, by default every system call's
+ * own), then the functions it may hook inside them (-a, by default every
+ * one whose return can carry an error), in trace's options.
+ */
+static int parse_why(struct opts *o, char **cmd)
+{
+	/*
+	 * Where DWARF says which file each function is in, the layers a
+	 * system call goes through, in this order, as fexit's room allows
+	 * (on 6.1, some 7,600 functions; the rest are refused and counted);
+	 * else every function, in kallsyms' order.
+	 */
+	static const char *const layers[] = {
+		":fs/*", ":fs/*/*", ":mm/*", ":kernel/*", ":kernel/*/*",
+		":ipc/*", ":security/*", ":security/*/*", ":block/*",
+		":io_uring/*", ":net/*", ":net/*/*",
+	};
+	static const char *const entry = "__x64_sys_*", *const allow = "*";
+	struct trace_opts *t = &o->trace;
+	unsigned int i;
+	char path[4096];
+
+	if (t->capture_all || t->all_tasks)
+		return usage_error("--all and --all-tasks do not apply to why", "");
+	if (!cmd || !*cmd)
+		return usage_error("why needs a command: why [-e PAT] [-a PAT] [--] CMD [ARGS]", "");
+	if (!t->nr_specs)
+		t->specs[t->nr_specs++] = entry;
+	t->nr_entry = t->nr_specs;
+	if (!o->nr_allow && (o->vmlinux ||
+			     (srclines_built_in && vmlinux_found(path, sizeof(path))))) {
+		for (i = 0; i < ARRAY_SIZE(layers); i++)
+			o->allow[o->nr_allow++] = layers[i];
+		o->why_layers = true;
+	}
+	if (!o->nr_allow)
+		o->allow[o->nr_allow++] = allow;
+	for (i = 0; i < o->nr_allow; i++) {
+		if (t->nr_specs == TRACE_MAX_SPECS)
+			return usage_error("too many -e and -a (at most 64 in all): ",
+					   o->allow[i]);
+		t->specs[t->nr_specs++] = o->allow[i];
+	}
+	if (!t->lbr) {
+		t->lbr = "any";
+		t->lbr_default = true;
+		lbr_filter_parse(t->lbr, &t->lbr_filter, NULL, 0);
+	}
+	t->why = true;
+	t->argv = cmd;
+	t->device = o->device;
+	t->kallsyms = o->kallsyms;
+	t->vmlinux = o->vmlinux;
+	t->json = o->json;
+	t->po = o->po;
+	return 0;
+}
+
 /* The words after the command: how many each command takes. */
 static int check_words(const struct opts *o)
 {
@@ -1038,7 +1134,7 @@ static int parse_cmd(struct opts *o, char **cmd)
 		[CMD_REPORT] = "report", [CMD_TRACE] = "trace",
 		[CMD_SPEC] = "spec", [CMD_ADD] = "add", [CMD_DEL] = "del",
 		[CMD_CAPTURE] = "capture", [CMD_RECORD] = "record",
-		[CMD_FILTER] = "filter",
+		[CMD_FILTER] = "filter", [CMD_WHY] = "why",
 	};
 	unsigned int i;
 	int ret;
@@ -1058,6 +1154,8 @@ static int parse_cmd(struct opts *o, char **cmd)
 		return ret;
 	if (o->cmd == CMD_TRACE)
 		return parse_trace(o, cmd);
+	if (o->cmd == CMD_WHY)
+		return parse_why(o, cmd);
 	ret = check_words(o);
 	o->args = o->words + 1;
 	return ret;
@@ -1091,6 +1189,7 @@ static const struct option longopts[] = {
 	{ "full",	 no_argument,		NULL, OPT_FULL },
 	{ "only-target", no_argument,		NULL, OPT_ONLY_TARGET },
 	{ "event",	 required_argument,	NULL, 'e' },
+	{ "allow",	 required_argument,	NULL, 'a' },
 	{ "input",	 required_argument,	NULL, 'i' },
 	{ "output",	 required_argument,	NULL, 'o' },
 	{ "all",	 no_argument,		NULL, OPT_ALL },
@@ -1158,6 +1257,14 @@ static int parse_opt(int c, struct opts *o)
 	case 'e':
 		o->given |= OPT_TRACE;
 		return add_spec(&o->trace, optarg);
+	case 'a':
+		o->given |= OPT_ALLOW;
+		if (!*optarg || !one_spec(optarg) || strlen(optarg) >= PAT_MAX_LEN)
+			return usage_error("-a needs SYM or a pattern, not ", optarg);
+		if (o->nr_allow == TRACE_MAX_SPECS)
+			return usage_error("too many -a (at most 64): ", optarg);
+		o->allow[o->nr_allow++] = optarg;
+		return 0;
 	case OPT_ALL:
 		o->trace.capture_all = true;
 		o->given |= OPT_TRACE;
@@ -1199,9 +1306,11 @@ static int add_word(struct opts *o, char *word)
 	return 0;
 }
 
+/* trace and why: their options end at CMD. */
 static bool is_trace(const struct opts *o)
 {
-	return o->nr_words && !strcmp(o->words[0], "trace");
+	return o->nr_words && (!strcmp(o->words[0], "trace") ||
+			       !strcmp(o->words[0], "why"));
 }
 
 /*
@@ -1229,7 +1338,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 			}
 			break;
 		}
-		c = getopt_long(argc, argv, "+d:n:e:i:k:o:hv", longopts, NULL);
+		c = getopt_long(argc, argv, "+d:n:e:a:i:k:o:hv", longopts, NULL);
 		if (c == -1) {
 			if (optind >= argc)
 				break;
@@ -1320,7 +1429,7 @@ static bool names_trace(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "trace"))
+		if (!strcmp(argv[i], "trace") || !strcmp(argv[i], "why"))
 			return true;
 	return false;
 }
@@ -1356,7 +1465,7 @@ int main(int argc, char **argv)
 		return EXIT_TRACE;
 	if (ret || done)
 		return ret;
-	if (o.cmd == CMD_TRACE) {
+	if (o.cmd == CMD_TRACE || o.cmd == CMD_WHY) {
 		ret = trace_targets(&o, &pats);
 		if (!ret)
 			ret = trace_exit(trace_run(&o.trace));

@@ -489,6 +489,9 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 	} else if (rt < 0 && !o->capture_all) {
 		m->why = PAT_TYPE;
 		set_detail(m, "its return type is none the hook reads as an error (not a 32- or 64-bit integer, a pointer or bool)");
+	} else if (o->errno_only && rt == LBR_SNAP_RET_BOOL) {
+		m->why = PAT_TYPE;
+		set_detail(m, "returns bool, which carries no errno for why to follow");
 	} else if (p->errnos && (rt == LBR_SNAP_RET_BOOL ||
 				 rt == LBR_SNAP_RET_VOID)) {
 		m->why = PAT_TYPE;
@@ -1079,6 +1082,8 @@ int pat_expand(char **args, const struct pat_opts *o, struct pat_list *l)
 			m->exact = true;
 			r = 0;
 		}
+		if (r == EXIT_ERROR && o->lenient)
+			r = 0;
 		/* Every bad one said, the first's code kept. */
 		if (r && (!ret || r == EXIT_USAGE))
 			ret = r;

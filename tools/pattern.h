@@ -65,6 +65,10 @@ struct pat_opts {
 	bool capture_all;	/* the capture mode the targets will meet */
 	bool resolve_exact;	/* exact names too (--dry-run) */
 	bool verbose;		/* -v: each refusal, and the files used */
+	bool errno_only;	/* why: a bool carries no errno */
+	bool lenient;		/* why's defaults: a pattern that matches
+				 * nothing to attach is said, not an error
+				 */
 };
 
 /* Whether @arg is a pattern rather than one function's spec. */

@@ -271,6 +271,11 @@ static const char *src_path(const struct srcloc *loc)
 	return rel_path(loc, loc->file);
 }
 
+const char *srcloc_path(const struct srcloc *loc)
+{
+	return src_path(loc);
+}
+
 /*
  * "sym+0xoff", then " (file:line)" of @line_addr when the debug info
  * knows it, padded with spaces to @width columns; returns the columns it

@@ -25,6 +25,8 @@ void print_addr_line(FILE *f, const struct ksyms *ks, unsigned long long addr,
 		     unsigned long long line_addr, struct srcloc *loc);
 void print_inlines(FILE *f, int indent, const char *side,
 		   const struct srcloc *loc);
+/* @loc's file, relative to its source tree where it lies in it. */
+const char *srcloc_path(const struct srcloc *loc);
 void json_srcloc(FILE *f, const char *side, const struct ksyms *ks,
 		 unsigned long long addr);
 

@@ -779,4 +779,12 @@ void srclines_close(struct srclines *sl)
 	(void)sl;
 }
 
+bool srclines_vmlinux_path(unsigned int i, char *buf, size_t len)
+{
+	(void)i;
+	(void)buf;
+	(void)len;
+	return false;
+}
+
 #endif /* HAVE_LIBDW */

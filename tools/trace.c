@@ -202,6 +202,13 @@ static int set_lbr_filter(struct tracer *tr, const struct lbr_snap_info *info)
 		tr->lbr_set = true;
 		return 0;
 	}
+	/* why's own default: no LBR, or not that filter, is no failure. */
+	if (tr->t->lbr_default && (errno == ENODEV || errno == EOPNOTSUPP)) {
+		pr_err("LBR filter %s: %s: the records keep what LBR records as it is",
+		       tr->t->lbr, errno == ENODEV ? "no LBR on this machine" :
+		       "this CPU or perf cannot filter so");
+		return 0;
+	}
 	pr_err("--lbr=%s: %s", tr->t->lbr,
 	       errno == EOPNOTSUPP ?
 	       "this CPU cannot filter so, or perf cannot (mode=raw can)" :
@@ -252,6 +259,13 @@ static int setup(struct tracer *tr)
 static void teardown(struct tracer *tr)
 {
 	/* A module this run loaded goes with its targets and settings. */
+	if (tr->tree && tr->fd >= 0 && !tr->loaded) {
+		struct lbr_snap_filter off = { 0 };
+
+		if (ioctl(tr->fd, LBR_SNAP_IOC_SET_FILTER, &off))
+			pr_err("SET_FILTER: %s: the tree filter stays set",
+			       strerror(errno));
+	}
 	if (tr->fd >= 0 && !tr->loaded)
 		trace_detach(tr);
 	if (tr->capture_set && !tr->loaded &&
@@ -375,11 +389,65 @@ static bool wanted(struct tracer *tr, const struct lbr_snap_record *h)
 {
 	if (h->ts_ns < tr->start_ns)
 		return false;
+	/* The module recorded the command's tasks only. */
+	if (tr->tree)
+		return true;
 	if (tr->t->all_tasks || known_pid(tr, h->tgid))
 		return true;
 	if (read_forks(tr))
 		return known_pid(tr, h->tgid);
 	return descends(tr, h->tgid);
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const unsigned long long *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* why: the addresses of its entry functions, to tell their records. */
+static void entry_addrs(struct tracer *tr)
+{
+	size_t i;
+
+	tr->entry_addrs = xrealloc(NULL, (tr->nr ? tr->nr : 1) *
+				   sizeof(*tr->entry_addrs));
+	for (i = 0; i < tr->nr; i++)
+		if (tr->tg[i].arg < tr->t->nr_entry && tr->tg[i].addr)
+			tr->entry_addrs[tr->nr_entry_addrs++] = tr->tg[i].addr;
+	qsort(tr->entry_addrs, tr->nr_entry_addrs, sizeof(*tr->entry_addrs),
+	      by_addr);
+}
+
+static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
+{
+	unsigned long long a = h->func_addr;
+
+	return bsearch(&a, tr->entry_addrs, tr->nr_entry_addrs,
+		       sizeof(a), by_addr);
+}
+
+/*
+ * why: the tree filter on the command, before it runs; a module before
+ * the filter has it read everyone's records, which are grouped by thread
+ * alone.  Returns 0, or -1 with errno.
+ */
+static int follow(struct tracer *tr, pid_t pid)
+{
+	struct lbr_snap_filter f = {
+		.flags = LBR_SNAP_FILTER_TREE, .tgid = pid,
+	};
+
+	if (!ioctl(tr->fd, LBR_SNAP_IOC_SET_FILTER, &f)) {
+		tr->tree = true;
+		return 0;
+	}
+	if (errno != EINVAL)
+		return -1;
+	pr_err("this lbr_snap module has no tree filter: the command's failures are put together by thread, not by system call (update the module)");
+	why_no_tree(tr->why);
+	return 0;
 }
 
 /* stream_opts.handle: print the record if the command caused it. */
@@ -394,7 +462,9 @@ static bool trace_record(const struct rec *r, void *arg)
 		return false;
 	}
 	tr->printed++;
-	if (tr->t->json)
+	if (tr->why)
+		why_add(tr->why, r, is_entry(tr, &r->hdr));
+	else if (tr->t->json)
 		print_rec_json(stdout, r, &tr->ks);
 	else
 		print_rec_text(stdout, r, &tr->ks, &tr->t->po);
@@ -421,6 +491,31 @@ static unsigned long long now_ns(void)
 }
 
 /*
+ * @name as execvp() finds it in PATH, into @buf; @name itself when it has
+ * a slash or is not found (execvp() then says why).  why resolves it
+ * before the fork: execvp()'s own search would make the failing execve()
+ * calls of the command's.
+ */
+static const char *find_command(const char *name, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	size_t n;
+
+	if (strchr(name, '/') || !*name)
+		return name;
+	for (p = path ? path : "/usr/local/bin:/bin:/usr/bin"; *p; p = end) {
+		end = strchrnul(p, ':');
+		n = end - p;
+		if (snprintf(buf, len, "%.*s%s%s", (int)n, p, n ? "/" : "",
+			     name) < (int)len && !access(buf, X_OK))
+			return buf;
+		if (*end)
+			end++;
+	}
+	return name;
+}
+
+/*
  * Fork and exec the command.  Signals are blocked across the fork, so that
  * none is lost in between: one that came before (after setup()'s check)
  * means no command at all, -1 with errno EINTR; one sent after reaches
@@ -431,6 +526,10 @@ static unsigned long long now_ns(void)
 static pid_t spawn(struct tracer *tr, char **argv)
 {
 	sigset_t all, old;
+	int go[2] = { -1, -1 };
+	char path[4096];
+	const char *file = tr->why ? find_command(argv[0], path, sizeof(path)) :
+				     argv[0];
 	pid_t pid;
 
 	fflush(stdout);		/* nothing for the child to print again */
@@ -441,6 +540,11 @@ static pid_t spawn(struct tracer *tr, char **argv)
 		errno = EINTR;
 		return -1;
 	}
+	/* why: the command waits for the tree filter (follow()). */
+	if (tr->why && pipe2(go, O_CLOEXEC)) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -1;
+	}
 	trace_say_attached(tr);
 	tr->spawned = true;
 	fflush(stderr);
@@ -448,6 +552,20 @@ static pid_t spawn(struct tracer *tr, char **argv)
 	if (pid) {
 		if (pid > 0)
 			child_pid = pid;
+		if (pid > 0 && tr->why && follow(tr, pid)) {
+			pr_err("SET_FILTER: %s: not running %s",
+			       strerror(errno), argv[0]);
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			child_pid = 0;
+			pid = -2;	/* said */
+		}
+		if (tr->why) {
+			if (pid > 0 && write(go[1], "", 1) != 1)
+				kill(pid, SIGKILL);
+			close(go[0]);
+			close(go[1]);
+		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return pid;
 	}
@@ -455,6 +573,15 @@ static pid_t spawn(struct tracer *tr, char **argv)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (tr->why) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+	}
+	if (file != argv[0])
+		execv(file, argv);
 	execvp(argv[0], argv);
 	pr_err("%s: %s", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -489,7 +616,8 @@ static int run_command(struct tracer *tr)
 		if (got_signal) {
 			ret = -(128 + got_signal);
 		} else {
-			pr_err("fork: %s", strerror(errno));
+			if (pid == -1)
+				pr_err("fork: %s", strerror(errno));
 			ret = -EXIT_ERROR;
 		}
 		stream_free(s);
@@ -556,21 +684,32 @@ int trace_run(const struct trace_opts *t)
 	}
 	stdout_buffered();
 	setup_signals();
+	tr.setup_ns = now_ns();
 	ret = setup(&tr);
+	tr.setup_ns = now_ns() - tr.setup_ns;
 	if (!ret && got_signal)
 		ret = -(128 + got_signal);
 	if (!ret) {
 		ksyms_load(&tr.ks, t->kallsyms);
 		ksyms_load_lines(&tr.ks, t->kallsyms, t->vmlinux);
+		if (t->why) {
+			tr.why = why_new(&tr.ks, t->json);
+			entry_addrs(&tr);
+		}
 		ret = run_command(&tr);
-		ksyms_free(&tr.ks);
 	}
 	if (tr.spawned) {
 		/* The records first, then what they add up to. */
+		if (tr.why && why_report(tr.why, stdout) == 0)
+			pr_err("why: no failing system call of the command was caught (%llu records)",
+			       tr.printed);
 		fflush(stdout);
 		trace_say_summary(&tr);
 	}
+	why_free(tr.why);
+	ksyms_free(&tr.ks);
 	teardown(&tr);
+	free(tr.entry_addrs);
 	free(tr.pids);
 	free(tr.tg);
 	return ret;

@@ -29,6 +29,15 @@ struct trace_opts {
 	bool json;
 	struct print_opts po;
 	char **argv;				/* CMD ARGS, NULL-terminated */
+	/*
+	 * lbr-snap why: the first @nr_entry specs are its entry functions,
+	 * the others its allowed ones; the records go to why.c, the
+	 * command runs under the tree filter, and a function the module
+	 * has no room for is counted, not an error.
+	 */
+	bool why;
+	unsigned int nr_entry;
+	bool lbr_default;	/* @lbr is why's, not the user's */
 	/* The functions of the -e patterns; NULL: the -e specs as given. */
 	const struct trace_target *targets;
 	size_t nr_targets;

@@ -14,6 +14,7 @@
 
 #include "ksym.h"
 #include "trace.h"
+#include "why.h"
 
 /* Above this many targets, the summary goes by -e, not by target. */
 #define LIST_MAX	16
@@ -58,6 +59,12 @@ struct tracer {
 	int procev_fd;			/* fork events, or -1 */
 	bool procev_lost;		/* fall back to /proc */
 	struct ksyms ks;
+	struct why *why;		/* lbr-snap why's records */
+	unsigned long long *entry_addrs;	/* its entry functions, sorted */
+	size_t nr_entry_addrs;
+	bool tree;			/* the tree filter follows the command */
+	size_t refused;			/* why: functions not attached */
+	unsigned long long setup_ns;	/* loading and attaching took */
 };
 
 /* trace_targets.c; each says what went wrong on stderr. */

@@ -98,8 +98,13 @@ static int attach_batch(struct tracer *tr)
 		free(e);
 		return 0;
 	}
+	/*
+	 * why hooks what fexit takes, no more: a kretprobe's path puts
+	 * its own entries in every record of the functions it calls.
+	 */
 	if (control_batch(tr->fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
-			  LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK,
+			  LBR_SNAP_BATCH_SKIP | (tr->t->why ? CONTROL_FIT :
+						 LBR_SNAP_BATCH_FALLBACK),
 			  tr->stop, &through)) {
 		err = errno;
 		if (err == EINTR)
@@ -138,7 +143,12 @@ static int attach_batch(struct tracer *tr)
 		       "are targets already (or aliases of some)",
 		       existed == 1 ? "it" : "them",
 		       existed == 1 ? "it" : "them");
-	if (refused && !ret) {
+	if (refused && !ret && tr->t->why) {
+		/* why takes what fits: it says how many did not. */
+		tr->refused = refused;
+		pr_err("%zu of the %zu functions not attached (%s for the first, %s: the kernel log says why)",
+		       refused, n, strerror(err), first);
+	} else if (refused && !ret) {
 		if (refused > 1)
 			pr_err("ADD_TARGETS %s: %s, and %zu more refused (the kernel log says why): nothing attached",
 			       first, strerror(err), refused - 1);
@@ -322,10 +332,13 @@ void trace_say_attached(const struct tracer *tr)
 				existed == 1 ? "a target" : "targets");
 		fputc(')', stderr);
 	}
-	fprintf(stderr, "%s%s%s; running %s\n",
+	fprintf(stderr, "%s%s%s",
 		t->capture_all ? ", capturing every return" : "",
-		t->lbr ? ", LBR filter " : "", t->lbr ? t->lbr : "",
-		t->argv[0]);
+		t->lbr ? ", LBR filter " : "", t->lbr ? t->lbr : "");
+	/* why says how long its thousands took. */
+	if (t->why)
+		fprintf(stderr, " in %.1f s", tr->setup_ns / 1e9);
+	fprintf(stderr, "; running %s\n", t->argv[0]);
 }
 
 static unsigned long long delta(unsigned long long now,

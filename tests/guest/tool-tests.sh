@@ -3,9 +3,9 @@
 #
 # Guest side of the lbr-snap tool tests: trace, report, trimming and the
 # permission check against the real module and the test target.  Prints
-# TAP ("1..14" first) and "# Totals: pass:N fail:N skip:N"; exits 1 if a
+# TAP ("1..15" first) and "# Totals: pass:N fail:N skip:N"; exits 1 if a
 # test failed.  The plan is fixed: every branch below prints one result,
-# ok, not ok or skip, and tests/guest/tool-vm.sh holds the same 14
+# ok, not ok or skip, and tests/guest/tool-vm.sh holds the same 15
 # (GUEST_TESTS) and fails a guest that prints fewer.
 # Checks that need branches skip, with the reason, where `lbr-snap info`
 # says backend none (the stock CPU).
@@ -114,7 +114,7 @@ as_nobody()
 	fi
 }
 
-echo "1..14"
+echo "1..15"
 : >why.txt
 modprobe lbr_snap_test_target || { echo "Bail out! no test target"; exit 1; }
 
@@ -422,12 +422,42 @@ else
 	skip "trace -e SYM@fexit" "no /sys/kernel/btf/vmlinux"
 fi
 
+# ------------------------------------------------------------------ why
+
+# why: the failing openat() of cat, put together from the records of its
+# own system call (the tree filter's numbers), origin step_into() (the
+# negative dentry, fs/namei.c), whatever the CPU records: on the stock
+# one, without branches.  Named functions, no DWARF here to find files.
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	wa="-a do_sys_openat2 -a do_filp_open -a path_openat -a walk_component -a step_into"
+	# shellcheck disable=SC2086
+	lbr-snap why $wa -- cat /lbr-no-such-file >why.out 2>why.err
+	rc=$?
+	show why.err
+	expect_rc "$rc" 1
+	expect_count 1 '^openat() = -2 (ENOENT: No such file or directory)  cat\[' why.out
+	expect_count 1 '^  error chain, outermost first:$' why.out
+	expect_count 1 '^      __x64_sys_openat() = -ENOENT' why.out
+	expect_count 1 '^      do_sys_openat2() = -ENOENT' why.out
+	expect_count 1 '^    \* step_into() = ERR_PTR(-ENOENT)' why.out
+	expect_count_e 1 '^  origin: step_into[+ ]' why.out
+	# The command's other system calls, which succeeded, are no failure.
+	expect_count 1 '^[a-z_0-9]*() = -' why.out
+	# shellcheck disable=SC2086
+	lbr-snap why --json $wa -- cat /lbr-no-such-file >why.jsonl 2>>why.err
+	expect_count 1 '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT",.*"comm":"cat",.*"origin":{"func":"step_into","off":' why.jsonl
+	module_loaded && why "lbr_snap still loaded after why"
+	result "why -- cat: the failing openat(), its chain of -ENOENT, origin step_into()"
+else
+	skip "why -- cat" "no /sys/kernel/btf/vmlinux"
+fi
+
 # ------------------------------------------------------ record, replay
 
 # A recording made here, replayed here (the "replay" block) and, by
 # tools/guest/tool-vm.sh, on the host from the "@@B64 recording" block
 # (gzip, base64): the host must print exactly what this guest printed.
-# Not one of the 14 results: a missing or cut block fails on the host.
+# Not one of the 15 results: a missing or cut block fails on the host.
 modprobe -r lbr_snap 2>/dev/null
 if modprobe lbr_snap targets=lbr_test_int; then
 	echo 'int -22 3' >"$DEV"

@@ -53,7 +53,7 @@ trap 'rm -rf "$T"' EXIT
 # match the test target's source.  14 + 1 + 6 + 1 + 1 + 1 = 24 tests.
 #
 # The host's tools/lbr-snap replays: built here if it is not.
-GUEST_TESTS=14
+GUEST_TESTS=15
 BLOCKS_ALL="record:trace-all report:report record:report-records record:fexit
 	record:replay"
 

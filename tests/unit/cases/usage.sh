@@ -37,9 +37,9 @@ usage_trace "-n x before trace" "-n needs a positive number, not x" \
 usage "--full with report" \
 	"--full and --only-target only apply to streaming and trace" \
 	--full report
-usage "-e without trace" "-e, --all, --all-tasks and --lbr only apply to trace" \
+usage "-e without trace" "-e, --all, --all-tasks and --lbr only apply to trace (-e and --lbr to why)" \
 	-e foo
-usage "--all with report" "-e, --all, --all-tasks and --lbr only apply to trace" \
+usage "--all with report" "-e, --all, --all-tasks and --lbr only apply to trace (-e and --lbr to why)" \
 	--all report
 usage_trace "trace without -e" "trace needs at least one -e SYM[%type]" \
 	trace -- true
@@ -47,6 +47,13 @@ usage_trace "trace without CMD" \
 	"trace needs a command: trace -e SYM [--] CMD [ARGS]" trace -e foo
 usage_trace "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
+usage_trace "why without CMD" \
+	"why needs a command: why [-e PAT] [-a PAT] [--] CMD [ARGS]" why -a foo
+usage_trace "why --all" "--all and --all-tasks do not apply to why" \
+	why --all -- true
+usage_trace "why -a with a comma" "-a needs SYM or a pattern, not a,b" \
+	why -a a,b -- true
+usage "-a without why" "-a only applies to why" -a foo info
 usage "add without SYM" "add needs at least one SYM[%type][/N][@hook]" add
 usage "del without SYM" "del needs at least one SYM" del
 usage "capture without a mode" "capture needs one mode, errors or all" capture

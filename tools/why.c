@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lbr-snap why: for each system call of a command that failed, the hooked
+ * functions that returned its error, outermost first, the deepest of them
+ * (the origin) and the branch in it that led to its error return.
+ *
+ * trace.c runs the command under the module's tree filter, which records
+ * only the returns of the command's tasks and numbers their system calls
+ * (LBR_SNAP_REC_SYSCALL).  Records come here as they are read, in time
+ * order (why_add()).  A thread's records of one system call wait, until
+ * the record of an entry function (by default the system call's own,
+ * __x64_sys_*) returning an error in the same system call closes it: one
+ * failure.  A system call that ends without one (it succeeded, or its
+ * entry function is not hooked) lets its records go when the thread's
+ * next one comes; they are counted.  Without the tree filter (a module
+ * before it), a thread's records since its previous entry record make one
+ * failure, which may then hold errors that earlier system calls handled.
+ *
+ * The origin is the first record of the failure with the system call's
+ * error value: the deepest hooked function that returned it.  In its LBR
+ * the decision is the newest branch inside the function, other than its
+ * return, that goes from the function to the function: the last branch
+ * that led to the error return.
+ *
+ * Of each kind of failure (entry function and error), the first
+ * WHY_KEEP_PER_KIND are kept; the others are counted, and said.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errname.h"
+#include "json.h"
+#include "print.h"
+#include "srcline.h"
+#include "util.h"
+#include "why.h"
+
+#define WHY_KEEP_PER_KIND	8
+#define WHY_PENDING_MAX		4096	/* records of one system call */
+
+/* A record kept: its header, and its bytes. */
+struct wrec {
+	struct rec r;
+	unsigned char *raw;
+};
+
+/* A thread's records of its system call now. */
+struct wtask {
+	__u32 pid;
+	__u32 seq;
+	__u64 begun_ns;
+	struct wrec *v;
+	size_t nr, cap;
+};
+
+struct wfail {
+	struct wrec *chain;	/* oldest first; the entry record last */
+	size_t nr;
+	size_t origin;		/* index in @chain */
+	long long err;
+};
+
+struct wkind {
+	unsigned long long func;
+	long long err;
+	unsigned long long seen;
+};
+
+struct why {
+	const struct ksyms *ks;
+	bool json;
+	bool tree;		/* records carry their system call */
+	struct wtask *tasks;
+	size_t nr_tasks;
+	struct wfail *fails;
+	size_t nr_fails, cap_fails;
+	struct wkind *kinds;
+	size_t nr_kinds;
+	unsigned long long unkept;	/* failures past WHY_KEEP_PER_KIND */
+	unsigned long long handled;	/* records of calls that succeeded */
+	unsigned long long overflow;	/* past WHY_PENDING_MAX */
+	unsigned long long outside;	/* not in a system call */
+};
+
+struct why *why_new(const struct ksyms *ks, bool json)
+{
+	struct why *w = xrealloc(NULL, sizeof(*w));
+
+	memset(w, 0, sizeof(*w));
+	w->ks = ks;
+	w->json = json;
+	w->tree = true;
+	return w;
+}
+
+void why_no_tree(struct why *w)
+{
+	w->tree = false;
+}
+
+static void wrec_copy(struct wrec *d, const struct rec *r)
+{
+	d->raw = xrealloc(NULL, r->hdr.size);
+	memcpy(d->raw, r->raw, r->hdr.size);
+	d->r.hdr = r->hdr;
+	d->r.raw = d->raw;
+}
+
+static void task_drop(struct why *w, struct wtask *t, bool count)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr; i++)
+		free(t->v[i].raw);
+	if (count)
+		w->handled += t->nr;
+	t->nr = 0;
+}
+
+static struct wtask *task_of(struct why *w, __u32 pid)
+{
+	struct wtask *t;
+	size_t i;
+
+	for (i = 0; i < w->nr_tasks; i++)
+		if (w->tasks[i].pid == pid)
+			return &w->tasks[i];
+	w->tasks = xrealloc(w->tasks, (w->nr_tasks + 1) * sizeof(*w->tasks));
+	t = &w->tasks[w->nr_tasks++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	return t;
+}
+
+/* An errno, as a function returns it: int, long, or ERR_PTR(). */
+static bool is_errno(const struct lbr_snap_record *h)
+{
+	return h->ret_type != LBR_SNAP_RET_BOOL &&
+	       h->ret_type != LBR_SNAP_RET_VOID &&
+	       h->retval < 0 && h->retval >= -4095;
+}
+
+/* Whether this failure's kind has had its fill; counts it either way. */
+static bool kind_full(struct why *w, const struct lbr_snap_record *h)
+{
+	size_t i;
+
+	for (i = 0; i < w->nr_kinds; i++) {
+		struct wkind *k = &w->kinds[i];
+
+		if (k->func == h->func_addr && k->err == h->retval)
+			return ++k->seen > WHY_KEEP_PER_KIND;
+	}
+	w->kinds = xrealloc(w->kinds, (w->nr_kinds + 1) * sizeof(*w->kinds));
+	w->kinds[w->nr_kinds++] = (struct wkind){
+		.func = h->func_addr, .err = h->retval, .seen = 1,
+	};
+	return false;
+}
+
+/* The entry record @r closes thread @t's system call: a failure. */
+static void close_call(struct why *w, struct wtask *t, const struct rec *r)
+{
+	struct wfail *f;
+	size_t i;
+
+	if (!is_errno(&r->hdr)) {
+		task_drop(w, t, true);
+		return;
+	}
+	if (kind_full(w, &r->hdr)) {
+		w->unkept++;
+		task_drop(w, t, false);
+		return;
+	}
+	if (w->nr_fails == w->cap_fails) {
+		w->cap_fails = w->cap_fails ? 2 * w->cap_fails : 16;
+		w->fails = xrealloc(w->fails, w->cap_fails * sizeof(*w->fails));
+	}
+	f = &w->fails[w->nr_fails++];
+	f->chain = xrealloc(NULL, (t->nr + 1) * sizeof(*f->chain));
+	f->err = r->hdr.retval;
+	f->nr = 0;
+	f->origin = SIZE_MAX;
+	/*
+	 * The errors only: a pointer's NULL is success to many callers
+	 * (walk_component(), lookup_fast()).
+	 */
+	for (i = 0; i < t->nr; i++) {
+		if (!is_errno(&t->v[i].r.hdr)) {
+			free(t->v[i].raw);
+			continue;
+		}
+		if (f->origin == SIZE_MAX && t->v[i].r.hdr.retval == f->err)
+			f->origin = f->nr;
+		f->chain[f->nr++] = t->v[i];
+	}
+	wrec_copy(&f->chain[f->nr++], r);
+	if (f->origin == SIZE_MAX)
+		f->origin = f->nr - 1;
+	t->nr = 0;
+}
+
+static bool same_call(const struct wtask *t, const struct lbr_snap_record *h)
+{
+	return t->seq == h->syscall_seq && t->begun_ns == h->syscall_ns;
+}
+
+void why_add(struct why *w, const struct rec *r, bool entry)
+{
+	const struct lbr_snap_record *h = &r->hdr;
+	struct wtask *t = task_of(w, h->pid);
+
+	if (w->tree) {
+		if (!(h->flags & LBR_SNAP_REC_SYSCALL)) {
+			w->outside++;
+			return;
+		}
+		if (!same_call(t, h)) {
+			task_drop(w, t, true);
+			t->seq = h->syscall_seq;
+			t->begun_ns = h->syscall_ns;
+		}
+	}
+	if (entry) {
+		close_call(w, t, r);
+		return;
+	}
+	if (t->nr == WHY_PENDING_MAX) {
+		/* The oldest are kept: the origin is among them. */
+		w->overflow++;
+		return;
+	}
+	if (t->nr == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 32;
+		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
+	}
+	wrec_copy(&t->v[t->nr++], r);
+}
+
+/* "openat" of __x64_sys_openat; else the entry function's name. */
+static const char *call_name(const struct why *w, const struct wfail *f,
+			     char *buf, size_t len)
+{
+	static const char *const prefixes[] = {
+		"__x64_sys_", "__ia32_sys_", "__ia32_compat_sys_",
+		"__x64_compat_sys_", "__se_sys_", "__do_sys_",
+	};
+	const struct wrec *e = &f->chain[f->nr - 1];
+	unsigned long long off;
+	const char *name = ksyms_name(w->ks, e->r.hdr.func_addr, &off);
+	size_t i, n;
+
+	if (!name) {
+		snprintf(buf, len, "%#llx", (unsigned long long)e->r.hdr.func_addr);
+		return buf;
+	}
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
+		n = strlen(prefixes[i]);
+		if (!strncmp(name, prefixes[i], n)) {
+			snprintf(buf, len, "%s", name + n);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%s", name);
+	return buf;
+}
+
+static bool in_func(unsigned long long a, unsigned long long lo,
+		    unsigned long long hi)
+{
+	return a >= lo && a < hi;
+}
+
+/*
+ * The branch of the origin's record that led to its error return: the
+ * newest one from the function into the function, its return aside (and
+ * the calls out of it, and what they did).  Returns its index, or -1.
+ */
+static int decision(const struct why *w, const struct rec *r)
+{
+	const struct lbr_snap_record *h = &r->hdr;
+	unsigned long long lo = h->func_addr;
+	unsigned long long hi = ksyms_func_end(w->ks, lo);
+	unsigned int n = h->nr_entries, i;
+	struct lbr_snap_branch b;
+
+	if (h->flags & LBR_SNAP_REC_NO_RETURN)
+		return -1;
+	n -= h->probe_entries < n ? h->probe_entries : n;
+	if (!hi)
+		return -1;
+	for (i = n; i-- > 0;) {
+		rec_from_to(r, i, &b);
+		if (in_func(b.from, lo, hi) && in_func(b.to, lo, hi))
+			return i;
+	}
+	return -1;
+}
+
+static bool src_of(const struct why *w, unsigned long long addr,
+		   struct srcloc *loc)
+{
+	return w->ks->lines && srclines_lookup(w->ks->lines, w->ks, addr, loc) &&
+	       loc->file;
+}
+
+static void text_ret(FILE *o, const struct lbr_snap_record *h)
+{
+	char ret[64];
+
+	rec_format_ret(h, ret, sizeof(ret));
+	fprintf(o, "%s", ret);
+}
+
+static void print_text(const struct why *w, const struct wfail *f, FILE *o)
+{
+	const struct wrec *e = &f->chain[f->nr - 1];
+	const struct wrec *org = &f->chain[f->origin];
+	const char *err = errno_name(-f->err);
+	struct srcloc loc;
+	char name[KSYM_BUF_LEN], cn[128];
+	size_t i;
+	int d;
+
+	fprintf(o, "%s() = %lld (%s%s%s)  %.*s[%u] tid %u",
+		call_name(w, f, cn, sizeof(cn)), f->err, err ? err : "",
+		err ? ": " : "", strerror((int)-f->err),
+		LBR_SNAP_COMM_LEN, e->r.hdr.comm, e->r.hdr.tgid,
+		e->r.hdr.pid);
+	if (e->r.hdr.flags & LBR_SNAP_REC_SYSCALL)
+		fprintf(o, ", syscall %d, %.3f ms", e->r.hdr.syscall_nr,
+			(e->r.hdr.ts_ns - e->r.hdr.syscall_ns) / 1e6);
+	fputs("\n  error chain, outermost first:\n", o);
+	for (i = f->nr; i-- > 0;) {
+		const struct lbr_snap_record *h = &f->chain[i].r.hdr;
+
+		ksyms_func(w->ks, h->func_addr, name, sizeof(name));
+		fprintf(o, "    %s%s() = ", i == f->origin ? "* " : "  ",
+			name);
+		text_ret(o, h);
+		/* Where the next one in was called from, when known. */
+		if (i && src_of(w, f->chain[i - 1].r.hdr.caller, &loc) &&
+		    in_func(f->chain[i - 1].r.hdr.caller, h->func_addr,
+			    ksyms_func_end(w->ks, h->func_addr)))
+			fprintf(o, "  %s:%d", srcloc_path(&loc), loc.line);
+		fputc('\n', o);
+	}
+	d = decision(w, &org->r);
+	fputs("  origin: ", o);
+	if (d >= 0) {
+		struct lbr_snap_branch b;
+
+		rec_from_to(&org->r, d, &b);
+		print_addr_line(o, w->ks, b.from, b.from, &loc);
+		fputc('\n', o);
+	} else {
+		ksyms_func(w->ks, org->r.hdr.func_addr, name, sizeof(name));
+		fprintf(o, "%s (no branch of it in its LBR)\n", name);
+	}
+	print_rec_text(o, &org->r, w->ks, &(struct print_opts){ 0 });
+	fputc('\n', o);
+}
+
+static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
+{
+	const struct wrec *org = &f->chain[f->origin];
+	unsigned long long off = 0;
+	struct lbr_snap_branch b;
+	struct srcloc loc;
+	const char *fn;
+	int d = decision(w, &org->r);
+
+	fputs("\"origin\":{\"func\":", o);
+	fn = ksyms_name(w->ks, org->r.hdr.func_addr, &off);
+	if (fn)
+		json_str(o, fn, strlen(fn));
+	else
+		fputs("null", o);
+	fputs(",\"off\":", o);
+	if (d < 0) {
+		fputs("null,\"file\":null,\"line\":null,\"branch\":null}", o);
+		return;
+	}
+	rec_from_to(&org->r, d, &b);
+	put_uint(o, b.from - org->r.hdr.func_addr);
+	if (src_of(w, b.from, &loc)) {
+		fputs(",\"file\":", o);
+		json_str(o, srcloc_path(&loc), strlen(srcloc_path(&loc)));
+		fputs(",\"line\":", o);
+		put_int(o, loc.line);
+	} else {
+		fputs(",\"file\":null,\"line\":null", o);
+	}
+	fprintf(o, ",\"branch\":%d}", d);
+}
+
+static void print_json(const struct why *w, const struct wfail *f, FILE *o)
+{
+	const struct wrec *e = &f->chain[f->nr - 1];
+	const char *err = errno_name(-f->err);
+	char cn[128], *rec;
+	size_t i, len;
+	FILE *m;
+
+	fputs("{\"syscall\":", o);
+	call_name(w, f, cn, sizeof(cn));
+	json_str(o, cn, strlen(cn));
+	fputs(",\"nr\":", o);
+	if (e->r.hdr.flags & LBR_SNAP_REC_SYSCALL)
+		put_int(o, e->r.hdr.syscall_nr);
+	else
+		fputs("null", o);
+	fputs(",\"retval\":", o);
+	put_int(o, f->err);
+	fputs(",\"errno\":", o);
+	if (err)
+		json_str(o, err, strlen(err));
+	else
+		fputs("null", o);
+	fputs(",\"pid\":", o);
+	put_uint(o, e->r.hdr.tgid);
+	fputs(",\"tid\":", o);
+	put_uint(o, e->r.hdr.pid);
+	fputs(",\"comm\":", o);
+	json_str(o, e->r.hdr.comm, strnlen(e->r.hdr.comm, LBR_SNAP_COMM_LEN));
+	fputs(",\"duration_ns\":", o);
+	if (e->r.hdr.flags & LBR_SNAP_REC_SYSCALL)
+		put_uint(o, e->r.hdr.ts_ns - e->r.hdr.syscall_ns);
+	else
+		fputs("null", o);
+	fputs(",\"chain\":[", o);
+	for (i = f->nr; i-- > 0;) {
+		const struct lbr_snap_record *h = &f->chain[i].r.hdr;
+		unsigned long long off;
+		const char *fn = ksyms_name(w->ks, h->func_addr, &off);
+
+		fputs(i + 1 == f->nr ? "{\"func\":" : ",{\"func\":", o);
+		if (fn)
+			json_str(o, fn, strlen(fn));
+		else
+			fputs("null", o);
+		fputs(",\"retval\":", o);
+		put_int(o, h->retval);
+		fputs(",\"ts\":", o);
+		put_uint(o, h->ts_ns);
+		fputc('}', o);
+	}
+	fputs("],", o);
+	json_origin(w, f, o);
+	/* The origin's record, as streaming prints it. */
+	m = open_memstream(&rec, &len);
+	if (m) {
+		print_rec_json(m, &f->chain[f->origin].r, w->ks);
+		fclose(m);
+		while (len && rec[len - 1] == '\n')
+			len--;
+		fputs(",\"record\":", o);
+		fwrite(rec, 1, len, o);
+		free(rec);
+	}
+	fputs("}\n", o);
+}
+
+/* Print each failure; the counts go to stderr.  Returns how many. */
+size_t why_report(struct why *w, FILE *o)
+{
+	size_t i;
+
+	for (i = 0; i < w->nr_fails; i++) {
+		if (w->json)
+			print_json(w, &w->fails[i], o);
+		else
+			print_text(w, &w->fails[i], o);
+	}
+	for (i = 0; i < w->nr_tasks; i++)
+		task_drop(w, &w->tasks[i], true);
+	if (w->unkept)
+		pr_err("why: %llu more failures of kinds already shown %d times were not kept",
+		       w->unkept, WHY_KEEP_PER_KIND);
+	if (w->overflow)
+		pr_err("why: %llu records past %d in one system call were not kept (the oldest are)",
+		       w->overflow, WHY_PENDING_MAX);
+	if (w->handled)
+		pr_err("why: %llu errors inside system calls that did not fail (handled, or of an entry function not hooked)",
+		       w->handled);
+	if (w->outside)
+		pr_err("why: %llu errors outside system calls (interrupts, faults, kernel threads' work)",
+		       w->outside);
+	return w->nr_fails;
+}
+
+void why_free(struct why *w)
+{
+	size_t i, j;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->nr_fails; i++) {
+		for (j = 0; j < w->fails[i].nr; j++)
+			free(w->fails[i].chain[j].raw);
+		free(w->fails[i].chain);
+	}
+	for (i = 0; i < w->nr_tasks; i++) {
+		task_drop(w, &w->tasks[i], false);
+		free(w->tasks[i].v);
+	}
+	free(w->tasks);
+	free(w->fails);
+	free(w->kinds);
+	free(w);
+}

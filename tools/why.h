@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LBR_SNAP_WHY_H
+#define LBR_SNAP_WHY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ksym.h"
+#include "record.h"
+
+struct why;
+
+struct why *why_new(const struct ksyms *ks, bool json);
+/* Records without their system call: grouped by thread alone. */
+void why_no_tree(struct why *w);
+/* A record of the command's, @entry if an entry function's. */
+void why_add(struct why *w, const struct rec *r, bool entry);
+size_t why_report(struct why *w, FILE *o);
+void why_free(struct why *w);
+
+#endif /* LBR_SNAP_WHY_H */
