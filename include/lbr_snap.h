@@ -127,6 +127,10 @@ struct lbr_snap_branch {
 						 * target returned in its
 						 * context, not an interrupt's
 						 */
+#define LBR_SNAP_REC_SYSCALL_COMPAT (1u << 8)	/* ... a system call of the
+						 * 32-bit ABI: syscall_nr is
+						 * of its table
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {
@@ -275,8 +279,9 @@ struct lbr_snap_info {
 				 */
 };
 
-/* The size of struct lbr_snap_info before nr_cpu_types. */
+/* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks. */
 #define LBR_SNAP_INFO_SIZE_V1	208
+#define LBR_SNAP_INFO_SIZE_V2	472
 
 /* struct lbr_snap_info.lbr_read */
 #define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */
@@ -473,7 +478,12 @@ struct lbr_snap_targets {
  * began (LBR_SNAP_REC_SYSCALL), so that user space puts together what
  * one system call did.  A task created while the module already follows
  * LBR_SNAP_TREE_MAX tasks is not followed: its returns are filtered, and
- * counted in GET_INFO's tree_missed.  Modules before it: EINVAL.
+ * counted in GET_INFO's tree_missed.  A child created while the filter is
+ * being set, by a thread not yet taken, is not followed; setting the
+ * filter again, even for the same process, starts from its threads anew.
+ * While it is set, every system call of every task goes through the
+ * kernel's syscall tracepoints and one lookup in that table.  ESRCH and
+ * ENOMEM leave the filter as it was.  Modules before it: EINVAL.
  */
 #define LBR_SNAP_FILTER_TREE	(1u << 3)
 #define LBR_SNAP_TREE_MAX	4096

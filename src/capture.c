@@ -98,7 +98,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	bool fexit = t->hook == LBR_SNAP_HOOK_FEXIT;
 	/* A kretprobe's freeze is undone here, a trampoline's as it leaves. */
 	bool thaw = frozen && !fexit;
-	bool ran_again = false, was_off;
+	bool ran_again = false, was_off, compat;
 
 	local_irq_save(flags);
 	c = this_cpu_ptr(t->counters);
@@ -225,8 +225,10 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 	if (lbr_tree_syscall(&rec->syscall_seq, &rec->syscall_nr,
-			     &rec->syscall_ns)) {
+			     &rec->syscall_ns, &compat)) {
 		rec->flags |= LBR_SNAP_REC_SYSCALL;
+		if (compat)
+			rec->flags |= LBR_SNAP_REC_SYSCALL_COMPAT;
 	} else {
 		rec->syscall_seq = 0;
 		rec->syscall_nr = 0;

@@ -409,6 +409,17 @@ static inline int lbr_direct_detach(struct lbr_direct *d)
 #endif
 
 /*
+ * A probe of the task_newtask tracepoint (task_tree.c): the clone flags
+ * are an unsigned long in 5.10.262, 6.1.192 and 6.12.118, a u64 in 7.2.13
+ * (include/trace/events/task.h; probed in Kbuild, LBR_TP_NEWTASK_U64).
+ */
+#ifdef LBR_TP_NEWTASK_U64
+#define LBR_TP_NEWTASK_ARGS	struct task_struct *task, u64 clone_flags
+#else
+#define LBR_TP_NEWTASK_ARGS	struct task_struct *task, unsigned long clone_flags
+#endif
+
+/*
  * syscore operations (lbr_msr.c re-arms LBR on the boot CPU at resume):
  * callbacks without arguments in a struct syscore_ops that holds the list
  * node, registered with register_syscore_ops(), in 5.10.262 and 6.1.192;

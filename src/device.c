@@ -44,6 +44,8 @@ static_assert(offsetof(struct lbr_snap_target_stats, state) ==
 	      LBR_SNAP_TARGET_STATS_SIZE_V3);
 static_assert(offsetof(struct lbr_snap_info, nr_cpu_types) ==
 	      LBR_SNAP_INFO_SIZE_V1);
+static_assert(offsetof(struct lbr_snap_info, tree_tasks) ==
+	      LBR_SNAP_INFO_SIZE_V2);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==

@@ -199,8 +199,9 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f);
 
 /* --- the tree filter's tasks and their system calls (task_tree.c) --- */
 bool lbr_tree_follows(void);
-bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns);
+bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns, bool *compat);
 void lbr_tree_counts(u32 *tasks, u32 *missed);
+int lbr_tree_check(pid_t tgid);
 int lbr_tree_set(pid_t tgid);
 void lbr_tree_exit_module(void);
 void lbr_targets_unregister(void);

@@ -205,9 +205,9 @@ static void __exit lbr_snap_exit(void)
 	lbr_dev_unregister();
 	lbr_targets_unwatch_modules();
 	lbr_targets_unregister();
-	/* No capture path runs now: none reads the tree filter's table. */
-	lbr_tree_exit_module();
 	lbr_fexit_stop();
+	/* No capture runs now, a draining trampoline's included. */
+	lbr_tree_exit_module();
 	lbr_xsave_stop();
 	lbr_hw_stop();
 	lbr_buf_exit();

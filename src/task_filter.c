@@ -81,10 +81,12 @@ NOKPROBE_SYMBOL(lbr_task_wanted);
  * lbr_task_filter_set - the filter from LBR_SNAP_IOC_SET_FILTER
  * @f: checked by the caller for unknown flags and reserved words
  *
- * The tree filter's table (task_tree.c) is filled before the filter that
- * reads it is published, and emptied after the one that does not is.
- * Where it cannot be filled (no such process, no memory), the filter is
- * set all the same, and records nothing.
+ * The tree filter's table (task_tree.c) is emptied before any new filter
+ * is published, and filled after a tree filter is: in between, a tree
+ * filter records nothing, never a task neither filter names.  No such
+ * process, or no memory for the table, leaves the filter as it was; a
+ * process gone in between, or tracepoints refused, leave a tree filter
+ * that records nothing.
  *
  * Return: 0, -EINVAL for a negative id, a field @f->flags does not name
  * that is not 0, a comm of 16 bytes with no NUL, or a tree filter with a
@@ -98,7 +100,7 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	unsigned int i;
 	int ret = 0;
 
-	if (tree && (f->flags & (LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID) ||
+	if (tree && ((f->flags & (LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID)) ||
 		     f->tgid <= 0))
 		return -EINVAL;
 	if (((f->flags & LBR_SNAP_FILTER_PID) ? f->pid < 0 : f->pid) ||
@@ -107,9 +109,18 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	    (comm && !memchr(f->comm, '\0', sizeof(f->comm))) ||
 	    (!comm && memchr_inv(f->comm, 0, sizeof(f->comm))))
 		return -EINVAL;
-	mutex_lock(&lbr_task_filter_lock);
-	if (tree)
-		ret = lbr_tree_set(f->tgid);
+	/* The tree's tracepoints may take long to let go: killable. */
+	if (mutex_lock_killable(&lbr_task_filter_lock))
+		return -EINTR;
+	if (tree) {
+		ret = lbr_tree_check(f->tgid);
+		if (ret) {
+			mutex_unlock(&lbr_task_filter_lock);
+			return ret;
+		}
+	}
+	/* The old tree let go first: its filter then records nothing. */
+	lbr_tree_set(0);
 	/* Odd for as short a time as can be: captures meanwhile are lost. */
 	preempt_disable();
 	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
@@ -124,8 +135,9 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	smp_wmb();
 	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
 	preempt_enable();
-	if (!tree)
-		lbr_tree_set(0);
+	/* Then the new one filled: its filter takes its tasks as they come. */
+	if (tree)
+		ret = lbr_tree_set(f->tgid);
 	mutex_unlock(&lbr_task_filter_lock);
 	return ret;
 }

@@ -8,17 +8,20 @@
  * The tasks followed are in a table of LBR_SNAP_TREE_MAX slots, keyed by
  * the task pointer, open addressing with linear probing over at most
  * LBR_TREE_PROBE slots.  Four tracepoints keep it:
- * - task_newtask, in the parent's context before the child can run:
- *   a child of a followed task takes a free slot (cmpxchg);
+ * - task_newtask, in the parent's context before the child runs (it is
+ *   on its thread group's list already): a child of a followed task
+ *   takes a slot;
  * - sys_enter and sys_exit, in the task's own context: a followed task
- *   numbers its system call and says when it began, and that it is out;
- * - sched_process_exit, in the exiting task's context: its slot becomes a
- *   tombstone, which the next insertion may take.
- * Only a task writes its own slot's numbers, so they need no atomics; the
- * capture path reads them (lbr_tree_syscall()) only in the same task's
- * context, never an interrupt's.  The task pointer of a slot is written
- * by cmpxchg and read with READ_ONCE(), from any context, NMI included:
- * no lock, no RCU on the reader's side.
+ *   numbers its system call and notes when it began, and that it is out;
+ * - sched_process_exit, in the exiting task's context: its slot becomes
+ *   free (NULL where no chain runs through it, else a tombstone).
+ * Slots are taken and given back under lbr_tree_slots_lock, a find before
+ * each insertion, so no task has two.  Lookups take no lock: the task
+ * word of a slot is published with a release once its numbers are reset,
+ * and read with READ_ONCE(), from any context, NMI included.  A slot's
+ * numbers are written by its task only while it holds the slot (the
+ * syscall probes), else under the lock; the capture path reads them only
+ * in the same task's context, never an interrupt's.
  *
  * A slot holds a reference on its task, so a pointer in the table is never
  * that of a task freed and its memory given to another: the exit probe
@@ -27,8 +30,7 @@
  * module unloads: tracepoint_synchronize_unregister()).  A thread in the
  * middle of its exit when the filter is set is taken out again (PF_EXITING,
  * checked after the insertion, pairs with the exit path setting it before
- * the exit probe runs).  A slot out of use says "in no system call" (nr
- * -1), so a task that takes it reads nothing of the last one.
+ * the exit probe runs).
  *
  * What it costs the tasks not followed: with the filter set, every
  * system call of every task goes through the kernel's syscall tracepoints
@@ -36,124 +38,169 @@
  * with any syscall tracer; nothing without it.
  */
 #include <linux/atomic.h>
+#include <linux/compat.h>
 #include <linux/hash.h>
 #include <linux/kprobes.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/pid_namespace.h>
-#include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
+#include <trace/events/sched.h>
+#include <trace/events/syscalls.h>
+#include <trace/events/task.h>
 
+#include "compat.h"
 #include "lbr_snap.h"
 
 #define LBR_TREE_BITS		12
 #define LBR_TREE_PROBE		32
 #define LBR_TREE_TOMB		((struct task_struct *)1UL)
+#define LBR_TREE_MASK		(LBR_SNAP_TREE_MAX - 1)
 
 static_assert(LBR_SNAP_TREE_MAX == 1 << LBR_TREE_BITS);
 
 struct lbr_tree_slot {
-	struct task_struct *task;	/* NULL: never used; LBR_TREE_TOMB */
+	struct task_struct *task;	/* NULL: end of chains; LBR_TREE_TOMB */
 	u32 seq;			/* system calls begun */
 	s32 nr;				/* the one it is in, or -1 */
 	u64 begun_ns;
+	bool compat;			/* ... in the 32-bit ABI */
 };
 
 static struct lbr_tree_slot *lbr_tree;	/* LBR_SNAP_TREE_MAX slots */
 static bool lbr_tree_on;		/* probes registered */
-static atomic_t lbr_tree_tasks = ATOMIC_INIT(0);
+static bool lbr_tree_live;		/* records may take the numbers */
+static int lbr_tree_tasks;		/* under lbr_tree_slots_lock */
 static atomic_t lbr_tree_missed = ATOMIC_INIT(0);
-static DEFINE_MUTEX(lbr_tree_lock);
+static DEFINE_RAW_SPINLOCK(lbr_tree_slots_lock);
 
 static __always_inline unsigned int lbr_tree_hash(const struct task_struct *t)
 {
-	return hash_ptr(t, LBR_TREE_BITS);
+	return hash_64((unsigned long)t, LBR_TREE_BITS);
 }
 
 /* The slot of @t, or NULL: any context. */
 static __always_inline struct lbr_tree_slot *
-lbr_tree_find(const struct task_struct *t)
+lbr_tree_find(const struct lbr_tree_slot *tab, const struct task_struct *t)
 {
-	struct lbr_tree_slot *tab = READ_ONCE(lbr_tree);
 	unsigned int i, h;
 
 	if (!tab)
 		return NULL;
 	h = lbr_tree_hash(t);
 	for (i = 0; i < LBR_TREE_PROBE; i++) {
-		struct lbr_tree_slot *s = &tab[(h + i) & (LBR_SNAP_TREE_MAX - 1)];
+		const struct lbr_tree_slot *s = &tab[(h + i) & LBR_TREE_MASK];
 		struct task_struct *p = READ_ONCE(s->task);
 
 		if (p == t)
-			return s;
+			return (struct lbr_tree_slot *)s;
 		if (!p)
 			return NULL;
 	}
 	return NULL;
 }
 
-/* Take a slot for @t; false when the probe window is full. */
+/* Take a slot for @t, unless it has one; false when none is free. */
 static bool lbr_tree_insert(struct task_struct *t)
 {
 	unsigned int i, h = lbr_tree_hash(t);
+	struct lbr_tree_slot *s, *free = NULL;
+	unsigned long flags;
+	bool ok = true;
 
+	raw_spin_lock_irqsave(&lbr_tree_slots_lock, flags);
 	for (i = 0; i < LBR_TREE_PROBE; i++) {
-		struct lbr_tree_slot *s = &lbr_tree[(h + i) & (LBR_SNAP_TREE_MAX - 1)];
-		struct task_struct *p = READ_ONCE(s->task);
+		struct task_struct *p;
 
-		if (p && p != LBR_TREE_TOMB)
-			continue;
-		get_task_struct(t);
-		if (cmpxchg(&s->task, p, t) == p) {
-			/* nr is -1 already: in no system call yet. */
-			s->seq = 0;
-			atomic_inc(&lbr_tree_tasks);
-			return true;
-		}
-		put_task_struct(t);
+		s = &lbr_tree[(h + i) & LBR_TREE_MASK];
+		p = s->task;
+		if (p == t)
+			goto out;
+		if (!free && (!p || p == LBR_TREE_TOMB))
+			free = s;
+		if (!p)
+			break;
 	}
-	atomic_inc(&lbr_tree_missed);
-	return false;
+	if (!free) {
+		atomic_inc(&lbr_tree_missed);
+		ok = false;
+		goto out;
+	}
+	WRITE_ONCE(free->seq, 0);
+	WRITE_ONCE(free->nr, -1);
+	WRITE_ONCE(free->begun_ns, 0);
+	get_task_struct(t);
+	/* The numbers reset before any lookup finds @t. */
+	smp_store_release(&free->task, t);
+	lbr_tree_tasks++;
+out:
+	raw_spin_unlock_irqrestore(&lbr_tree_slots_lock, flags);
+	return ok;
 }
 
-/* Take @t out; its own context, or the filter's change. */
+/*
+ * Take @t out: its own context, or the filter's setting (a thread that
+ * is exiting).  A slot that ends no chain (the next is NULL) becomes NULL,
+ * and the tombstones before it with it: a lookup stops at the first NULL,
+ * and no task sits past one.
+ */
 static void lbr_tree_remove(struct task_struct *t)
 {
-	struct lbr_tree_slot *s = lbr_tree_find(t);
+	struct lbr_tree_slot *s;
+	unsigned long flags;
+	unsigned int i, n;
 
-	if (!s)
+	raw_spin_lock_irqsave(&lbr_tree_slots_lock, flags);
+	s = lbr_tree_find(lbr_tree, t);
+	if (!s) {
+		raw_spin_unlock_irqrestore(&lbr_tree_slots_lock, flags);
 		return;
+	}
+	i = s - lbr_tree;
+	if (!lbr_tree[(i + 1) & LBR_TREE_MASK].task) {
+		WRITE_ONCE(s->task, NULL);
+		for (n = 1, i = (i - 1) & LBR_TREE_MASK;
+		     n < LBR_SNAP_TREE_MAX && lbr_tree[i].task == LBR_TREE_TOMB;
+		     n++, i = (i - 1) & LBR_TREE_MASK)
+			WRITE_ONCE(lbr_tree[i].task, NULL);
+	} else {
+		WRITE_ONCE(s->task, LBR_TREE_TOMB);
+	}
 	WRITE_ONCE(s->nr, -1);
-	if (cmpxchg(&s->task, t, LBR_TREE_TOMB) != t)
-		return;
-	atomic_dec(&lbr_tree_tasks);
-	/* Not the last reference: @t runs, or the caller holds one. */
+	lbr_tree_tasks--;
+	raw_spin_unlock_irqrestore(&lbr_tree_slots_lock, flags);
+	/* Not the last reference: @t runs, or is on its thread list. */
 	put_task_struct(t);
 }
 
-static void notrace lbr_tree_newtask(void *data, struct task_struct *child,
-				     unsigned long clone_flags)
+static void notrace lbr_tree_newtask(void *data, LBR_TP_NEWTASK_ARGS)
 {
-	if (lbr_tree_find(current))
-		lbr_tree_insert(child);
+	if (lbr_tree_find(READ_ONCE(lbr_tree), current))
+		lbr_tree_insert(task);
 }
 
 static void notrace lbr_tree_sys_enter(void *data, struct pt_regs *regs,
 				       long id)
 {
-	struct lbr_tree_slot *s = lbr_tree_find(current);
+	struct lbr_tree_slot *s = lbr_tree_find(READ_ONCE(lbr_tree), current);
 
 	if (!s)
 		return;
-	/* Out of the window in which the capture path reads it. */
+	/* Out of the window in which the capture path reads them. */
 	WRITE_ONCE(s->nr, -1);
 	barrier();
-	s->begun_ns = ktime_get_mono_fast_ns();
-	s->seq++;
+	WRITE_ONCE(s->begun_ns, ktime_get_mono_fast_ns());
+	WRITE_ONCE(s->seq, s->seq + 1);
+	WRITE_ONCE(s->compat, in_compat_syscall());
 	barrier();
 	WRITE_ONCE(s->nr, id);
 }
@@ -161,15 +208,20 @@ static void notrace lbr_tree_sys_enter(void *data, struct pt_regs *regs,
 static void notrace lbr_tree_sys_exit(void *data, struct pt_regs *regs,
 				      long ret)
 {
-	struct lbr_tree_slot *s = lbr_tree_find(current);
+	struct lbr_tree_slot *s = lbr_tree_find(READ_ONCE(lbr_tree), current);
 
 	if (s)
 		WRITE_ONCE(s->nr, -1);
 }
 
-static void notrace lbr_tree_exit(void *data, struct task_struct *p)
+static void notrace lbr_tree_exit(void *data, LBR_TP_EXIT_ARGS)
 {
-	lbr_tree_remove(current);
+	/*
+	 * Pairs with lbr_tree_add_process(): PF_EXITING is set, and the
+	 * insertion it may have raced seen.
+	 */
+	smp_mb();
+	lbr_tree_remove(p);
 }
 
 /**
@@ -179,7 +231,7 @@ static void notrace lbr_tree_exit(void *data, struct task_struct *p)
  */
 notrace bool lbr_tree_follows(void)
 {
-	return lbr_tree_find(current);
+	return lbr_tree_find(READ_ONCE(lbr_tree), current) != NULL;
 }
 NOKPROBE_SYMBOL(lbr_tree_follows);
 
@@ -188,35 +240,39 @@ NOKPROBE_SYMBOL(lbr_tree_follows);
  * @seq: its number among the task's
  * @nr: the system call's number
  * @begun_ns: when it began, CLOCK_MONOTONIC
+ * @compat: whether @nr is of the 32-bit ABI
  *
  * Capture path, interrupts off.  Only in task context: an interrupt's
  * return is not the system call's, even where it came in one.
- * Return: false when the task is not followed, or not in a system call.
+ * Return: false when the tree filter is off, the task is not followed,
+ * or it is in no system call.
  */
-notrace bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns)
+notrace bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns, bool *compat)
 {
 	struct lbr_tree_slot *s;
 
-	if (!in_task())
+	if (!in_task() || !READ_ONCE(lbr_tree_live))
 		return false;
-	s = lbr_tree_find(current);
+	s = lbr_tree_find(READ_ONCE(lbr_tree), current);
 	if (!s)
 		return false;
 	*nr = READ_ONCE(s->nr);
 	if (*nr < 0)
 		return false;
-	*seq = s->seq;
-	*begun_ns = s->begun_ns;
+	*seq = READ_ONCE(s->seq);
+	*begun_ns = READ_ONCE(s->begun_ns);
+	*compat = READ_ONCE(s->compat);
 	return true;
 }
 NOKPROBE_SYMBOL(lbr_tree_syscall);
 
 void lbr_tree_counts(u32 *tasks, u32 *missed)
 {
-	*tasks = max(atomic_read(&lbr_tree_tasks), 0);
+	*tasks = READ_ONCE(lbr_tree_tasks);
 	*missed = atomic_read(&lbr_tree_missed);
 }
 
+/* The probes, of the tracepoints' own types (checked below). */
 static const struct {
 	const char *name;
 	void *probe;
@@ -241,8 +297,9 @@ static void lbr_tree_find_tp(struct tracepoint *tp, void *priv)
 static void lbr_tree_unregister(unsigned int n)
 {
 	while (n--)
-		tracepoint_probe_unregister(lbr_tree_tp[n],
-					    lbr_tree_tps[n].probe, NULL);
+		WARN_ON_ONCE(tracepoint_probe_unregister(lbr_tree_tp[n],
+							 lbr_tree_tps[n].probe,
+							 NULL));
 	/* No probe runs after this: the table can be emptied. */
 	tracepoint_synchronize_unregister();
 }
@@ -252,6 +309,10 @@ static int lbr_tree_register(void)
 	unsigned int i;
 	int ret;
 
+	check_trace_callback_type_task_newtask(lbr_tree_newtask);
+	check_trace_callback_type_sys_enter(lbr_tree_sys_enter);
+	check_trace_callback_type_sys_exit(lbr_tree_sys_exit);
+	check_trace_callback_type_sched_process_exit(lbr_tree_exit);
 	for_each_kernel_tracepoint(lbr_tree_find_tp, NULL);
 	for (i = 0; i < ARRAY_SIZE(lbr_tree_tps); i++) {
 		if (!lbr_tree_tp[i]) {
@@ -281,96 +342,125 @@ static void lbr_tree_clear(void)
 		struct task_struct *p = s->task;
 
 		WRITE_ONCE(s->task, NULL);
-		s->nr = -1;
-		s->seq = 0;
+		WRITE_ONCE(s->nr, -1);
 		if (p && p != LBR_TREE_TOMB)
 			put_task_struct(p);
 	}
-	atomic_set(&lbr_tree_tasks, 0);
+	lbr_tree_tasks = 0;
 	atomic_set(&lbr_tree_missed, 0);
 }
 
-/* Follow every thread of @tgid; -ESRCH if there is no such process. */
-static int lbr_tree_add_process(pid_t tgid)
+/* Follow every thread of the process of @pid; -ESRCH if none is taken. */
+static int lbr_tree_add_process(struct pid *pid)
 {
 	struct task_struct *leader, *t;
 	int ret = -ESRCH;
 
 	rcu_read_lock();
-	leader = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	leader = pid_task(pid, PIDTYPE_TGID);
 	if (leader) {
-		ret = 0;
 		for_each_thread(leader, t) {
 			if (!lbr_tree_insert(t))
 				continue;
-			/* Pairs with the exit path's PF_EXITING. */
+			/* Pairs with lbr_tree_exit()'s. */
 			smp_mb();
 			if (READ_ONCE(t->flags) & PF_EXITING)
 				lbr_tree_remove(t);
+			else
+				ret = 0;
 		}
 	}
 	rcu_read_unlock();
 	return ret;
 }
 
-/**
- * lbr_tree_set - follow the tree of process @tgid, or stop following
- * @tgid: the root process, or 0 to stop
- *
- * Process context; the task filter's caller serialises it with the rest
- * of the filter.  The table is emptied first, the probes stopped before.
- * Return: 0, -ESRCH, -ENOMEM, or the tracepoint's error.
- */
-int lbr_tree_set(pid_t tgid)
+/* Under the task filter's lock; the filter reads no tree now. */
+static void lbr_tree_stop(void)
 {
-	int ret = 0;
-
-	mutex_lock(&lbr_tree_lock);
+	WRITE_ONCE(lbr_tree_live, false);
 	if (lbr_tree_on) {
 		lbr_tree_unregister(ARRAY_SIZE(lbr_tree_tps));
 		lbr_tree_on = false;
 	}
 	if (lbr_tree)
 		lbr_tree_clear();
-	if (!tgid)
-		goto out;
-	if (!lbr_tree) {
-		struct lbr_tree_slot *tab;
+}
 
-		unsigned int i;
+/**
+ * lbr_tree_check - whether lbr_tree_start() can follow process @tgid
+ * @tgid: in the initial pid namespace, as the other filter fields
+ *
+ * Before the filter changes, so that a refusal leaves it as it was.  Takes
+ * the table's memory on the first call.
+ * Return: 0, -ESRCH or -ENOMEM.
+ */
+int lbr_tree_check(pid_t tgid)
+{
+	struct lbr_tree_slot *tab;
+	struct task_struct *t;
+	unsigned int i;
 
-		tab = kvcalloc(LBR_SNAP_TREE_MAX, sizeof(*tab), GFP_KERNEL);
-		if (!tab) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (i = 0; i < LBR_SNAP_TREE_MAX; i++)
-			tab[i].nr = -1;
-		WRITE_ONCE(lbr_tree, tab);
-	}
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	rcu_read_unlock();
+	if (!t)
+		return -ESRCH;
+	if (lbr_tree)
+		return 0;
+	tab = kvcalloc(LBR_SNAP_TREE_MAX, sizeof(*tab), GFP_KERNEL);
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < LBR_SNAP_TREE_MAX; i++)
+		tab[i].nr = -1;
+	/* Its slots before it: lookups take it without a lock. */
+	smp_store_release(&lbr_tree, tab);
+	return 0;
+}
+
+/**
+ * lbr_tree_set - follow the tree of process @tgid, or stop following
+ * @tgid: the root process, or 0 to stop
+ *
+ * Process context, under the task filter's lock, which publishes a filter
+ * that reads the tree only after this; lbr_tree_check() said yes.  The
+ * old tree is let go first (its probes stopped, its table emptied).
+ * Return: 0, -ESRCH (the process went meanwhile: nothing followed), or
+ * the tracepoints' error.
+ */
+int lbr_tree_set(pid_t tgid)
+{
+	struct pid *pid;
+	int ret;
+
+	lbr_tree_stop();
+	if (!tgid || !lbr_tree)
+		return 0;
+	rcu_read_lock();
+	pid = get_pid(find_pid_ns(tgid, &init_pid_ns));
+	rcu_read_unlock();
+	if (!pid)
+		return -ESRCH;
 	/* The probes first: a thread created meanwhile is followed. */
 	ret = lbr_tree_register();
-	if (ret)
-		goto out;
-	lbr_tree_on = true;
-	ret = lbr_tree_add_process(tgid);
-	if (ret) {
-		lbr_tree_unregister(ARRAY_SIZE(lbr_tree_tps));
-		lbr_tree_on = false;
-		lbr_tree_clear();
+	if (!ret) {
+		lbr_tree_on = true;
+		ret = lbr_tree_add_process(pid);
 	}
-out:
-	mutex_unlock(&lbr_tree_lock);
+	put_pid(pid);
+	if (ret)
+		lbr_tree_stop();
+	else
+		WRITE_ONCE(lbr_tree_live, true);
 	return ret;
 }
 
-/* Module exit: the probes gone, the table freed. */
+/*
+ * Module exit, once no capture can run (lbr_fexit_stop()): the probes
+ * gone, the table freed.
+ */
 void lbr_tree_exit_module(void)
 {
-	struct lbr_tree_slot *tab;
-
-	lbr_tree_set(0);
-	tab = lbr_tree;
-	WRITE_ONCE(lbr_tree, NULL);
-	kvfree(tab);
+	lbr_tree_stop();
+	kvfree(lbr_tree);
+	lbr_tree = NULL;
 }

@@ -288,9 +288,17 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 		EXPECT_EQ(0, self->recs[i].h.syscall_seq);
 	}
 
-	/* kid is reaped: no such process now. */
+	/* kid is reaped: no such process now, and the filter stays. */
+	ASSERT_EQ(0, set_filter(self->fd, LBR_SNAP_FILTER_PID,
+				syscall(SYS_gettid), 0, NULL));
 	EXPECT_EQ(-ESRCH, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, kid,
 				     NULL));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(0, trigger_in_child("int", -5, 1, "lbr_tree_kid"));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(1, n) TH_LOG("%s", lbr_why);
+	EXPECT_EQ((__u32)syscall(SYS_gettid), self->recs[0].h.pid);
+	EXPECT_EQ(0, self->recs[0].h.flags & LBR_SNAP_REC_SYSCALL);
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, 0,
 				      NULL));
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE |
@@ -308,5 +316,5 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	for (i = 0; i < n; i++)
 		EXPECT_TRUE(in_write(&self->recs[i].h));
 	EXPECT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
-	expect_stats(_metadata, variant, self->fd, 0, 12, 10, 2);
+	expect_stats(_metadata, variant, self->fd, 0, 14, 11, 3);
 }
