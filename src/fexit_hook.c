@@ -229,14 +229,16 @@ do {									\
  * return addresses) as its further arguments, and the real ones shifted.
  * The count comes from BTF (targets.c); without BTF, from the user's "/N"
  * (N register-sized arguments; a struct returned in memory takes one more
- * register, which N must then count) on an fexit asked for by name, never
- * guessed for "auto".
+ * register, which N must then count) on an fexit asked for by name or by
+ * "@fexit" in a batch's spec, never guessed for "auto".
  */
 static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)
 {
 	int words = t->stack_words;
 
-	if (words == LBR_BTF_STACK_UNKNOWN && asked && t->nargs >= 0)
+	/* The user's count: asked, or "@fexit" in a batch's spec. */
+	if (words == LBR_BTF_STACK_UNKNOWN && t->nargs >= 0 &&
+	    (asked || t->want == LBR_WANT_FEXIT))
 		words = max(0, t->nargs - LBR_FEXIT_REG_ARGS);
 	if (words == LBR_BTF_STACK_UNBOUNDED) {
 		lbr_fexit_refuse(t, asked, "BTF says it takes variable arguments or a struct of over 16 bytes by value, whose stack words the trampoline cannot pass on");

@@ -1053,7 +1053,9 @@ static int parse_why(struct opts *o, char **cmd)
 		":ipc/*", ":security/*", ":security/*/*", ":block/*",
 		":io_uring/*", ":net/*", ":net/*/*",
 	};
-	static const char *const entry = "__x64_sys_*", *const allow = "*";
+	/* x86-64's wrappers take the registers: one argument, whatever BTF. */
+	static const char *const entry = "__x64_sys_*%long/1@fexit";
+	static const char *const allow = "*";
 	struct trace_opts *t = &o->trace;
 	unsigned int i;
 	char path[4096];

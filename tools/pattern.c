@@ -329,6 +329,7 @@ struct pat {
 	char suffix[PAT_MAX_LEN];	/* %type/N@hook=-ERR,... */
 	bool file;			/* :file */
 	int type;			/* the suffix's %type, or -1 */
+	int nargs;			/* the suffix's /N, or -1 */
 	bool fexit, errnos;
 };
 
@@ -367,6 +368,7 @@ static int parse(const char *arg, struct pat *p)
 	memset(p, 0, sizeof(*p));
 	p->arg = arg;
 	p->type = -1;
+	p->nargs = -1;
 	if (strlen(arg) >= PAT_MAX_LEN) {
 		pr_err("%.40s...: a pattern of %zu bytes: at most %d (the kernel's KSYM_NAME_LEN)",
 		       arg, strlen(arg), PAT_MAX_LEN - 1);
@@ -405,6 +407,9 @@ static int parse(const char *arg, struct pat *p)
 			return EXIT_USAGE;
 		}
 	}
+	t = strchr(p->suffix, '/');
+	if (t && t[1] >= '0' && t[1] <= '9')
+		p->nargs = atoi(t + 1);
 	t = strchr(p->suffix, '@');
 	p->fexit = t && !strncmp(t + 1, "fexit", 5);
 	p->errnos = strchr(p->suffix, '=');
@@ -460,6 +465,30 @@ static bool spec_chars_ok(const char *name)
 }
 
 /* The checks of BTF's type against the capture mode and the hook. */
+/*
+ * "@fexit" with an argument count of six at most: the user's count, not
+ * BTF, bounds its stack arguments (none), in a batch too (the module
+ * takes it so).  The system calls' own functions, x86-64's
+ * __x64_sys_*(const struct pt_regs *), which BTF often has twice.
+ */
+static bool user_bounds(const struct pat *p)
+{
+	return p->fexit && p->nargs >= 0 && p->nargs <= 6;
+}
+
+/* A function that never returns: no fexit, and "@fexit" refused. */
+static void judge_noreturn(struct pat_match *m, const struct pat *p)
+{
+	if (!in_list(m->name, noreturn_names, ARRAY_SIZE(noreturn_names),
+		     false))
+		return;
+	m->no_batch = "it never returns: fexit refuses it";
+	if (p->fexit && !m->why) {
+		m->why = PAT_TYPE;
+		set_detail(m, "it never returns: @fexit refuses it");
+	}
+}
+
 static void judge_type(struct pat_match *m, const struct pat *p,
 		       const struct pat_opts *o)
 {
@@ -468,7 +497,9 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 
 	if (btf_func_info(m->name, &fi)) {
 		/* Without libbpf here, the module judges. */
-		if (btf_have_vmlinux())
+		if (user_bounds(p))
+			;
+		else if (btf_have_vmlinux())
 			m->no_batch = "no BTF prototype (a compiler's copy, .part or .constprop, has none): fexit in a batch needs one to know its stack arguments";
 		else if (btf_built_in)
 			m->no_batch = "no vmlinux BTF on this kernel: fexit in a batch needs it";
@@ -476,6 +507,7 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 			m->why = PAT_VOID;
 			set_detail(m, "%%void under capture errors has no error to catch (capture all, trace --all)");
 		}
+		judge_noreturn(m, p);
 		return;
 	}
 	rt = p->type >= 0 ? p->type : fi.ret_type;
@@ -505,10 +537,9 @@ static void judge_type(struct pat_match *m, const struct pat *p,
 	}
 	if (fi.stack_unbounded)
 		m->no_batch = "BTF says it takes variable arguments or a value of over 16 bytes, whose stack words fexit cannot bound";
-	else if (fi.name_twice)
+	else if (fi.name_twice && !user_bounds(p))
 		m->no_batch = "BTF has several functions of this name: the module cannot tell which prototype is this one's, and fexit in a batch needs it";
-	if (in_list(m->name, noreturn_names, ARRAY_SIZE(noreturn_names), false))
-		m->no_batch = "it never returns: fexit refuses it";
+	judge_noreturn(m, p);
 }
 
 /*

@@ -10,6 +10,7 @@
  */
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
@@ -272,6 +273,45 @@ TEST_F(batch, path_lookup_records_from_inside)
 	EXPECT_EQ(0, n);
 	free(e);
 	free(f);
+}
+
+/*
+ * "@fexit" with the user's argument count takes a function whose
+ * prototype BTF does not tell (x86-64's __x64_sys_madvise, which 6.1's
+ * BTF has twice), in a batch as one by one: the count bounds its stack
+ * arguments.  lbr-snap why hooks every system call so.
+ */
+TEST_F(batch, fexit_on_the_users_argument_count)
+{
+	unsigned long long a = ksym("__x64_sys_madvise");
+	struct lbr_snap_target_entry e;
+	int n, i, found = 0;
+	__u32 done = 0;
+
+	SKIP_WITHOUT_BTF();
+	ASSERT_NE(0, a);
+	entry_set(&e, "__x64_sys_madvise%long/1@fexit", a);
+	ASSERT_EQ(0, targets_ioc(self->fd, LBR_SNAP_IOC_ADD_TARGETS, &e, 1, 0,
+				 &done))
+		TH_LOG("entry error %d", e.error);
+	EXPECT_EQ(1, done);
+	EXPECT_EQ(0, e.error);
+	EXPECT_EQ(LBR_SNAP_HOOK_FEXIT, e.hook);
+	ioctl(self->fd, LBR_SNAP_IOC_FLUSH);
+	/* No such advice: -EINVAL from the system call. */
+	EXPECT_EQ(-1, syscall(SYS_madvise, NULL, 0, 12345));
+	EXPECT_EQ(EINVAL, errno);
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_LE(0, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		const struct lbr_snap_record *h = &self->recs[i].h;
+
+		found += h->target_id == e.id && h->retval == -EINVAL &&
+			 h->hook == LBR_SNAP_HOOK_FEXIT &&
+			 h->pid == (__u32)syscall(SYS_gettid);
+	}
+	EXPECT_EQ(1, found) TH_LOG("%d records", n);
+	EXPECT_EQ(1, del_added(self->fd, &e, 1));
 }
 
 /*
