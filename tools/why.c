@@ -276,10 +276,28 @@ static bool in_func(unsigned long long a, unsigned long long lo,
 	return a >= lo && a < hi;
 }
 
+/* A branch within one function that is neither a thunk nor a hook's. */
+static bool own_jump(const struct why *w, const struct lbr_snap_branch *b)
+{
+	const char *name, *mod = ksyms_module(w->ks, b->from);
+	unsigned long long lo, hi;
+
+	name = ksyms_name(w->ks, b->from, &lo);
+	if (!name || strstr(name, "_thunk") ||
+	    (mod && !strncmp(mod, "lbr_snap", 8)))
+		return false;
+	lo = b->from - lo;
+	hi = ksyms_func_end(w->ks, lo);
+	return hi && in_func(b->to, lo, hi);
+}
+
 /*
  * The branch of the origin's record that led to its error return: the
  * newest one from the function into the function, its return aside (and
- * the calls out of it, and what they did).  Returns its index, or -1.
+ * the calls out of it, and what they did).  Where there is none (the
+ * function tail-called the one that decided, or called one not hooked
+ * that did, as a system call's wrapper does its __do_sys_ body), the
+ * newest jump within any one function.  Returns its index, or -1.
  */
 static int decision(const struct why *w, const struct rec *r)
 {
@@ -292,11 +310,14 @@ static int decision(const struct why *w, const struct rec *r)
 	if (h->flags & LBR_SNAP_REC_NO_RETURN)
 		return -1;
 	n -= h->probe_entries < n ? h->probe_entries : n;
-	if (!hi)
-		return -1;
-	for (i = n; i-- > 0;) {
+	for (i = n; hi && i-- > 0;) {
 		rec_from_to(r, i, &b);
 		if (in_func(b.from, lo, hi) && in_func(b.to, lo, hi))
+			return i;
+	}
+	for (i = n; i-- > 0;) {
+		rec_from_to(r, i, &b);
+		if (own_jump(w, &b))
 			return i;
 	}
 	return -1;
@@ -375,8 +396,11 @@ static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
 	const char *fn;
 	int d = decision(w, &org->r);
 
+	/* The function the branch is in: the origin's, or one under it. */
+	if (d >= 0)
+		rec_from_to(&org->r, d, &b);
 	fputs("\"origin\":{\"func\":", o);
-	fn = ksyms_name(w->ks, org->r.hdr.func_addr, &off);
+	fn = ksyms_name(w->ks, d >= 0 ? b.from : org->r.hdr.func_addr, &off);
 	if (fn)
 		json_str(o, fn, strlen(fn));
 	else
@@ -386,8 +410,7 @@ static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
 		fputs("null,\"file\":null,\"line\":null,\"branch\":null}", o);
 		return;
 	}
-	rec_from_to(&org->r, d, &b);
-	put_uint(o, b.from - org->r.hdr.func_addr);
+	put_uint(o, off);
 	if (src_of(w, b.from, &loc)) {
 		fputs(",\"file\":", o);
 		json_str(o, srcloc_path(&loc), strlen(srcloc_path(&loc)));

@@ -105,4 +105,8 @@ gcc $CFLAGS -o "$out/lbr_snap_attach_bench" \
 # shellcheck disable=SC2086
 gcc $CFLAGS -o "$out/lbr_snap_cost" "$LBR_TOP/tests/bench/lbr_snap_cost.c" ||
 	die "building lbr_snap_cost failed"
+# lbr-snap why's failing system calls (tests/why/why_fail.c).
+# shellcheck disable=SC2086
+gcc $CFLAGS -o "$out/why_fail" "$LBR_TOP/tests/why/why_fail.c" ||
+	die "building why_fail failed"
 echo "$out"

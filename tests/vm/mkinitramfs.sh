@@ -45,7 +45,7 @@ depmod -b "$root" "$kver"
 
 for f in "$bin"/lbr-snap "$bin"/lbr_snap_*test "$bin"/lbr_snap_bpf_bench \
 	 "$bin"/lbr_snap_attach_bench \
-	 "$bin"/lbr_snap_cost; do
+	 "$bin"/lbr_snap_cost "$bin"/why_fail; do
 	[ -f "$f" ] && cp "$f" "$root/usr/local/bin/"
 done
 cp -r "$LBR_TOP/tests/guest/." "$root/usr/share/lbr_snap/" 2>/dev/null || true
