@@ -436,7 +436,9 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 	show why.err
 	expect_rc "$rc" 1
 	expect_count 1 '^openat() = -2 (ENOENT: No such file or directory)  cat\[' why.out
-	expect_count 1 '^  error chain, outermost first:$' why.out
+	# Other system calls of cat may fail too (access(), getrandom()).
+	grep -q '^  error chain, outermost first:$' why.out ||
+		why "why.out: no error chain"
 	expect_count 1 '^      __x64_sys_openat() = -ENOENT' why.out
 	expect_count 1 '^      do_sys_openat2() = -ENOENT' why.out
 	expect_count 1 '^    \* step_into() = ERR_PTR(-ENOENT)' why.out
