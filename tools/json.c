@@ -152,3 +152,11 @@ void put_int(FILE *f, long long v)
 		put_uint(f, v);
 	}
 }
+
+void json_opt_str(FILE *f, const char *s)
+{
+	if (s)
+		json_str(f, s, strlen(s));
+	else
+		fputs("null", f);
+}

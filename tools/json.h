@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 void json_str(FILE *f, const char *s, size_t max);
+/* json_str() of a string, or null for NULL. */
+void json_opt_str(FILE *f, const char *s);
 void json_hex(FILE *f, unsigned long long v);
 void put_uint(FILE *f, unsigned long long v);
 void put_int(FILE *f, long long v);

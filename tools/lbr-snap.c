@@ -1007,6 +1007,19 @@ static int check_opts(const struct opts *o)
 	return 0;
 }
 
+/* What trace and why take of the common options, and CMD. */
+static void trace_common(struct opts *o, char **cmd)
+{
+	struct trace_opts *t = &o->trace;
+
+	t->argv = cmd;
+	t->device = o->device;
+	t->kallsyms = o->kallsyms;
+	t->vmlinux = o->vmlinux;
+	t->json = o->json;
+	t->po = o->po;
+}
+
 static int parse_trace(struct opts *o, char **cmd)
 {
 	struct trace_opts *t = &o->trace;
@@ -1015,12 +1028,7 @@ static int parse_trace(struct opts *o, char **cmd)
 		return usage_error("trace needs at least one -e SYM[%type]", "");
 	if ((!cmd || !*cmd) && !o->dry_run)
 		return usage_error("trace needs a command: trace -e SYM [--] CMD [ARGS]", "");
-	t->argv = cmd;
-	t->device = o->device;
-	t->kallsyms = o->kallsyms;
-	t->vmlinux = o->vmlinux;
-	t->json = o->json;
-	t->po = o->po;
+	trace_common(o, cmd);
 	return 0;
 }
 
@@ -1087,12 +1095,7 @@ static int parse_why(struct opts *o, char **cmd)
 		lbr_filter_parse(t->lbr, &t->lbr_filter, NULL, 0);
 	}
 	t->why = true;
-	t->argv = cmd;
-	t->device = o->device;
-	t->kallsyms = o->kallsyms;
-	t->vmlinux = o->vmlinux;
-	t->json = o->json;
-	t->po = o->po;
+	trace_common(o, cmd);
 	return 0;
 }
 

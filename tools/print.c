@@ -727,14 +727,6 @@ static void json_sym(FILE *f, const char *key, const struct ksyms *ks,
 		fputs("null", f);
 }
 
-static void json_opt_str(FILE *f, const char *s)
-{
-	if (s)
-		json_str(f, s, strlen(s));
-	else
-		fputs("null", f);
-}
-
 
 /* ,"side_name":, or ,"name": for side "" */
 static void json_side_key(FILE *f, const char *side, const char *name)

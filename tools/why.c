@@ -401,10 +401,7 @@ static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
 		rec_from_to(&org->r, d, &b);
 	fputs("\"origin\":{\"func\":", o);
 	fn = ksyms_name(w->ks, d >= 0 ? b.from : org->r.hdr.func_addr, &off);
-	if (fn)
-		json_str(o, fn, strlen(fn));
-	else
-		fputs("null", o);
+	json_opt_str(o, fn);
 	fputs(",\"off\":", o);
 	if (d < 0) {
 		fputs("null,\"file\":null,\"line\":null,\"branch\":null}", o);
@@ -413,7 +410,7 @@ static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
 	put_uint(o, off);
 	if (src_of(w, b.from, &loc)) {
 		fputs(",\"file\":", o);
-		json_str(o, srcloc_path(&loc), strlen(srcloc_path(&loc)));
+		json_opt_str(o, srcloc_path(&loc));
 		fputs(",\"line\":", o);
 		put_int(o, loc.line);
 	} else {
@@ -441,10 +438,7 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 	fputs(",\"retval\":", o);
 	put_int(o, f->err);
 	fputs(",\"errno\":", o);
-	if (err)
-		json_str(o, err, strlen(err));
-	else
-		fputs("null", o);
+	json_opt_str(o, err);
 	fputs(",\"pid\":", o);
 	put_uint(o, e->r.hdr.tgid);
 	fputs(",\"tid\":", o);
@@ -463,10 +457,7 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 		const char *fn = ksyms_name(w->ks, h->func_addr, &off);
 
 		fputs(i + 1 == f->nr ? "{\"func\":" : ",{\"func\":", o);
-		if (fn)
-			json_str(o, fn, strlen(fn));
-		else
-			fputs("null", o);
+		json_opt_str(o, fn);
 		fputs(",\"retval\":", o);
 		put_int(o, h->retval);
 		fputs(",\"ts\":", o);
