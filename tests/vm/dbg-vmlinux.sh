@@ -30,13 +30,15 @@ if [ ! -s "$out" ]; then
 			die "no linux-image-$kver-dbg in the apt lists (apt-get update?)"
 		deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb | head -n1)
 	fi
+	# boot/vmlinux-KVER is the file up to 6.12, a link to
+	# lib/modules/KVER/vmlinux in 7.2's package.
 	dpkg-deb --fsys-tarfile "$deb" |
-		tar -x -C "$dir" "./usr/lib/debug/boot/vmlinux-$kver"
+		tar -x -C "$dir" --wildcards './usr/lib/debug/*vmlinux*'
 	mkdir -p "$(dirname "$out")"
 	objcopy --only-keep-debug --remove-section='.rela*' \
 		--remove-section=.debug_loclists --remove-section=.debug_loc \
 		--remove-section=.debug_frame --compress-debug-sections=zlib \
-		"$dir/usr/lib/debug/boot/vmlinux-$kver" "$out.tmp"
+		"$(readlink -f "$dir/usr/lib/debug/boot/vmlinux-$kver")" "$out.tmp"
 	mv "$out.tmp" "$out"
 	rm -rf "$dir/usr" "$deb"
 fi
