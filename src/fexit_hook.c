@@ -246,7 +246,8 @@ static int lbr_fexit_check_stack(struct lbr_target *t, bool asked)
 	}
 	if (words < 0) {
 		lbr_fexit_refuse(t, asked, "no BTF prototype, so its stack arguments are not known%s",
-				 asked ? ": give its argument count (sym/N) to hook it with fexit" : "");
+				 asked || t->want == LBR_WANT_FEXIT ?
+				 ": give its argument count (sym/N) to hook it with fexit" : "");
 		return -EOPNOTSUPP;
 	}
 	if (words > LBR_FEXIT_STACK_WORDS) {

@@ -20,8 +20,8 @@
  * bytes: sixteen 8-byte arguments past the six in registers, say.  A
  * function given more (a variadic call with many arguments) would read
  * past the copy: lbr_snap hooks with fexit only a function whose stack
- * arguments BTF bounds (btf_func.c), or, asked by name, one whose count
- * the user gave (fexit_hook.c).
+ * arguments BTF bounds (btf_func.c), or, asked for by name or by "@fexit"
+ * in a batch's spec, one whose count the user gave (fexit_hook.c).
  */
 #define LBR_FEXIT_STACK_WORDS	16
 #define LBR_FEXIT_REG_ARGS	6	/* x86-64: RDI, RSI, RDX, RCX, R8, R9 */

@@ -335,7 +335,9 @@ void lbr_targets_btf_done(struct lbr_btf *btf, bool ok)
  * errors by); the argument count; and whether every argument is in a
  * register, which spares the fexit hook copying stack words.  A user's
  * /N is never taken for that: a wrong one would have the function read
- * stack arguments that are not there.
+ * stack arguments that are not there.  Without BTF's count, fexit takes
+ * the user's /N where fexit was asked for (fexit_hook.c), copying all of
+ * LBR_FEXIT_STACK_WORDS all the same.
  *
  * Return: 0, or -EINVAL for a %type where BTF says void.
  */
@@ -357,8 +359,8 @@ static int lbr_target_btf(struct lbr_target *t, struct lbr_btf **btfp)
 	ret = lbr_btf_func(btf, t->name, &fi);
 	if (ret) {
 		if (ret == -ENOTUNIQ)
-			pr_info("target '%s': several functions of this name in BTF: it is not used\n",
-				t->name);
+			pr_info_ratelimited("target '%s': several functions of this name in BTF: it is not used\n",
+					    t->name);
 		return 0;
 	}
 	t->stack_words = fi.stack_words;

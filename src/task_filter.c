@@ -77,16 +77,36 @@ notrace bool lbr_task_wanted(void)
 }
 NOKPROBE_SYMBOL(lbr_task_wanted);
 
+/* Make @f the filter, under the lock: a reader sees the old or the new. */
+static void lbr_task_filter_publish(const struct lbr_snap_filter *f)
+{
+	unsigned int i;
+
+	/* Odd for as short a time as can be: captures meanwhile are lost. */
+	preempt_disable();
+	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
+	/* Odd before the words change: pairs with lbr_task_wanted(). */
+	smp_wmb();
+	WRITE_ONCE(lbr_task_filter.flags, f->flags);
+	WRITE_ONCE(lbr_task_filter.pid, f->pid);
+	WRITE_ONCE(lbr_task_filter.tgid, f->tgid);
+	for (i = 0; i < TASK_COMM_LEN; i++)
+		WRITE_ONCE(lbr_task_filter.comm[i], f->comm[i]);
+	/* The words, then even again: pairs with the second smp_rmb(). */
+	smp_wmb();
+	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
+	preempt_enable();
+}
+
 /**
  * lbr_task_filter_set - the filter from LBR_SNAP_IOC_SET_FILTER
  * @f: checked by the caller for unknown flags and reserved words
  *
  * The tree filter's table (task_tree.c) is emptied before any new filter
  * is published, and filled after a tree filter is: in between, a tree
- * filter records nothing, never a task neither filter names.  No such
- * process, or no memory for the table, leaves the filter as it was; a
- * process gone in between, or tracepoints refused, leave a tree filter
- * that records nothing.
+ * filter records nothing, never a task neither filter names.  A refusal
+ * leaves the filter as it was (an old tree filter's tree is let go all
+ * the same: it then records nothing).
  *
  * Return: 0, -EINVAL for a negative id, a field @f->flags does not name
  * that is not 0, a comm of 16 bytes with no NUL, or a tree filter with a
@@ -97,7 +117,7 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	static_assert(LBR_SNAP_COMM_LEN == TASK_COMM_LEN);
 	bool comm = f->flags & LBR_SNAP_FILTER_COMM;
 	bool tree = f->flags & LBR_SNAP_FILTER_TREE;
-	unsigned int i;
+	struct lbr_snap_filter old;
 	int ret = 0;
 
 	if (tree && ((f->flags & (LBR_SNAP_FILTER_PID | LBR_SNAP_FILTER_TGID)) ||
@@ -121,23 +141,18 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	}
 	/* The old tree let go first: its filter then records nothing. */
 	lbr_tree_set(0);
-	/* Odd for as short a time as can be: captures meanwhile are lost. */
-	preempt_disable();
-	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
-	/* Odd before the words change: pairs with lbr_task_wanted(). */
-	smp_wmb();
-	WRITE_ONCE(lbr_task_filter.flags, f->flags);
-	WRITE_ONCE(lbr_task_filter.pid, f->pid);
-	WRITE_ONCE(lbr_task_filter.tgid, f->tgid);
-	for (i = 0; i < TASK_COMM_LEN; i++)
-		WRITE_ONCE(lbr_task_filter.comm[i], f->comm[i]);
-	/* The words, then even again: pairs with the second smp_rmb(). */
-	smp_wmb();
-	WRITE_ONCE(lbr_task_filter.seq, lbr_task_filter.seq + 1);
-	preempt_enable();
+	old = (struct lbr_snap_filter){
+		.flags = lbr_task_filter.flags, .pid = lbr_task_filter.pid,
+		.tgid = lbr_task_filter.tgid,
+	};
+	memcpy(old.comm, lbr_task_filter.comm, sizeof(old.comm));
+	lbr_task_filter_publish(f);
 	/* Then the new one filled: its filter takes its tasks as they come. */
 	if (tree)
 		ret = lbr_tree_set(f->tgid);
+	/* Refused after all (the process exited meanwhile): the old words. */
+	if (ret)
+		lbr_task_filter_publish(&old);
 	mutex_unlock(&lbr_task_filter_lock);
 	return ret;
 }

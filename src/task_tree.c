@@ -18,7 +18,8 @@
  * Slots are taken and given back under lbr_tree_slots_lock, a find before
  * each insertion, so no task has two.  Lookups take no lock: the task
  * word of a slot is published with a release once its numbers are reset,
- * and read with READ_ONCE(), from any context, NMI included.  A slot's
+ * and read with READ_ONCE(), from any context, NMI included (on x86 a load
+ * is not reordered with an older load: no acquire needed).  A slot's
  * numbers are written by its task only while it holds the slot (the
  * syscall probes), else under the lock; the capture path reads them only
  * in the same task's context, never an interrupt's.
@@ -138,6 +139,7 @@ static bool lbr_tree_insert(struct task_struct *t)
 	WRITE_ONCE(free->seq, 0);
 	WRITE_ONCE(free->nr, -1);
 	WRITE_ONCE(free->begun_ns, 0);
+	WRITE_ONCE(free->compat, false);
 	get_task_struct(t);
 	/* The numbers reset before any lookup finds @t. */
 	smp_store_release(&free->task, t);
@@ -178,7 +180,10 @@ static void lbr_tree_remove(struct task_struct *t)
 	WRITE_ONCE(s->nr, -1);
 	lbr_tree_tasks--;
 	raw_spin_unlock_irqrestore(&lbr_tree_slots_lock, flags);
-	/* Not the last reference: @t runs, or is on its thread list. */
+	/*
+	 * Not the last reference: @t runs (the exit probe), or the caller's
+	 * RCU section saw it on its thread list (lbr_tree_add_process()).
+	 */
 	put_task_struct(t);
 }
 
@@ -221,7 +226,9 @@ static void notrace lbr_tree_exit(void *data, LBR_TP_EXIT_ARGS)
 	 * insertion it may have raced seen.
 	 */
 	smp_mb();
-	lbr_tree_remove(p);
+	/* Most exits are of tasks not followed: no lock for them. */
+	if (lbr_tree_find(READ_ONCE(lbr_tree), p))
+		lbr_tree_remove(p);
 }
 
 /**
@@ -313,14 +320,8 @@ static int lbr_tree_register(void)
 	check_trace_callback_type_sys_enter(lbr_tree_sys_enter);
 	check_trace_callback_type_sys_exit(lbr_tree_sys_exit);
 	check_trace_callback_type_sched_process_exit(lbr_tree_exit);
-	for_each_kernel_tracepoint(lbr_tree_find_tp, NULL);
+	/* lbr_tree_check() found them. */
 	for (i = 0; i < ARRAY_SIZE(lbr_tree_tps); i++) {
-		if (!lbr_tree_tp[i]) {
-			pr_warn("tree filter: no tracepoint %s in this kernel\n",
-				lbr_tree_tps[i].name);
-			ret = -EOPNOTSUPP;
-			goto err;
-		}
 		ret = tracepoint_probe_register(lbr_tree_tp[i],
 						lbr_tree_tps[i].probe, NULL);
 		if (ret)
@@ -377,7 +378,16 @@ static int lbr_tree_add_process(struct pid *pid)
 /* Under the task filter's lock; the filter reads no tree now. */
 static void lbr_tree_stop(void)
 {
-	WRITE_ONCE(lbr_tree_live, false);
+	/*
+	 * No capture still reading a slot's numbers when the table is
+	 * emptied and refilled: they read with interrupts off, which
+	 * tracepoint_synchronize_unregister() does not wait for from 7.x
+	 * (tasks-trace RCU and SRCU only).
+	 */
+	if (lbr_tree_live) {
+		WRITE_ONCE(lbr_tree_live, false);
+		synchronize_rcu();
+	}
 	if (lbr_tree_on) {
 		lbr_tree_unregister(ARRAY_SIZE(lbr_tree_tps));
 		lbr_tree_on = false;
@@ -390,21 +400,35 @@ static void lbr_tree_stop(void)
  * lbr_tree_check - whether lbr_tree_start() can follow process @tgid
  * @tgid: in the initial pid namespace, as the other filter fields
  *
- * Before the filter changes, so that a refusal leaves it as it was.  Takes
- * the table's memory on the first call.
- * Return: 0, -ESRCH or -ENOMEM.
+ * Before the filter changes (lbr_tree_set()), so that a refusal leaves it
+ * as it was: a
+ * thread that is not exiting, the tracepoints, the table's memory (taken
+ * on the first call).
+ * Return: 0, -ESRCH, -EOPNOTSUPP or -ENOMEM.
  */
 int lbr_tree_check(pid_t tgid)
 {
+	struct task_struct *leader, *t;
 	struct lbr_tree_slot *tab;
-	struct task_struct *t;
+	bool alive = false;
 	unsigned int i;
 
 	rcu_read_lock();
-	t = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	leader = pid_task(find_pid_ns(tgid, &init_pid_ns), PIDTYPE_TGID);
+	if (leader)
+		for_each_thread(leader, t)
+			alive |= !(READ_ONCE(t->flags) & PF_EXITING);
 	rcu_read_unlock();
-	if (!t)
+	if (!alive)
 		return -ESRCH;
+	for_each_kernel_tracepoint(lbr_tree_find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(lbr_tree_tps); i++) {
+		if (!lbr_tree_tp[i]) {
+			pr_warn("tree filter: no tracepoint %s in this kernel\n",
+				lbr_tree_tps[i].name);
+			return -EOPNOTSUPP;
+		}
+	}
 	if (lbr_tree)
 		return 0;
 	tab = kvcalloc(LBR_SNAP_TREE_MAX, sizeof(*tab), GFP_KERNEL);
@@ -460,7 +484,9 @@ int lbr_tree_set(pid_t tgid)
  */
 void lbr_tree_exit_module(void)
 {
+	struct lbr_tree_slot *tab = lbr_tree;
+
 	lbr_tree_stop();
-	kvfree(lbr_tree);
 	lbr_tree = NULL;
+	kvfree(tab);
 }
