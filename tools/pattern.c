@@ -468,12 +468,14 @@ static bool spec_chars_ok(const char *name)
 /*
  * "@fexit" with an argument count of six at most: the user's count, not
  * BTF, bounds its stack arguments (none), in a batch too (the module
- * takes it so).  The system calls' own functions, x86-64's
+ * takes it so), where vmlinux has BTF that does not describe this one.
+ * The system calls' own functions, x86-64's
  * __x64_sys_*(const struct pt_regs *), which BTF often has twice.
  */
 static bool user_bounds(const struct pat *p)
 {
-	return p->fexit && p->nargs >= 0 && p->nargs <= 6;
+	return p->fexit && p->nargs >= 0 && p->nargs <= 6 &&
+	       btf_have_vmlinux();
 }
 
 /* A function that never returns: no fexit, and "@fexit" refused. */

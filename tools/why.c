@@ -242,31 +242,35 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 	wrec_copy(&t->v[t->nr++], r);
 }
 
-/* "openat" of __x64_sys_openat; else the entry function's name. */
-static const char *call_name(const struct why *w, const struct wfail *f,
-			     char *buf, size_t len)
+/* What follows a system call wrapper's prefix in @name, or NULL. */
+static const char *syscall_of(const char *name)
 {
 	static const char *const prefixes[] = {
 		"__x64_sys_", "__ia32_sys_", "__ia32_compat_sys_",
 		"__x64_compat_sys_", "__se_sys_", "__do_sys_",
 	};
+	size_t i, n;
+
+	for (i = 0; name && i < ARRAY_SIZE(prefixes); i++) {
+		n = strlen(prefixes[i]);
+		if (!strncmp(name, prefixes[i], n))
+			return name + n;
+	}
+	return NULL;
+}
+
+/* "openat" of __x64_sys_openat; else the entry function's name. */
+static const char *call_name(const struct why *w, const struct wfail *f,
+			     char *buf, size_t len)
+{
 	const struct wrec *e = &f->chain[f->nr - 1];
 	unsigned long long off;
 	const char *name = ksyms_name(w->ks, e->r.hdr.func_addr, &off);
-	size_t i, n;
 
-	if (!name) {
+	if (!name)
 		snprintf(buf, len, "%#llx", (unsigned long long)e->r.hdr.func_addr);
-		return buf;
-	}
-	for (i = 0; i < ARRAY_SIZE(prefixes); i++) {
-		n = strlen(prefixes[i]);
-		if (!strncmp(name, prefixes[i], n)) {
-			snprintf(buf, len, "%s", name + n);
-			return buf;
-		}
-	}
-	snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%s", syscall_of(name) ? syscall_of(name) : name);
 	return buf;
 }
 
@@ -276,14 +280,18 @@ static bool in_func(unsigned long long a, unsigned long long lo,
 	return a >= lo && a < hi;
 }
 
-/* A branch within one function that is neither a thunk nor a hook's. */
-static bool own_jump(const struct why *w, const struct lbr_snap_branch *b)
+/*
+ * A branch within one function whose name has @call's (a system call's
+ * own body, __do_sys_CALL, __sys_CALL...), not lbr_snap's.
+ */
+static bool own_jump(const struct why *w, const struct lbr_snap_branch *b,
+		     const char *call)
 {
 	const char *name, *mod = ksyms_module(w->ks, b->from);
 	unsigned long long lo, hi;
 
 	name = ksyms_name(w->ks, b->from, &lo);
-	if (!name || strstr(name, "_thunk") ||
+	if (!name || !strstr(name, call) ||
 	    (mod && !strncmp(mod, "lbr_snap", 8)))
 		return false;
 	lo = b->from - lo;
@@ -294,18 +302,20 @@ static bool own_jump(const struct why *w, const struct lbr_snap_branch *b)
 /*
  * The branch of the origin's record that led to its error return: the
  * newest one from the function into the function, its return aside (and
- * the calls out of it, and what they did).  Where there is none (the
- * function tail-called the one that decided, or called one not hooked
- * that did, as a system call's wrapper does its __do_sys_ body), the
- * newest jump within any one function.  Returns its index, or -1.
+ * the calls out of it, and what they did).  Where there is none and the
+ * origin is a system call's wrapper, the newest jump within a function
+ * named after the system call: its __do_sys_ body, which decided.  Else
+ * nothing: a jump elsewhere may be a clean-up's (kfree()).  Returns its
+ * index, or -1.
  */
 static int decision(const struct why *w, const struct rec *r)
 {
 	const struct lbr_snap_record *h = &r->hdr;
 	unsigned long long lo = h->func_addr;
-	unsigned long long hi = ksyms_func_end(w->ks, lo);
+	unsigned long long hi = ksyms_func_end(w->ks, lo), off;
 	unsigned int n = h->nr_entries, i;
 	struct lbr_snap_branch b;
+	const char *call;
 
 	if (h->flags & LBR_SNAP_REC_NO_RETURN)
 		return -1;
@@ -315,9 +325,10 @@ static int decision(const struct why *w, const struct rec *r)
 		if (in_func(b.from, lo, hi) && in_func(b.to, lo, hi))
 			return i;
 	}
-	for (i = n; i-- > 0;) {
+	call = syscall_of(ksyms_name(w->ks, lo, &off));
+	for (i = n; call && i-- > 0;) {
 		rec_from_to(r, i, &b);
-		if (own_jump(w, &b))
+		if (own_jump(w, &b, call))
 			return i;
 	}
 	return -1;
