@@ -299,6 +299,22 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	ASSERT_EQ(1, n) TH_LOG("%s", lbr_why);
 	EXPECT_EQ((__u32)syscall(SYS_gettid), self->recs[0].h.pid);
 	EXPECT_EQ(0, self->recs[0].h.flags & LBR_SNAP_REC_SYSCALL);
+	/* A zombie: its thread is exiting; refused, the filter stays. */
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid)
+		_exit(0);
+	{
+		siginfo_t si = { 0 };
+
+		ASSERT_EQ(0, waitid(P_PID, kid, &si, WEXITED | WNOWAIT));
+	}
+	EXPECT_EQ(-ESRCH, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, kid,
+				     NULL));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	EXPECT_EQ(1, n) TH_LOG("%s", lbr_why);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE, 0, 0,
 				      NULL));
 	EXPECT_EQ(-EINVAL, set_filter(self->fd, LBR_SNAP_FILTER_TREE |
@@ -316,5 +332,5 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	for (i = 0; i < n; i++)
 		EXPECT_TRUE(in_write(&self->recs[i].h));
 	EXPECT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
-	expect_stats(_metadata, variant, self->fd, 0, 14, 11, 3);
+	expect_stats(_metadata, variant, self->fd, 0, 15, 12, 3);
 }
