@@ -12,6 +12,7 @@
 #   make demo [CPU=lbr-legacy]     show captures in the guest
 #   make demo-trace [CPU=lbr-legacy]  where cat's ENOENT comes from, with
 #                                  the -dbg vmlinux's source lines
+#   make demo-why [CPU=] [GUEST_KVER=]  lbr-snap why of two failing commands
 
 KVER ?= $(shell uname -r)
 ifeq ($(origin KDIR),undefined)
@@ -96,6 +97,17 @@ demo:
 demo-trace:
 	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) \
 		--files "$$(tests/vm/dbg-vmlinux.sh)" --script tests/demo-trace.sh
+
+# make demo-why [CPU=lbr-legacy] [GUEST_KVER=...]: lbr-snap why of a
+# missing file and of a bad perf_event_open() attr, with the -dbg
+# vmlinux's source lines (downloaded once: tests/vm/dbg-vmlinux.sh).  Not
+# part of make check.
+.PHONY: demo-why
+demo-why:
+	@tests/vm/run-vm.sh --smp 2 --cpu $(or $(CPU),lbr-legacy) \
+		$(if $(GUEST_KVER),--kver $(GUEST_KVER)) \
+		--files "$$(tests/vm/dbg-vmlinux.sh $(GUEST_KVER))" \
+		--script tests/demo-why.sh
 
 # make check-fresh: make demo, then make check, in a minimal Debian 12 root
 # debootstrapped anew, from a clean clone of HEAD, with no cache (60 to 90
