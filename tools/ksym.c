@@ -461,3 +461,18 @@ void ksyms_load_lines(struct ksyms *ks, const char *kallsyms,
 		pr_err("no source lines: %s is not /proc/kallsyms, and no -k vmlinux",
 		       kallsyms);
 }
+
+/* The address of text symbol @name (its first), or 0: a walk of them all. */
+unsigned long long ksyms_addr_of(const struct ksyms *ks, const char *name,
+				 size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ks->nr; i++) {
+		const char *s = ks->pool + ks->syms[i].name;
+
+		if (!strncmp(s, name, len) && !s[len])
+			return ks->syms[i].addr;
+	}
+	return 0;
+}

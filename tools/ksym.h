@@ -42,6 +42,8 @@ const char *ksyms_sym_plain(const struct ksyms *ks, unsigned long long addr,
 const char *ksyms_name(const struct ksyms *ks, unsigned long long addr,
 		       unsigned long long *off);
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
+unsigned long long ksyms_addr_of(const struct ksyms *ks, const char *name,
+				 size_t len);
 const char *ksyms_module(const struct ksyms *ks, unsigned long long addr);
 unsigned long long ksyms_func_end(const struct ksyms *ks,
 				  unsigned long long addr);

@@ -413,9 +413,19 @@ static void entry_addrs(struct tracer *tr)
 
 	tr->entry_addrs = xrealloc(NULL, (tr->nr ? tr->nr : 1) *
 				   sizeof(*tr->entry_addrs));
-	for (i = 0; i < tr->nr; i++)
-		if (tr->tg[i].arg < tr->t->nr_entry && tr->tg[i].addr)
-			tr->entry_addrs[tr->nr_entry_addrs++] = tr->tg[i].addr;
+	for (i = 0; i < tr->nr; i++) {
+		const struct tgt *g = &tr->tg[i];
+		unsigned long long a = g->addr;
+
+		if (g->arg >= tr->t->nr_entry)
+			continue;
+		/* Named, not a pattern's: found by its name. */
+		if (!a)
+			a = ksyms_addr_of(&tr->ks, g->spec,
+					  strcspn(g->spec, "%/@="));
+		if (a)
+			tr->entry_addrs[tr->nr_entry_addrs++] = a;
+	}
 	qsort(tr->entry_addrs, tr->nr_entry_addrs, sizeof(*tr->entry_addrs),
 	      by_addr);
 }

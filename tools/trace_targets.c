@@ -444,8 +444,9 @@ void trace_say_summary(struct tracer *tr)
 	const struct trace_opts *t = tr->t;
 
 	read_counters(tr, now, found);
-	fprintf(stderr, "lbr-snap: trace: %llu %s printed",
-		tr->printed, tr->printed == 1 ? "record" : "records");
+	fprintf(stderr, "lbr-snap: %s: %llu %s %s", t->why ? "why" : "trace",
+		tr->printed, tr->printed == 1 ? "record" : "records",
+		t->why ? "read" : "printed");
 	if (tr->others)
 		fprintf(stderr, " (%llu of other processes not: --all-tasks prints them)",
 			tr->others);

@@ -870,6 +870,75 @@ static void gen_addr(unsigned long long addr)
 	emit(h, br, 1, &native);
 }
 
+/*
+ * lbr-snap why's input (tests/unit/cases/why.sh, its own kallsyms):
+ * thread 300's records, later than any command start, in three system
+ * calls of the tree filter and one outside them.
+ */
+#define W_SYS_OPEN	0xffffffff81010000ull	/* __x64_sys_openat */
+#define W_WALK		0xffffffff81010100ull	/* walk_component */
+#define W_STEP		0xffffffff81010200ull	/* step_into */
+#define W_LOOKUP	0xffffffff81010300ull	/* lookup_fast */
+#define W_SYS_TFD	0xffffffff81010400ull	/* __x64_sys_timerfd_create */
+#define W_DO_TFD	0xffffffff81010500ull	/* __do_sys_timerfd_create */
+#define W_KFREE		0xffffffff81010600ull	/* kfree */
+#define W_DO_OPEN	0xffffffff81010700ull	/* do_sys_openat2 */
+#define W_TS		(1ull << 62)
+
+static struct lbr_snap_record why_rec(unsigned long long func,
+				      unsigned int type, long long ret,
+				      unsigned int seq, int nr)
+{
+	struct lbr_snap_record h = hdr("whycmd", func, type, ret);
+
+	h.pid = h.tgid = 300;
+	h.ts_ns = W_TS + ts_ns;
+	if (seq) {
+		h.flags |= LBR_SNAP_REC_SYSCALL;
+		h.syscall_seq = seq;
+		h.syscall_nr = nr;
+		h.syscall_ns = W_TS + seq * 1000000ull;
+	}
+	return h;
+}
+
+static void gen_why(void)
+{
+	/* step_into: a jump inside it, then its return. */
+	struct lbr_snap_branch step[] = {
+		BR(W_LOOKUP + 0x20, W_STEP + 0x10, 0, 0),
+		BR(W_STEP + 0x30, W_STEP + 0x80, 0, 0),
+		BR(W_STEP + 0x90, W_WALK + 0x40, 0, 0),
+	};
+	/* The wrapper: a jump in its body, then kfree()'s, then the return. */
+	struct lbr_snap_branch tfd[] = {
+		BR(W_DO_TFD + 0x10, W_DO_TFD + 0x40, 0, 0),
+		BR(W_DO_TFD + 0x48, W_KFREE, 0, 0),
+		BR(W_KFREE + 0x8, W_KFREE + 0x20, 0, 0),
+		BR(W_KFREE + 0x28, W_DO_TFD + 0x4d, 0, 0),
+		BR(W_DO_TFD + 0x60, W_SYS_TFD + 0x20, 0, 0),
+		BR(W_SYS_TFD + 0x30, SYSCALL + 0x10, 0, 0),
+	};
+	struct lbr_snap_branch ret[] = {
+		BR(W_WALK + 0x50, W_SYS_OPEN + 0x10, 0, 0),
+	};
+
+	/* openat(), seq 1: a NULL, the origin, its caller, the wrapper. */
+	emit(why_rec(W_LOOKUP, LBR_SNAP_RET_PTR, 0, 1, 257), ret, 1, &native);
+	emit(why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 1, 257), step, 3, &native);
+	emit(why_rec(W_WALK, LBR_SNAP_RET_PTR, -2, 1, 257), ret, 1, &native);
+	emit(why_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 1, 257), ret, 1,
+	     &native);
+	/* seq 2 succeeded: its error was handled. */
+	emit(why_rec(W_DO_OPEN, LBR_SNAP_RET_LONG, -13, 2, 257), ret, 1,
+	     &native);
+	/* An error outside any system call. */
+	emit(why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 0, 0), step, 3, &native);
+	/* timerfd_create(), seq 3: the wrapper alone decided, in its body. */
+	emit(why_rec(W_SYS_TFD, LBR_SNAP_RET_LONG, -22, 3, 283), tfd, 6,
+	     &native);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc >= 2 ? argv[1] : "";
@@ -922,6 +991,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "hook")) {
 		gen_hook();
+		return 0;
+	}
+	if (!strcmp(mode, "why")) {
+		gen_why();
 		return 0;
 	}
 	for (i = 0; i < ARRAY_SIZE(broken); i++) {

@@ -272,6 +272,8 @@ done
 . "$HERE/cases/device.sh"		# the device; info, stats, flush
 # shellcheck source=cases/trace.sh
 . "$HERE/cases/trace.sh"		# trace
+# shellcheck source=cases/why.sh
+. "$HERE/cases/why.sh"			# why
 # shellcheck source=cases/control.sh
 . "$HERE/cases/control.sh"		# add, del, capture, filter
 # shellcheck source=cases/version.sh
