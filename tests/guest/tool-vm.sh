@@ -35,7 +35,7 @@ trap 'rm -rf "$T"' EXIT
 # a failure, 19 tests on one CPU and 21 on the other).  A CPU without a
 # plan here is an error.
 #
-# Every CPU: tool-tests.sh's 14 results (its first line is "1..14"; the
+# Every CPU: tool-tests.sh's 15 results (its first line is "1..15"; the
 # LBR-only ones skip, with the reason, where the backend is none), then
 # one test that the guest printed exactly these, its "# Totals:", the
 # planned number of skips, and that run-vm.sh exited 0 (the kernel-log
@@ -46,11 +46,11 @@ trap 'rm -rf "$T"' EXIT
 #
 # stock, skylake (no LBR): 4 guest skips (the known path, report paths,
 # source lines, trimming); blocks trace-all, report, report-records,
-# fexit, replay.  14 + 1 + 5 + 1 + 1 = 22 tests.
+# fexit, replay.  15 + 1 + 5 + 1 + 1 = 23 tests.
 #
 # lbr-legacy, lbr-arch (the lab's LBR CPUs): no skip; the source-lines
 # records (srclines) as well, and one more test that their line numbers
-# match the test target's source.  14 + 1 + 6 + 1 + 1 + 1 = 24 tests.
+# match the test target's source.  15 + 1 + 6 + 1 + 1 + 1 = 25 tests.
 #
 # The host's tools/lbr-snap replays: built here if it is not.
 GUEST_TESTS=15
