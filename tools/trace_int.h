@@ -63,7 +63,6 @@ struct tracer {
 	unsigned long long *entry_addrs;	/* its entry functions, sorted */
 	size_t nr_entry_addrs;
 	bool tree;			/* the tree filter follows the command */
-	size_t refused;			/* why: functions not attached */
 	unsigned long long setup_ns;	/* loading and attaching took */
 };
 

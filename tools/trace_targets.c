@@ -145,7 +145,6 @@ static int attach_batch(struct tracer *tr)
 		       existed == 1 ? "it" : "them");
 	if (refused && !ret && tr->t->why) {
 		/* why takes what fits: it says how many did not. */
-		tr->refused = refused;
 		pr_err("%zu of the %zu functions not attached (%s for the first, %s: the kernel log says why)",
 		       refused, n, strerror(err), first);
 	} else if (refused && !ret) {
