@@ -23,11 +23,28 @@ mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
 if [ ! -s "$out" ]; then
-	deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb 2>/dev/null | head -n1)
+	# Without a .deb yet, ls fails: not an error (set -e, pipefail).
+	deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb 2>/dev/null | head -n1) ||
+		deb=
 	if [ -z "$deb" ]; then
 		echo "lbr_snap: downloading linux-image-$kver-dbg" >&2
-		(cd "$dir" && apt-get download -q "linux-image-$kver-dbg" >&2) ||
-			die "no linux-image-$kver-dbg in the apt lists (apt-get update?)"
+		# The host's apt lists, else those of the release whose
+		# kernel tests/vm/kernel.sh fetched (sid's 7.2, say).
+		if ! (cd "$dir" && apt-get download -q "linux-image-$kver-dbg" >&2); then
+			set +u
+			# shellcheck source=../matrix/matrix.sh
+			. "$LBR_TOP/tests/matrix/matrix.sh"
+			set -u
+			got=
+			for a in "$CACHE"/*/apt; do
+				[ -d "$a/lists" ] || continue
+				rel=$(basename "$(dirname "$a")")
+				(cd "$dir" && papt "$rel" apt-get download \
+					"linux-image-$kver-dbg" >&2) && { got=1; break; }
+			done
+			[ -n "$got" ] ||
+				die "no linux-image-$kver-dbg in the apt lists of the host or of .cache/matrix (apt-get update? tests/vm/kernel.sh RELEASE?)"
+		fi
 		deb=$(ls "$dir"/linux-image-"$kver"-dbg_*.deb | head -n1)
 	fi
 	# boot/vmlinux-KVER is the file up to 6.12, a link to
