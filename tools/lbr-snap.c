@@ -66,6 +66,7 @@ enum cmd {
 #define OPT_TASK	(1u << 8)	/* --pid, --tgid, --comm */
 #define OPT_DRY_RUN	(1u << 9)	/* --dry-run */
 #define OPT_ALLOW	(1u << 10)	/* -a */
+#define OPT_WHY		(1u << 11)	/* -p, --duration */
 
 struct opts {
 	enum cmd cmd;
@@ -97,7 +98,8 @@ static const char usage[] =
 "       lbr-snap [-v] [-k VMLINUX] spec SYM[%type][/N][@hook]...\n"
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap [-v] trace --dry-run -e SYM[%type] [-e ...]\n"
-"       lbr-snap [-k VMLINUX] why [-e PAT]... [-a PAT]... [--lbr KINDS] [--json] [--] CMD [ARGS]\n"
+"       lbr-snap [-k VMLINUX] why [-e PAT]... [-a PAT]... [--lbr KINDS] [--json]\n"
+"                [--duration S] {[--] CMD [ARGS] | -p PID}\n"
 "       lbr-snap add [--dry-run] SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] [lbr=KINDS] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
@@ -212,6 +214,9 @@ static const char usage[] =
 "                       put back); --lbr=any_return reaches furthest back\n"
 "  -a, --allow PAT      why: a function (or pattern) to hook inside the\n"
 "                       entry functions\n"
+"  -p, --process PID    why: watch this running process (its threads and\n"
+"                       every task it creates) instead of running CMD\n"
+"      --duration S     why: stop after S seconds (CMD gets SIGTERM)\n"
 "      --dry-run        trace, add: print each function the targets match,\n"
 "                       \"attach SPEC [MODULE]\" or \"refuse NAME: WHY\",\n"
 "                       attach nothing (trace needs no CMD); exit 0 if one\n"
@@ -975,6 +980,7 @@ static const struct {
 	{ OPT_TRACE, 1u << CMD_TRACE | 1u << CMD_WHY,
 	  "-e, --all, --all-tasks and --lbr only apply to trace (-e and --lbr to why)" },
 	{ OPT_ALLOW, 1u << CMD_WHY, "-a only applies to why" },
+	{ OPT_WHY, 1u << CMD_WHY, "-p and --duration only apply to why" },
 	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
 	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
 	  "-i only applies to streaming, report and record" },
@@ -1070,8 +1076,10 @@ static int parse_why(struct opts *o, char **cmd)
 
 	if (t->capture_all || t->all_tasks)
 		return usage_error("--all and --all-tasks do not apply to why", "");
-	if (!cmd || !*cmd)
-		return usage_error("why needs a command: why [-e PAT] [-a PAT] [--] CMD [ARGS]", "");
+	if (t->pid && cmd && *cmd)
+		return usage_error("why takes a command or -p PID, not both", "");
+	if (!t->pid && (!cmd || !*cmd))
+		return usage_error("why needs a command or -p PID: why [-e PAT] [-a PAT] {[--] CMD [ARGS] | -p PID}", "");
 	if (!t->nr_specs)
 		t->specs[t->nr_specs++] = entry;
 	t->nr_entry = t->nr_specs;
@@ -1181,7 +1189,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 enum {
 	OPT_JSON = 256, OPT_NONBLOCK, OPT_KALLSYMS, OPT_FULL, OPT_ONLY_TARGET,
 	OPT_ALL, OPT_ALL_TASKS, OPT_PID, OPT_TGID, OPT_COMM, OPT_LBR,
-	OPT_DRY_RUN_ID,
+	OPT_DRY_RUN_ID, OPT_DURATION,
 };
 
 static const struct option longopts[] = {
@@ -1195,6 +1203,8 @@ static const struct option longopts[] = {
 	{ "only-target", no_argument,		NULL, OPT_ONLY_TARGET },
 	{ "event",	 required_argument,	NULL, 'e' },
 	{ "allow",	 required_argument,	NULL, 'a' },
+	{ "process",	 required_argument,	NULL, 'p' },
+	{ "duration",	 required_argument,	NULL, OPT_DURATION },
 	{ "input",	 required_argument,	NULL, 'i' },
 	{ "output",	 required_argument,	NULL, 'o' },
 	{ "all",	 no_argument,		NULL, OPT_ALL },
@@ -1270,6 +1280,25 @@ static int parse_opt(int c, struct opts *o)
 			return usage_error("too many -a (at most 64): ", optarg);
 		o->allow[o->nr_allow++] = optarg;
 		return 0;
+	case 'p':
+	case OPT_DURATION: {
+		unsigned long v;
+		char *end;
+
+		o->given |= OPT_WHY;
+		errno = 0;
+		v = strtoul(optarg, &end, 10);
+		if (errno || *end || !*optarg || *optarg == '-' || !v ||
+		    v > (c == 'p' ? 0x3fffffffUL : 0xffffffUL))
+			return usage_error(c == 'p' ? "-p needs a process id, not " :
+					   "--duration needs whole seconds (1 or more), not ",
+					   optarg);
+		if (c == 'p')
+			o->trace.pid = v;
+		else
+			o->trace.duration = v;
+		return 0;
+	}
 	case OPT_ALL:
 		o->trace.capture_all = true;
 		o->given |= OPT_TRACE;
@@ -1343,7 +1372,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *done)
 			}
 			break;
 		}
-		c = getopt_long(argc, argv, "+d:n:e:a:i:k:o:hv", longopts, NULL);
+		c = getopt_long(argc, argv, "+d:n:e:a:p:i:k:o:hv", longopts, NULL);
 		if (c == -1) {
 			if (optind >= argc)
 				break;

@@ -597,6 +597,13 @@ static pid_t spawn(struct tracer *tr, char **argv)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Whether --duration has passed since the command started. */
+static bool duration_over(const struct tracer *tr)
+{
+	return tr->t->duration &&
+	       now_ns() - tr->start_ns >= tr->t->duration * 1000000000ull;
+}
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -614,6 +621,7 @@ static int run_command(struct tracer *tr)
 				  .handle = trace_record, .arg = tr };
 	struct pollfd pfd = { .fd = tr->fd, .events = POLLIN };
 	struct stream *s = stream_new(&so);
+	unsigned long long term_ns = 0;
 	int status = 0, ret = 0;
 	pid_t pid;
 
@@ -641,6 +649,15 @@ static int run_command(struct tracer *tr)
 			ret = drain(s, tr->fd);
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
+		/* --duration: SIGTERM, and SIGKILL 2 s later. */
+		if (!term_ns && duration_over(tr)) {
+			pr_err("%u s (--duration) are over: stopping %s",
+			       tr->t->duration, tr->t->argv[0]);
+			kill(pid, SIGTERM);
+			term_ns = now_ns();
+		} else if (term_ns && now_ns() - term_ns > 2000000000ull) {
+			kill(pid, SIGKILL);
+		}
 		poll(&pfd, 1, POLL_MS);
 	}
 	child_pid = 0;
@@ -649,6 +666,60 @@ static int run_command(struct tracer *tr)
 	stream_free(s);
 	procev_close(tr->procev_fd);
 	return ret ? ret : exit_code(status);
+}
+
+/*
+ * why -p: watch a running process and what it creates, under the tree
+ * filter, until it exits, --duration is over or a signal comes.  Returns
+ * 0, or -exit code.
+ */
+static int run_process(struct tracer *tr)
+{
+	struct stream_opts so = { .path = tr->t->device, .ks = &tr->ks,
+				  .handle = trace_record, .arg = tr };
+	struct pollfd pfd[2] = { { .fd = tr->fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	pid_t pid = tr->t->pid;
+	struct stream *s;
+	int ret = 0;
+
+	/* Its exit wakes the poll (5.3 on; else kill(pid, 0) tells). */
+	pfd[1].fd = syscall(SYS_pidfd_open, pid, 0);
+	if (pfd[1].fd < 0 && errno == ESRCH) {
+		pr_err("-p %d: no such process", (int)pid);
+		return -EXIT_ERROR;
+	}
+	s = stream_new(&so);
+	tr->procev_fd = procev_open();
+	tr->start_ns = now_ns();
+	trace_read_before(tr);
+	if (follow(tr, pid)) {
+		pr_err("SET_FILTER: %s: process %d", strerror(errno), (int)pid);
+		ret = -EXIT_ERROR;
+		goto out;
+	}
+	trace_say_attached(tr);
+	tr->spawned = true;
+	add_pid(tr, pid);
+	for (;;) {
+		scan_proc(tr);
+		if (!ret)
+			ret = drain(s, tr->fd);
+		if (got_signal || duration_over(tr))
+			break;
+		if (pfd[1].fd >= 0 ? pfd[1].revents & POLLIN :
+		    kill(pid, 0) && errno == ESRCH)
+			break;
+		poll(pfd, pfd[1].fd >= 0 ? 2 : 1, POLL_MS);
+	}
+	if (!ret)
+		ret = drain(s, tr->fd);
+out:
+	if (pfd[1].fd >= 0)
+		close(pfd[1].fd);
+	stream_free(s);
+	procev_close(tr->procev_fd);
+	return ret;
 }
 
 /* Returns the command's exit code, or -exit code. */
@@ -706,13 +777,13 @@ int trace_run(const struct trace_opts *t)
 			tr.why = why_new(&tr.ks, t->json);
 			entry_addrs(&tr);
 		}
-		ret = run_command(&tr);
+		ret = t->pid ? run_process(&tr) : run_command(&tr);
 	}
 	if (tr.spawned) {
 		/* The records first, then what they add up to. */
 		if (tr.why && why_report(tr.why, stdout) == 0)
-			pr_err("why: no failing system call of the command was caught (%llu records)",
-			       tr.printed);
+			pr_err("why: no failing system call of the %s was caught (%llu records)",
+			       t->pid ? "process" : "command", tr.printed);
 		fflush(stdout);
 		trace_say_summary(&tr);
 	}

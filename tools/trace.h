@@ -3,6 +3,7 @@
 #define LBR_SNAP_TRACE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "print.h"
 
@@ -38,6 +39,8 @@ struct trace_opts {
 	bool why;
 	unsigned int nr_entry;
 	bool lbr_default;	/* @lbr is why's, not the user's */
+	pid_t pid;		/* why -p: a running process, not @argv */
+	unsigned int duration;	/* --duration: seconds, 0 for no limit */
 	/* The functions of the -e patterns; NULL: the -e specs as given. */
 	const struct trace_target *targets;
 	size_t nr_targets;

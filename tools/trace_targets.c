@@ -337,7 +337,11 @@ void trace_say_attached(const struct tracer *tr)
 	/* why says how long its thousands took. */
 	if (t->why)
 		fprintf(stderr, " in %.1f s", tr->setup_ns / 1e9);
-	fprintf(stderr, "; running %s\n", t->argv[0]);
+	if (t->pid)
+		fprintf(stderr, "; watching process %d%s\n", (int)t->pid,
+			t->duration ? "" : " until it exits or ^C");
+	else
+		fprintf(stderr, "; running %s\n", t->argv[0]);
 }
 
 static unsigned long long delta(unsigned long long now,
@@ -474,7 +478,7 @@ void trace_say_summary(struct tracer *tr)
 	if (!tr->printed) {
 		if (captured)
 			fprintf(stderr, "lbr-snap: no records of %s: the %llu captured were other processes' (--all-tasks prints them)\n",
-				t->argv[0], captured);
+				t->pid ? "the process" : t->argv[0], captured);
 		else if (filtered && filtered == hits)
 			fprintf(stderr, "lbr-snap: no records: every return was filtered%s\n",
 				t->capture_all ? "" :

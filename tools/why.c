@@ -415,19 +415,23 @@ static void json_origin(const struct why *w, const struct wfail *f, FILE *o)
 	json_opt_str(o, fn);
 	fputs(",\"off\":", o);
 	if (d < 0) {
-		fputs("null,\"file\":null,\"line\":null,\"branch\":null}", o);
-		return;
-	}
-	put_uint(o, off);
-	if (src_of(w, b.from, &loc)) {
-		fputs(",\"file\":", o);
-		json_opt_str(o, srcloc_path(&loc));
-		fputs(",\"line\":", o);
-		put_int(o, loc.line);
+		fputs("null,\"file\":null,\"line\":null,\"branch\":null", o);
 	} else {
-		fputs(",\"file\":null,\"line\":null", o);
+		put_uint(o, off);
+		if (src_of(w, b.from, &loc)) {
+			fputs(",\"file\":", o);
+			json_opt_str(o, srcloc_path(&loc));
+			fputs(",\"line\":", o);
+			put_int(o, loc.line);
+		} else {
+			fputs(",\"file\":null,\"line\":null", o);
+		}
+		fprintf(o, ",\"branch\":%d", d);
 	}
-	fprintf(o, ",\"branch\":%d}", d);
+	/* The function whose return the origin's record caught. */
+	fputs(",\"hooked\":", o);
+	json_opt_str(o, ksyms_name(w->ks, org->r.hdr.func_addr, &off));
+	fputc('}', o);
 }
 
 static void print_json(const struct why *w, const struct wfail *f, FILE *o)

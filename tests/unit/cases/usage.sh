@@ -48,7 +48,18 @@ usage_trace "trace without CMD" \
 usage_trace "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
 usage_trace "why without CMD" \
-	"why needs a command: why [-e PAT] [-a PAT] [--] CMD [ARGS]" why -a foo
+	"why needs a command or -p PID: why [-e PAT] [-a PAT] {[--] CMD [ARGS] | -p PID}" why -a foo
+usage_trace "why -p and CMD" "why takes a command or -p PID, not both" \
+	why -p 1 -- true
+usage_trace "why -p 0" "-p needs a process id, not 0" why -p 0
+usage_trace "why -p x" "-p needs a process id, not x" why -p x
+usage_trace "why --duration 0" \
+	"--duration needs whole seconds (1 or more), not 0" why --duration 0 -- true
+usage_trace "why --duration -1" \
+	"--duration needs whole seconds (1 or more), not -1" why --duration=-1 -- true
+usage_trace "trace --duration" "-p and --duration only apply to why" \
+	trace --duration 1 -e foo -- true
+usage "-p without why" "-p and --duration only apply to why" -p 1 info
 usage_trace "why --all" "--all and --all-tasks do not apply to why" \
 	why --all -- true
 usage_trace "why -a with a comma" "-a needs SYM or a pattern, not a,b" \
