@@ -57,8 +57,102 @@ why_json()
 	"${WHY[@]}" --json -- true >why.jsonl 2>/dev/null || return 1
 	sed 's/,"record".*//' why.jsonl >why.jgot
 	grep -c '^{"syscall":' why.jgot | grep -qx 2 &&
-	grep -q '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT","pid":300,"tid":300,"comm":"whycmd",.*"origin":{"func":"step_into","off":48,"file":null,"line":null,"branch":1}' why.jgot &&
-	grep -q '"origin":{"func":"__do_sys_timerfd_create","off":16,' why.jgot ||
+	grep -q '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT","pid":300,"tid":300,"comm":"whycmd",.*"origin":{"func":"step_into","off":48,"file":null,"line":null,"branch":1,"hooked":"step_into"}' why.jgot &&
+	grep -q '"origin":{"func":"__do_sys_timerfd_create","off":16,.*"hooked":"__x64_sys_timerfd_create"}' why.jgot ||
 		{ cat why.jgot; return 1; }
 }
-check "why --json: one object a failure, origin func, off, no file without DWARF" why_json
+check "why --json: one object a failure, origin func, off, no file without DWARF, the hooked function" why_json
+
+# why -p: the running process under the tree filter, not a command; ends
+# when it exits, with its failures.
+why_process()
+{
+	sleep 3 &
+	local pid=$!
+
+	"${WHY[@]}" -p "$pid" >why.out 2>why.err || { cat why.err; return 1; }
+	kill "$pid" 2>/dev/null
+	grep -q '^openat() = -2 (ENOENT' why.out &&
+	grep -q "^lbr-snap: attached .*; watching process $pid until it exits or ^C" why.err &&
+	grep -q "^fake: SET_FILTER flags=8 pid=0 tgid=$pid comm=$" why.err ||
+		{ cat why.out why.err; return 1; }
+}
+check "why -p PID: the process under the tree filter until it exits" why_process
+
+# --duration ends a command that would run for ever, and -p's watch.
+why_duration()
+{
+	local t0=$SECONDS
+
+	"${WHY[@]}" --duration 1 -- sleep 30 >why.out 2>why.err
+	[ $((SECONDS - t0)) -lt 10 ] &&
+	grep -q '^lbr-snap: 1 s (--duration) are over: stopping sleep' why.err &&
+	grep -q '^openat() = -2 (ENOENT' why.out || { cat why.err; return 1; }
+	t0=$SECONDS
+	"${WHY[@]}" --duration 1 -p $$ >why.out 2>why.err &&
+	[ $((SECONDS - t0)) -lt 10 ] &&
+	grep -q '^openat() = -2 (ENOENT' why.out || { cat why.err; return 1; }
+}
+check "why --duration: stops CMD (SIGTERM) and -p's watch" why_duration
+
+# A process that is gone: said, exit 125 (trace's own failure).
+why_no_process()
+{
+	local pid
+
+	sh -c 'exit 0' & pid=$!
+	wait "$pid"
+	"${WHY[@]}" -p "$pid" >why.out 2>why.err
+	[ $? = 125 ] && grep -q "^lbr-snap: -p $pid: no such process" why.err ||
+		{ cat why.err; return 1; }
+}
+check "why -p of a process gone: said, exit 125" why_no_process
+
+# tests/why/check-oracle.py, the why scenarios' judge, on crafted guest
+# output: 20 scenarios, all found; one origin elsewhere; a guest that died
+# after 5 of them; a JSON line cut short.
+oracle_console()	# $1 = scenarios whose why origin is wrong, $2 = how many oracle lines
+{
+	local i f
+	echo "@@KERNEL 6.1.0-test"
+	echo "@@PROBES 100 of 101"
+	for i in $(seq 0 $(($2 - 1))); do
+		echo "@@ORACLE s$i openat ENOENT step_into"
+	done
+	echo "@@JSON why"
+	for i in $(seq 0 19); do
+		f=step_into
+		[[ " $1 " == *" $i "* ]] && f=walk_component
+		printf '{"syscall":"openat","errno":"ENOENT","comm":"wf-%02d","origin":{"func":"%s","off":16,"file":"fs/namei.c","line":1,"branch":0,"hooked":"%s.isra.0"}}\n' "$i" "$f" "$f"
+	done
+	echo "@@END"
+}
+why_oracle_judge()
+{
+	local j=$ROOT/tests/why/check-oracle.py i
+
+	for i in $(seq 0 19); do echo "s$i openat ENOENT 2"; done >oracle.list
+	oracle_console "" 20 >oracle.con
+	python3 "$j" oracle.list lbr-legacy oracle.con 0 >oracle.out ||
+		{ cat oracle.out; return 1; }
+	grep -qx 'why scenarios=20 origin_found=20 kernel=6.1.0-test cpu=lbr-legacy' oracle.out &&
+	grep -qx '# Totals: pass:22 fail:0 skip:0' oracle.out || { cat oracle.out; return 1; }
+	oracle_console "7" 20 >oracle.con
+	python3 "$j" oracle.list lbr-legacy oracle.con 0 >oracle.out &&
+		{ echo "a wrong origin passed"; return 1; }
+	grep -q '^not ok 8 - .* s7 .*origin walk_component+0x10 (fs/namei.c:1) (hooked walk_component.isra.0), the oracle says step_into' oracle.out &&
+	grep -qx 'why scenarios=20 origin_found=19 kernel=6.1.0-test cpu=lbr-legacy' oracle.out ||
+		{ cat oracle.out; return 1; }
+	oracle_console "" 5 | head -n 12 >oracle.con
+	python3 "$j" oracle.list lbr-legacy oracle.con 0 >oracle.out &&
+		{ echo "a guest that died passed"; return 1; }
+	grep -qx '1\.\.22' oracle.out &&
+	grep -qx '# Totals: pass:5 fail:17 skip:0' oracle.out || { cat oracle.out; return 1; }
+	oracle_console "" 20 | sed '/"wf-03"/s/}}$//' >oracle.con
+	python3 "$j" oracle.list lbr-legacy oracle.con 99 >oracle.out &&
+		{ echo "a cut JSON line and a kernel report passed"; return 1; }
+	grep -q '^not ok 21 - .*every JSON line valid: {"syscall"' oracle.out &&
+	grep -q '^not ok 22 - .*the guest exited 0 (kernel log clean): 99' oracle.out ||
+		{ cat oracle.out; return 1; }
+}
+check "why scenarios' judge (check-oracle.py): found, a wrong origin, a guest that died, a cut line" why_oracle_judge
