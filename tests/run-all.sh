@@ -88,12 +88,14 @@ ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers 
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
-	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu"
+	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-6.1
+	why-scenarios-7.2"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
-	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu"
+	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-6.1
+	why-scenarios-7.2"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -191,6 +193,14 @@ prefetch() {
 	for rel in "sid guest-sid-7.2" "bullseye guest-5.10" "trixie guest-6.12"; do
 		want "${rel#* }" && "$LBR_TOP/tests/vm/kernel.sh" "${rel%% *}"
 	done
+	# The why scenarios' -dbg vmlinux (some 860 MB and 1.2 GB to fetch).
+	if want why-scenarios-6.1; then
+		"$LBR_TOP/tests/vm/dbg-vmlinux.sh" >/dev/null
+	fi
+	if want why-scenarios-7.2; then
+		"$LBR_TOP/tests/vm/dbg-vmlinux.sh" \
+			"$("$LBR_TOP/tests/vm/kernel.sh" sid)" >/dev/null
+	fi
 	if want guest-debug || want freeze-first-debug || want guest-debug-stress; then
 		"$LBR_TOP/tests/vm/debug-kernel.sh"
 	fi
@@ -630,21 +640,34 @@ else
 	# arch-pmu 290 to 560, amd 490, sid 377, 5.10 368, 6.12 360, stress
 	# 170 to 237, arch 210, pmu3 208, amd-nopmu 195, nested 139,
 	# lab-proofs 0 (proven, or about 200 when they run).
+	# The why scenarios (tests/why/oracle-vm.sh): each failing system call
+	# of tests/why/why_fail.c, its origin found by the kernel's tracers
+	# and by lbr-snap why, on Debian 6.1 and sid's 7.2, on both Intel lab
+	# CPUs, with the -dbg vmlinux; about 3.5 minutes a guest.
+	why_scenarios_61() {
+		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy \
+			bookworm:lbr-arch
+	}
+	why_scenarios_72() {
+		"$LBR_TOP/tests/why/oracle-vm.sh" sid:lbr-legacy sid:lbr-arch
+	}
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
 	suite_bg "guest-debug-stress guest_debug_stress" \
 		"guest-lbr-legacy-pmu guest_lbr_legacy_pmu" \
 		"guest-lbr-pmu3 guest_lbr_pmu3" "guest-nested guest_nested" \
 		"guest-lbr-amd guest_lbr_amd" \
-		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu"
+		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu" \
+		"why-scenarios-6.1 why_scenarios_61"
 	suite_bg "guest-5.10 guest_5_10" "guest-6.12 guest_6_12" \
 		"guest-stress guest_stress" \
 		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
-		"guest-lbr-arch guest_lbr_arch" "lab-proofs lab_proofs"
+		"guest-lbr-arch guest_lbr_arch" \
+		"why-scenarios-7.2 why_scenarios_72" "lab-proofs lab_proofs"
 	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
-		guest-lbr-amd-nopmu
+		guest-lbr-amd-nopmu why-scenarios-6.1 why-scenarios-7.2
 fi
 
 if [ "$ran" = 0 ]; then

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The why scenario suite: for each RELEASE:CPU, boot that Debian release's
+# kernel on that lab CPU with its -dbg vmlinux, run tests/why/oracle.sh
+# (the kernel's tracers find each failing call's origin, then lbr-snap why
+# does), and compare on the host (tests/why/check-oracle.py): one TAP
+# stream per guest, and its line "why scenarios=N origin_found=M kernel=
+# cpu=".  Exits 1 if a test failed.
+#
+#   tests/why/oracle-vm.sh [RELEASE:CPU...]
+#       (default: bookworm:lbr-legacy bookworm:lbr-arch sid:lbr-legacy
+#        sid:lbr-arch)
+#
+# LBR_LAB_QEMU is passed on to tests/vm/run-vm.sh.  The guests run
+# single-threaded TCG, as make check's other lane guests.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+[ $# -gt 0 ] ||
+	set -- bookworm:lbr-legacy bookworm:lbr-arch sid:lbr-legacy sid:lbr-arch
+rc=0
+for rc_cpu in "$@"; do
+	rel=${rc_cpu%%:*} cpu=${rc_cpu#*:}
+	echo "# why scenarios: Debian $rel on CPU $cpu"
+	if ! kv=$("$TOP/tests/vm/kernel.sh" "$rel") ||
+	   ! bin=$("$TOP/tests/vm/build.sh" "$kv") ||
+	   ! files=$("$TOP/tests/vm/dbg-vmlinux.sh" "$kv") ||
+	   ! "$bin/why_fail" -l >"$T/list"; then
+		echo "1..1"
+		echo "not ok 1 - [$cpu $rel] the kernel, lbr_snap's build or the -dbg vmlinux"
+		rc=1
+		continue
+	fi
+	LBR_PREBUILT=1 \
+		"$TOP/tests/vm/run-vm.sh" --kver "$kv" --cpu "$cpu" --smp 2 \
+		--accel tcg,thread=single --files "$files" \
+		--script "$HERE/oracle.sh" >"$T/console" 2>&1
+	vm=$?
+	grep -a -v -e '^@@' -e '^{' "$T/console" | grep -a -e '^# ' \
+		-e 'LBR_SNAP_VM_EXIT' -e 'lbr_snap guest:' | head -n 60
+	python3 "$HERE/check-oracle.py" "$T/list" "$cpu" "$T/console" "$vm" ||
+		rc=1
+done
+exit $rc
