@@ -890,6 +890,35 @@ static int check_build_id(const char *vmlinux, bool verbose)
 	return 0;
 }
 
+/*
+ * Where a function's code starts, into @pc: its low_pc or, for one gcc
+ * split into a hot and a cold part (foo and foo.cold, DW_AT_ranges), the
+ * first of its ranges that kallsyms (moved by @off) names without
+ * ".cold", else its first range.  False for a function without code.
+ */
+static bool die_entry(Dwarf_Die *die, long long off, Dwarf_Addr *pc)
+{
+	Dwarf_Addr base, start, end, first = 0;
+	struct kfunc *f;
+	ptrdiff_t it = 0;
+	size_t n;
+
+	if (!dwarf_lowpc(die, pc))
+		return true;
+	while ((it = dwarf_ranges(die, it, &base, &start, &end)) > 0) {
+		if (!first)
+			first = start;
+		f = ksyms_text ? ksym_at(start + off, NULL) : NULL;
+		n = f ? strlen(f->name) : 0;
+		if (f && (n < 5 || strcmp(f->name + n - 5, ".cold"))) {
+			*pc = start;
+			return true;
+		}
+	}
+	*pc = first;
+	return first != 0;
+}
+
 /* One function of a matching unit: placed by address, else by name. */
 static void add_die(struct pat_list *l, Dwarf_Die *die, long long off,
 		    const struct pat *p, const struct pat_opts *o,
@@ -901,7 +930,7 @@ static void add_die(struct pat_list *l, Dwarf_Die *die, long long off,
 	Dwarf_Addr pc;
 
 	if (dwarf_tag(die) != DW_TAG_subprogram ||
-	    dwarf_hasattr(die, DW_AT_declaration) || dwarf_lowpc(die, &pc))
+	    dwarf_hasattr(die, DW_AT_declaration) || !die_entry(die, off, &pc))
 		return;
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 	f = ksyms_text && pc ? ksym_at(pc + off, name) : NULL;

@@ -46,9 +46,23 @@ static __attribute__((noinline)) int do_walk(int x)
 {
 	return inlined_only(x) + bpf_helper(x);
 }
+void __attribute__((cold, noinline)) report(int x)
+{
+	__asm__ volatile("" :: "r"(x));
+}
+/* gcc splits it: its DWARF has ranges, not low_pc; kallsyms split_walk.cold */
+__attribute__((noinline)) int split_walk(int x)
+{
+	if (x > 100) {
+		report(x);
+		report(x + 1);
+		return -22;
+	}
+	return x + 1;
+}
 __attribute__((noinline)) int path_lookup(int x)
 {
-	return do_walk(x) - 1;
+	return do_walk(x) - split_walk(x);
 }
 EOC
 	cat >ksrc/kernel/bpf/verifier.c <<'EOC'
@@ -98,15 +112,15 @@ FR=$T/file-root
 if ! grep -q '^Source lines: built in' pat-help.txt; then
 	skipped ":FILE patterns" "lbr-snap built without libdw"
 elif check "the crafted kernel tree and vmlinux for :FILE" file_root "$FR"; then
-want pat-file.out path_lookup do_walk
-t ":FILE: the functions of a compile unit, not its declarations nor inlined-only ones" \
+want pat-file.out path_lookup split_walk report do_walk
+t ":FILE: the functions of a compile unit, not its declarations nor inlined-only ones, one split hot and cold" \
 	0 pat-file.out /dev/null env "LBR_SNAP_ROOT=$FR" "$LBR" \
 	-k file-vmlinux spec :fs/namei.c
 want pat-fglob.out "attach bpf_check" \
 	"refuse do_walk: one of 2 functions of this name: lbr_snap hooks by name, and gets the first in kallsyms, vmlinux's" \
-	"attach bpf_helper" "attach path_lookup" \
-	"attach do_walk: one of 2 functions of this name: the module hooks this one, the first in kallsyms"
-want pat-fglob.err "lbr-snap: dry run: 4 to attach, 1 refused (capture errors); nothing attached"
+	"attach bpf_helper" "attach path_lookup" "attach split_walk" \
+	"attach report" "attach do_walk: one of 2 functions of this name: the module hooks this one, the first in kallsyms"
+want pat-fglob.err "lbr-snap: dry run: 6 to attach, 1 refused (capture errors); nothing attached"
 t ":FILE: a glob on the path; same-named statics told apart by address" 0 \
 	pat-fglob.out pat-fglob.err env "LBR_SNAP_ROOT=$FR" "$LBR" \
 	-d "$T/no-device" -k file-vmlinux add --dry-run ':kernel/bpf/*.c' \
