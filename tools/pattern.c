@@ -20,6 +20,8 @@
  * functions of one name cannot be told apart by address where kallsyms
  * hides addresses (kernel.kptr_restrict): the first is taken.
  *
+ * "!PAT" leaves the functions PAT matches out of every other argument.
+ *
  * LBR_SNAP_ROOT=DIR puts DIR before /proc, /sys and the vmlinux paths.
  */
 #define _GNU_SOURCE
@@ -355,7 +357,7 @@ bool pat_is_pattern(const char *arg)
 {
 	size_t n = strcspn(arg, "%/@=");
 
-	return arg[0] == ':' || scope_start(arg) ||
+	return arg[0] == ':' || arg[0] == '!' || scope_start(arg) ||
 	       memchr(arg, '*', n) || memchr(arg, '?', n) || memchr(arg, '[', n);
 }
 
@@ -1128,6 +1130,29 @@ static int resolve(const char *arg, unsigned int idx, const struct pat_opts *o,
 	return dry_run ? 0 : EXIT_ERROR;
 }
 
+/*
+ * "!PAT": the functions PAT matches are listed first, into a list thrown
+ * away, so that no other argument lists them, wherever it comes.
+ */
+static void free_matches(struct pat_list *l);
+
+static int exclude(const char *arg, unsigned int idx,
+		   const struct pat_opts *o)
+{
+	struct pat_list x = { 0 };
+	int ret;
+
+	if (!arg[1] || arg[1] == '!') {
+		pr_err("%s: expected !PATTERN, the functions to leave out", arg);
+		return EXIT_USAGE;
+	}
+	ret = resolve(arg + 1, idx, o, &x, true);
+	if (!ret && o->verbose)
+		pr_err("%s: %zu functions left out", arg, x.nr);
+	free_matches(&x);
+	return ret;
+}
+
 int pat_expand(char **args, const struct pat_opts *o, struct pat_list *l)
 {
 	struct pat_match *m;
@@ -1136,6 +1161,17 @@ int pat_expand(char **args, const struct pat_opts *o, struct pat_list *l)
 	int ret = 0, r;
 
 	for (i = 0; args[i]; i++) {
+		if (args[i][0] != '!')
+			continue;
+		r = exclude(args[i], i, o);
+		if (r == EXIT_ERROR && o->lenient)
+			r = 0;
+		if (r && (!ret || r == EXIT_USAGE))
+			ret = r;
+	}
+	for (i = 0; args[i]; i++) {
+		if (args[i][0] == '!')
+			continue;
 		if (pat_is_pattern(args[i]) || o->resolve_exact) {
 			r = resolve(args[i], i, o, l, o->resolve_exact);
 		} else {
@@ -1250,7 +1286,8 @@ int pat_check_room(struct pat_list *l, unsigned int attached)
 	return 0;
 }
 
-void pat_list_free(struct pat_list *l)
+/* The matches of @l, not the functions listed so far. */
+static void free_matches(struct pat_list *l)
 {
 	size_t i;
 
@@ -1261,6 +1298,13 @@ void pat_list_free(struct pat_list *l)
 	}
 	free(l->m);
 	memset(l, 0, sizeof(*l));
+}
+
+void pat_list_free(struct pat_list *l)
+{
+	size_t i;
+
+	free_matches(l);
 	for (i = 0; i < seen.cap; i++)
 		free((char *)seen.slot[i]);
 	free(seen.slot);

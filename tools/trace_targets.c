@@ -314,8 +314,11 @@ void trace_say_attached(const struct tracer *tr)
 			say_target(tr, i);
 		}
 	}
-	for (a = 0; tr->nr > LIST_MAX && a < t->nr_specs; a++) {
-		fputs(a ? ", " : "", stderr);
+	for (a = 0, i = 0; tr->nr > LIST_MAX && a < t->nr_specs; a++) {
+		/* "!PAT" left its functions out: said at its resolution. */
+		if (t->specs[a][0] == '!')
+			continue;
+		fputs(i++ ? ", " : "", stderr);
 		n = of_arg(tr, a, &one);
 		if (n == 1 && !strncmp(t->specs[a], tr->tg[one].spec,
 				       spec_name_len(tr->tg[one].spec))) {

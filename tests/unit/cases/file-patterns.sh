@@ -125,6 +125,15 @@ t ":FILE: a glob on the path; same-named statics told apart by address" 0 \
 	pat-fglob.out pat-fglob.err env "LBR_SNAP_ROOT=$FR" "$LBR" \
 	-d "$T/no-device" -k file-vmlinux add --dry-run ':kernel/bpf/*.c' \
 	':fs/*.c'
+want pat-fnot.out "attach bpf_check" \
+	"refuse do_walk: one of 2 functions of this name: lbr_snap hooks by name, and gets the first in kallsyms, vmlinux's" \
+	"attach bpf_helper" "attach path_lookup" \
+	"attach do_walk: one of 2 functions of this name: the module hooks this one, the first in kallsyms"
+want pat-fnot.err "lbr-snap: dry run: 4 to attach, 1 refused (capture errors); nothing attached"
+t ":FILE: !PAT leaves out what it matches, wherever it comes" 0 \
+	pat-fnot.out pat-fnot.err env "LBR_SNAP_ROOT=$FR" "$LBR" \
+	-d "$T/no-device" -k file-vmlinux add --dry-run ':kernel/bpf/*.c' \
+	':fs/*.c' '!split_walk' '!:lib/*' '!rep*'
 want pat-fabs.out strscpy
 t ":FILE: a unit named from the source tree, out of its build directory; an alias told by name" \
 	0 pat-fabs.out /dev/null env "LBR_SNAP_ROOT=$FR" "$LBR" \
