@@ -131,6 +131,10 @@ struct lbr_snap_branch {
 						 * 32-bit ABI: syscall_nr is
 						 * of its table
 						 */
+#define LBR_SNAP_REC_AFTER_DROP	(1u << 9)	/* this CPU dropped records
+						 * (its buffer was full)
+						 * since its previous one
+						 */
 
 /* Return types a target can declare with sym%type. */
 enum lbr_snap_ret_type {

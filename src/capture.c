@@ -20,6 +20,8 @@
  * an NMI, can nest.
  */
 DEFINE_PER_CPU(unsigned int, lbr_capture_nesting);
+/* This CPU dropped a record since its last: its next one says so. */
+static DEFINE_PER_CPU(bool, lbr_capture_dropped);
 
 /* capture=all: every return, not only errors. */
 bool lbr_capture_all __read_mostly;
@@ -148,6 +150,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	raw = lbr_buf_reserve(size, &res);
 	if (!raw) {
 		c->dropped++;
+		__this_cpu_write(lbr_capture_dropped, true);
 		goto out_unfreeze;
 	}
 	if (depth) {
@@ -222,6 +225,11 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		rec->flags |= LBR_SNAP_REC_NO_LBR;
 	if (stack_max && !nr_stack)
 		rec->flags |= LBR_SNAP_REC_NO_STACK;
+	/* Under the nesting guard: no other capture of this CPU in between. */
+	if (__this_cpu_read(lbr_capture_dropped)) {
+		rec->flags |= LBR_SNAP_REC_AFTER_DROP;
+		__this_cpu_write(lbr_capture_dropped, false);
+	}
 	memcpy(rec->comm, current->comm, sizeof(rec->comm));
 	rec->comm[sizeof(rec->comm) - 1] = '\0';
 	if (lbr_tree_syscall(&rec->syscall_seq, &rec->syscall_nr,

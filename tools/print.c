@@ -698,6 +698,9 @@ void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		fprintf(f, "  (LBR was already off when this return froze it: the branches may be older)\n");
 	if (h->flags & LBR_SNAP_REC_RAN_AGAIN)
 		fprintf(f, "  (LBR was recording again when the read ended: some branches may be lbr_snap's own)\n");
+	if (h->flags & LBR_SNAP_REC_AFTER_DROP)
+		fprintf(f, "  (cpu%u dropped records before this one: its buffer was full, buffer_kb=)\n",
+			h->cpu);
 	if ((h->flags & LBR_SNAP_REC_RET_FILTERED) && h->nr_entries)
 		fprintf(f, "  (the LBR filter leaves returns out: the function's own return is not among the branches%s)\n",
 			h->hook == LBR_SNAP_HOOK_KRETPROBE ?

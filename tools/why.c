@@ -55,6 +55,7 @@ struct wtask {
 	__u64 begun_ns;
 	struct wrec *v;
 	size_t nr, cap;
+	bool lossy;		/* records were dropped while it ran */
 };
 
 struct wfail {
@@ -62,6 +63,7 @@ struct wfail {
 	size_t nr;
 	size_t origin;		/* index in @chain */
 	long long err;
+	bool lossy;		/* the module dropped records meanwhile */
 };
 
 struct wkind {
@@ -84,6 +86,7 @@ struct why {
 	unsigned long long handled;	/* records of calls that succeeded */
 	unsigned long long overflow;	/* past WHY_PENDING_MAX */
 	unsigned long long outside;	/* not in a system call */
+	unsigned long long lossy;	/* failures with records dropped */
 };
 
 struct why *why_new(const struct ksyms *ks, bool json)
@@ -119,6 +122,7 @@ static void task_drop(struct why *w, struct wtask *t, bool count)
 	if (count)
 		w->handled += t->nr;
 	t->nr = 0;
+	t->lossy = false;
 }
 
 static struct wtask *task_of(struct why *w, __u32 pid)
@@ -202,7 +206,10 @@ static void close_call(struct why *w, struct wtask *t, const struct rec *r)
 	wrec_copy(&f->chain[f->nr++], r);
 	if (f->origin == SIZE_MAX)
 		f->origin = f->nr - 1;
+	f->lossy = t->lossy;
+	w->lossy += f->lossy;
 	t->nr = 0;
+	t->lossy = false;
 }
 
 static bool same_call(const struct wtask *t, const struct lbr_snap_record *h)
@@ -214,10 +221,17 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 {
 	const struct lbr_snap_record *h = &r->hdr;
 	struct wtask *t = task_of(w, h->pid);
+	/*
+	 * Its CPU dropped records since its previous one: the task's call
+	 * now may have lost some, its origin among them.  An interrupt's
+	 * record in it says so too.
+	 */
+	bool dropped = h->flags & LBR_SNAP_REC_AFTER_DROP;
 
 	if (w->tree) {
 		if (!(h->flags & LBR_SNAP_REC_SYSCALL)) {
 			w->outside++;
+			t->lossy |= dropped;
 			return;
 		}
 		if (!same_call(t, h)) {
@@ -226,6 +240,7 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 			t->begun_ns = h->syscall_ns;
 		}
 	}
+	t->lossy |= dropped;
 	if (entry) {
 		close_call(w, t, r);
 		return;
@@ -394,6 +409,9 @@ static void print_text(const struct why *w, const struct wfail *f, FILE *o)
 		ksyms_func(w->ks, org->r.hdr.func_addr, name, sizeof(name));
 		fprintf(o, "%s (no branch of it in its LBR)\n", name);
 	}
+	if (f->lossy)
+		fputs("  (its CPU dropped records while it ran, its buffer full: the origin may be deeper; buffer_kb=)\n",
+		      o);
 	print_rec_text(o, &org->r, w->ks, &(struct print_opts){ 0 });
 	fputc('\n', o);
 }
@@ -479,7 +497,7 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 		put_uint(o, h->ts_ns);
 		fputc('}', o);
 	}
-	fputs("],", o);
+	fprintf(o, "],\"records_dropped\":%s,", f->lossy ? "true" : "false");
 	json_origin(w, f, o);
 	/* The origin's record, as streaming prints it. */
 	m = open_memstream(&rec, &len);
@@ -520,6 +538,9 @@ size_t why_report(struct why *w, FILE *o)
 	if (w->outside)
 		pr_err("why: %llu errors outside system calls (interrupts, faults, kernel threads' work)",
 		       w->outside);
+	if (w->lossy)
+		pr_err("why: %llu failures had records dropped while they ran (the module's buffer was full): their origin may be deeper than shown",
+		       w->lossy);
 	return w->nr_fails;
 }
 

@@ -922,6 +922,7 @@ static void gen_why(void)
 	struct lbr_snap_branch ret[] = {
 		BR(W_WALK + 0x50, W_SYS_OPEN + 0x10, 0, 0),
 	};
+	struct lbr_snap_record h;
 
 	/* openat(), seq 1: a NULL, the origin, its caller, the wrapper. */
 	emit(why_rec(W_LOOKUP, LBR_SNAP_RET_PTR, 0, 1, 257), ret, 1, &native);
@@ -934,9 +935,13 @@ static void gen_why(void)
 	     &native);
 	/* An error outside any system call. */
 	emit(why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 0, 0), step, 3, &native);
-	/* timerfd_create(), seq 3: the wrapper alone decided, in its body. */
-	emit(why_rec(W_SYS_TFD, LBR_SNAP_RET_LONG, -22, 3, 283), tfd, 6,
-	     &native);
+	/*
+	 * timerfd_create(), seq 3: the wrapper alone decided, in its body;
+	 * its CPU had dropped records before it.
+	 */
+	h = why_rec(W_SYS_TFD, LBR_SNAP_RET_LONG, -22, 3, 283);
+	h.flags |= LBR_SNAP_REC_AFTER_DROP;
+	emit(h, tfd, 6, &native);
 }
 
 int main(int argc, char **argv)

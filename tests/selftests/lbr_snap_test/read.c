@@ -500,6 +500,34 @@ TEST_F_TIMEOUT(cap, overflow_is_counted_exactly, 300)
 	TH_LOG("produced %llu, read %d, dropped %llu",
 	       (unsigned long long)st[0].hits, n,
 	       (unsigned long long)st[0].dropped);
+	/*
+	 * The records read were taken before the buffer filled: none says
+	 * records were dropped before it.  Each CPU's next record does (its
+	 * buffer refused some since its previous one), the one after not.
+	 */
+	for (c = 0; c < n; c++)
+		EXPECT_FALSE(self->recs[c].h.flags & LBR_SNAP_REC_AFTER_DROP)
+			TH_LOG("record %d of %d, before any drop, says one", c, n);
+	for (c = 0; c < ncpu; c++) {
+		cpu_set_t set;
+		int i, seen = 0;
+
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		ASSERT_EQ(0, trigger("long", 42, 2));
+		n = drain(self->fd, self->recs, MAX_RECS);
+		for (i = 0; i < n; i++) {
+			if (self->recs[i].h.cpu != (unsigned int)c)
+				continue;
+			EXPECT_EQ(seen == 0,
+				  !!(self->recs[i].h.flags & LBR_SNAP_REC_AFTER_DROP))
+				TH_LOG("cpu%d: its record %d after the drops says %s",
+				       c, seen, seen ? "dropped" : "none");
+			seen++;
+		}
+		EXPECT_EQ(2, seen) TH_LOG("cpu%d: %d records of 2", c, seen);
+	}
 }
 
 TEST_F(cap, flush_discards_and_counts)
