@@ -921,6 +921,41 @@ static bool die_entry(Dwarf_Die *die, long long off, Dwarf_Addr *pc)
 	return first != 0;
 }
 
+/*
+ * vmlinux's DWARF for :FILE, checked against the running kernel once and
+ * kept for the next patterns (its sections are decompressed once: why's
+ * defaults have dozens), its path in *@path.  NULL, said, if none.
+ */
+static struct {
+	Dwarf *dw;
+	int fd;
+	char path[PATH_MAX];
+} vml = { .fd = -1 };
+
+static Dwarf *vmlinux_dwarf(const struct pat_opts *o, const char **path)
+{
+	if (!vml.dw) {
+		vml.dw = find_vmlinux(o, vml.path, sizeof(vml.path), &vml.fd);
+		if (vml.dw && check_build_id(vml.path, o->verbose)) {
+			dwarf_end(vml.dw);
+			close(vml.fd);
+			vml.dw = NULL;
+		}
+	}
+	*path = vml.path;
+	return vml.dw;
+}
+
+static void vmlinux_dwarf_close(void)
+{
+	if (!vml.dw)
+		return;
+	dwarf_end(vml.dw);
+	close(vml.fd);
+	vml.dw = NULL;
+	vml.fd = -1;
+}
+
 /* One function of a matching unit: placed by address, else by name. */
 static void add_die(struct pat_list *l, Dwarf_Die *die, long long off,
 		    const struct pat *p, const struct pat_opts *o,
@@ -946,22 +981,18 @@ static int match_files(struct pat_list *l, const struct pat *p,
 		       const struct pat_opts *o, unsigned int arg)
 {
 	static unsigned int said_vmlinux;
-	char path[PATH_MAX];
 	Dwarf_Off cu_off = 0, next;
 	unsigned long long text;
 	Dwarf_Die cu, die;
 	long long off = 0;
 	size_t hsize, nr_cus = 0;
-	const char *name;
+	const char *name, *path;
 	Dwarf *dw;
-	int fd, ret;
+	int ret = 0;
 
-	dw = find_vmlinux(o, path, sizeof(path), &fd);
+	dw = vmlinux_dwarf(o, &path);
 	if (!dw)
 		return EXIT_ERROR;
-	ret = check_build_id(path, o->verbose);
-	if (ret)
-		goto out;
 	if (o->verbose && !said_vmlinux++)
 		pr_err("source files: %s", path);
 	text = elf_text(dwarf_getelf(dw));
@@ -983,20 +1014,23 @@ next:
 		cu_off = next;
 	}
 	if (!nr_cus) {
-		pr_err("%s: no source file of %s matches", p->arg, path);
+		if (!o->quiet_none)
+			pr_err("%s: no source file of %s matches", p->arg, path);
 		ret = EXIT_ERROR;
 	} else if (!nr_matched) {
-		pr_err("%s: %zu source files match, with no function of their own",
-		       p->arg, nr_cus);
+		if (!o->quiet_none)
+			pr_err("%s: %zu source files match, with no function of their own",
+			       p->arg, nr_cus);
 		ret = EXIT_ERROR;
 	}
-out:
-	dwarf_end(dw);
-	close(fd);
 	return ret;
 }
 
 #else /* !HAVE_LIBDW */
+
+static void vmlinux_dwarf_close(void)
+{
+}
 
 static int match_files(struct pat_list *l, const struct pat *p,
 		       const struct pat_opts *o, unsigned int arg)
@@ -1114,8 +1148,9 @@ static int resolve(const char *arg, unsigned int idx, const struct pat_opts *o,
 		return EXIT_ERROR;
 	}
 	if (!nr_matched) {
-		pr_err("%s: matches no function%s of kallsyms or available_filter_functions",
-		       arg, p.scope[0] ? " in that scope" : "");
+		if (!o->quiet_none)
+			pr_err("%s: matches no function%s of kallsyms or available_filter_functions",
+			       arg, p.scope[0] ? " in that scope" : "");
 		return EXIT_ERROR;
 	}
 	judge_aliases(l);
@@ -1139,6 +1174,7 @@ static void free_matches(struct pat_list *l);
 static int exclude(const char *arg, unsigned int idx,
 		   const struct pat_opts *o)
 {
+	struct pat_opts q = *o;
 	struct pat_list x = { 0 };
 	int ret;
 
@@ -1146,7 +1182,8 @@ static int exclude(const char *arg, unsigned int idx,
 		pr_err("%s: expected !PATTERN, the functions to leave out", arg);
 		return EXIT_USAGE;
 	}
-	ret = resolve(arg + 1, idx, o, &x, true);
+	q.quiet_none = o->lenient;
+	ret = resolve(arg + 1, idx, &q, &x, true);
 	if (!ret && o->verbose)
 		pr_err("%s: %zu functions left out", arg, x.nr);
 	free_matches(&x);
@@ -1305,6 +1342,7 @@ void pat_list_free(struct pat_list *l)
 	size_t i;
 
 	free_matches(l);
+	vmlinux_dwarf_close();
 	for (i = 0; i < seen.cap; i++)
 		free((char *)seen.slot[i]);
 	free(seen.slot);

@@ -69,6 +69,10 @@ struct pat_opts {
 	bool lenient;		/* why's defaults: a pattern that matches
 				 * nothing to attach is said, not an error
 				 */
+	bool quiet_none;	/* !PAT of why's defaults: one that matches
+				 * nothing (a file this kernel lacks) is
+				 * not said either
+				 */
 };
 
 /* Whether @arg is a pattern rather than one function's spec. */
