@@ -82,7 +82,7 @@ struct opts {
 	unsigned int given;	/* OPT_* */
 	struct print_opts po;
 	struct trace_opts trace;
-	const char *allow[TRACE_MAX_SPECS];	/* why -a */
+	const char *allow[TRACE_MAX_SPECS - 1];	/* why -a, or its layers */
 	unsigned int nr_allow;
 	bool why_layers;	/* why's default -a */
 	char **args;		/* spec, add, del, capture: the words */
@@ -1059,14 +1059,48 @@ static int parse_why(struct opts *o, char **cmd)
 	/*
 	 * Where DWARF says which file each function is in, the layers a
 	 * system call goes through, in this order, as fexit's room allows
-	 * (on 6.1, some 7,600 functions; the rest are refused and counted);
-	 * else every function, in kallsyms' order.
+	 * (on 6.1, some 7,600 functions; the rest are refused and counted):
+	 * the top of each subsystem, the kernel's subsystems (BPF, perf,
+	 * the scheduler, time, cgroups), the socket layer's core and its
+	 * protocols every machine has (IPv4, Unix, netlink, packet), then
+	 * the rest.  Left out: what decides no system call's error, or only
+	 * an allocation's (allocators, reclaim, interrupts, RCU, locking,
+	 * printk, DMA, power, the kernel's own tracing and entry, the
+	 * network's data path and its BPF helpers), whose failures reach a
+	 * system call as the error of a caller that is hooked, and whose
+	 * hooks, run the most often, would cost every task most.  Else
+	 * every function, in kallsyms' order.
 	 */
 	static const char *const layers[] = {
-		":fs/*", ":fs/*/*", ":mm/*", ":kernel/*", ":kernel/*/*",
-		":ipc/*", ":security/*", ":security/*/*", ":block/*",
-		":io_uring/*", ":net/*", ":net/*/*",
+		":fs/*", ":mm/*", ":kernel/*", ":ipc/*", ":security/*",
+		":net/*", ":kernel/*/*", ":net/core/*", ":net/ipv4/*",
+		":net/unix/*", ":net/netlink/*", ":net/packet/*", ":fs/*/*",
+		":security/*/*", ":block/*", ":io_uring/*", ":net/*/*",
+		"!:mm/slub.c", "!:mm/slab_common.c", "!:mm/page_alloc.c",
+		"!:mm/vmscan.c", "!:mm/compaction.c", "!:mm/memblock.c",
+		"!:mm/percpu*.c", "!:mm/vmalloc.c", "!:mm/list_lru.c",
+		"!:mm/workingset.c", "!:mm/mm_init.c", "!:mm/sparse*.c",
+		"!:mm/vmstat.c", "!:mm/backing-dev.c", "!:mm/z*.c",
+		"!:mm/khugepaged.c", "!:mm/page_*.c", "!:mm/memory-failure.c",
+		"!:mm/mempool.c", "!:mm/dmapool.c", "!:mm/early_ioremap.c",
+		"!:mm/kfence/*", "!:mm/kasan/*", "!:kernel/workqueue.c",
+		"!:kernel/softirq.c", "!:kernel/smp.c", "!:kernel/irq_work.c",
+		"!:kernel/stop_machine.c", "!:kernel/irq/*", "!:kernel/rcu/*",
+		"!:kernel/locking/*", "!:kernel/printk/*", "!:kernel/dma/*",
+		"!:kernel/power/*", "!:kernel/trace/*", "!:kernel/entry/*",
+		"!:net/core/skbuff.c", "!:net/core/dev.c", "!:net/core/filter.c",
+		"!:net/core/neighbour.c", "!:net/core/flow_dissector.c",
+		"!:net/core/gro*.c", "!:net/core/page_pool*.c", "!:net/core/xdp.c",
+		"!:net/core/netpoll.c", "!:net/core/drop_monitor.c",
+		"!:net/core/dst*.c", "!:net/ipv4/ip_input.c",
+		"!:net/ipv4/ip_forward.c", "!:net/ipv4/ip_fragment.c",
+		"!:net/ipv4/tcp_input.c", "!:net/ipv4/tcp_output.c",
+		"!:net/ipv4/tcp_timer.c", "!:net/ipv4/*offload.c",
+		"!:net/ipv4/inetpeer.c",
 	};
+	/* With the entry pattern, in trace's specs. */
+	_Static_assert(ARRAY_SIZE(layers) < TRACE_MAX_SPECS,
+		       "why's layers do not fit in trace's specs");
 	/* x86-64's wrappers take the registers: one argument, whatever BTF. */
 	static const char *const entry = "__x64_sys_*%long/1@fexit";
 	static const char *const allow = "*";
@@ -1092,9 +1126,9 @@ static int parse_why(struct opts *o, char **cmd)
 	if (!o->nr_allow)
 		o->allow[o->nr_allow++] = allow;
 	for (i = 0; i < o->nr_allow; i++) {
+		/* Cannot happen: 64 -e and 64 -a (or layers) at most. */
 		if (t->nr_specs == TRACE_MAX_SPECS)
-			return usage_error("too many -e and -a (at most 64 in all): ",
-					   o->allow[i]);
+			return usage_error("too many -e and -a: ", o->allow[i]);
 		t->specs[t->nr_specs++] = o->allow[i];
 	}
 	if (!t->lbr) {
@@ -1180,7 +1214,7 @@ static int add_spec(struct trace_opts *t, const char *spec)
 	    strlen(spec) >= (pat_is_pattern(spec) ? PAT_MAX_LEN :
 			     sizeof(((struct lbr_snap_target_ctl *)0)->spec)))
 		return usage_error("-e needs SYM[%type][/N][@hook], not ", spec);
-	if (t->nr_specs == TRACE_MAX_SPECS)
+	if (t->nr_specs == LBR_SNAP_MAX_TARGETS)
 		return usage_error("too many -e (at most 64): ", spec);
 	t->specs[t->nr_specs++] = spec;
 	return 0;
@@ -1276,7 +1310,7 @@ static int parse_opt(int c, struct opts *o)
 		o->given |= OPT_ALLOW;
 		if (!*optarg || !one_spec(optarg) || strlen(optarg) >= PAT_MAX_LEN)
 			return usage_error("-a needs SYM or a pattern, not ", optarg);
-		if (o->nr_allow == TRACE_MAX_SPECS)
+		if (o->nr_allow == LBR_SNAP_MAX_TARGETS)
 			return usage_error("too many -a (at most 64): ", optarg);
 		o->allow[o->nr_allow++] = optarg;
 		return 0;

@@ -7,7 +7,8 @@
 
 #include "print.h"
 
-#define TRACE_MAX_SPECS	LBR_SNAP_MAX_TARGETS	/* -e options */
+/* -e options, and why's -a (64 of each at most) or its default layers */
+#define TRACE_MAX_SPECS	(2 * LBR_SNAP_MAX_TARGETS)
 
 /* A function the -e patterns resolved to (pattern.h). */
 struct trace_target {
