@@ -50,6 +50,10 @@
 #include "trace_int.h"
 #include "util.h"
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open	434	/* 5.3's, the same on every architecture */
+#endif
+
 #define POLL_MS		50
 #define MAX_DEPTH	64	/* /proc parent chain walked per record */
 
@@ -113,14 +117,51 @@ static int run_wait(char *const argv[])
  * after (trace_attach()), since a string parameter takes 1,024 bytes at
  * most (param_set_charp()).
  */
+/* How many CPUs the kernel may ever have (its per-CPU buffers), or 0. */
+static unsigned int possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	unsigned int a, b, n = 0;
+	char sep;
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%u", &a) == 1) {
+		b = a;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-' &&
+		    fscanf(f, "%u%c", &b, &sep) < 1)
+			break;
+		n += b >= a ? b - a + 1 : 0;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
 static int load_module(struct tracer *tr)
 {
-	char arg[LBR_SNAP_NAME_LEN + 8 + 16];
-	/* A void target loads only with capture=all. */
-	char *argv[] = { "modprobe", "lbr_snap", arg,
-			 tr->t->capture_all ? "capture=all" : NULL, NULL };
+	char arg[LBR_SNAP_NAME_LEN + 8 + 16], buf[32];
+	char *argv[5] = { "modprobe", "lbr_snap", arg };
+	unsigned int n = 3, cpus = possible_cpus();
 	struct tgt *g = NULL;
 	size_t i;
+	int ret;
+
+	/* A void target loads only with capture=all. */
+	if (tr->t->capture_all)
+		argv[n++] = "capture=all";
+	/*
+	 * why: a buffer of 1 MiB a CPU (the default is 256 KiB), 64 MiB in
+	 * all at most (down to the default), for the bursts of errors of a
+	 * command's thousands of functions.  The module allocates it on
+	 * every possible CPU.
+	 */
+	if (tr->t->why && cpus && cpus < 256) {
+		snprintf(buf, sizeof(buf), "buffer_kb=%u",
+			 cpus > 64 ? 65536 / cpus : 1024);
+		argv[n++] = buf;
+	}
 
 	for (i = 0; i < tr->nr && !g; i++)
 		if (!tr->tg[i].batch)
@@ -133,7 +174,13 @@ static int load_module(struct tracer *tr)
 	}
 	snprintf(arg, sizeof(arg), "targets=%s", g ? g->spec : "");
 	tr->loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
-	if (run_wait(argv)) {
+	ret = run_wait(argv);
+	/* A buffer this machine cannot give: the default one. */
+	if (ret && argv[n - 1] == buf) {
+		argv[n - 1] = NULL;
+		ret = run_wait(argv);
+	}
+	if (ret) {
 		pr_err("modprobe lbr_snap %s failed", arg);
 		return -EXIT_ERROR;
 	}
@@ -647,6 +694,9 @@ static int run_command(struct tracer *tr)
 		scan_proc(tr);
 		if (!ret)
 			ret = drain(s, tr->fd);
+		/* No more reading: the device would wake every poll. */
+		if (ret)
+			pfd.fd = -1;
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 		/* --duration: SIGTERM, and SIGKILL 2 s later. */
@@ -668,6 +718,31 @@ static int run_command(struct tracer *tr)
 	return ret ? ret : exit_code(status);
 }
 
+/* Whether @pid is a process (a thread group's leader); says why not. */
+static bool is_process(pid_t pid)
+{
+	char path[64], line[128];
+	long tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f) {
+		pr_err("-p %d: no such process", (int)pid);
+		return false;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid >= 0 && tgid != pid) {
+		pr_err("-p %d: a thread of process %ld: -p takes the process",
+		       (int)pid, tgid);
+		return false;
+	}
+	return true;
+}
+
 /*
  * why -p: watch a running process and what it creates, under the tree
  * filter, until it exits, --duration is over or a signal comes.  Returns
@@ -683,7 +758,9 @@ static int run_process(struct tracer *tr)
 	struct stream *s;
 	int ret = 0;
 
-	/* Its exit wakes the poll (5.3 on; else kill(pid, 0) tells). */
+	if (!is_process(pid))
+		return -EXIT_ERROR;
+	/* Its exit wakes the poll (where pidfd_open() is refused, kill()). */
 	pfd[1].fd = syscall(SYS_pidfd_open, pid, 0);
 	if (pfd[1].fd < 0 && errno == ESRCH) {
 		pr_err("-p %d: no such process", (int)pid);
@@ -705,7 +782,7 @@ static int run_process(struct tracer *tr)
 		scan_proc(tr);
 		if (!ret)
 			ret = drain(s, tr->fd);
-		if (got_signal || duration_over(tr))
+		if (ret || got_signal || duration_over(tr))
 			break;
 		if (pfd[1].fd >= 0 ? pfd[1].revents & POLLIN :
 		    kill(pid, 0) && errno == ESRCH)

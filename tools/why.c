@@ -41,6 +41,7 @@
 
 #define WHY_KEEP_PER_KIND	8
 #define WHY_PENDING_MAX		4096	/* records of one system call */
+#define WHY_GAPS_MAX		4096	/* drops of records remembered */
 
 /* A record kept: its header, and its bytes. */
 struct wrec {
@@ -55,7 +56,6 @@ struct wtask {
 	__u64 begun_ns;
 	struct wrec *v;
 	size_t nr, cap;
-	bool lossy;		/* records were dropped while it ran */
 };
 
 struct wfail {
@@ -87,6 +87,17 @@ struct why {
 	unsigned long long overflow;	/* past WHY_PENDING_MAX */
 	unsigned long long outside;	/* not in a system call */
 	unsigned long long lossy;	/* failures with records dropped */
+	/*
+	 * Where records were lost: from a CPU's record before a drop to its
+	 * record after it (LBR_SNAP_REC_AFTER_DROP), in time.  A failure
+	 * whose system call overlaps one may have lost its own, whichever
+	 * CPU it ran on (a task moves).  Past WHY_GAPS_MAX, all may have.
+	 */
+	struct { __u64 from, to; } *gaps;
+	size_t nr_gaps, cap_gaps;
+	bool gaps_full;
+	__u64 *cpu_ts;		/* each CPU's last record */
+	size_t nr_cpu_ts;
 };
 
 struct why *why_new(const struct ksyms *ks, bool json)
@@ -122,7 +133,6 @@ static void task_drop(struct why *w, struct wtask *t, bool count)
 	if (count)
 		w->handled += t->nr;
 	t->nr = 0;
-	t->lossy = false;
 }
 
 static struct wtask *task_of(struct why *w, __u32 pid)
@@ -166,6 +176,45 @@ static bool kind_full(struct why *w, const struct lbr_snap_record *h)
 	return false;
 }
 
+/* Whether records may have been lost between @from and @to. */
+static bool lost_in(const struct why *w, __u64 from, __u64 to)
+{
+	size_t i;
+
+	if (w->gaps_full)
+		return true;
+	for (i = 0; i < w->nr_gaps; i++)
+		if (w->gaps[i].from <= to && w->gaps[i].to >= from)
+			return true;
+	return false;
+}
+
+/* Note @h's CPU's gap, if it dropped records before @h. */
+static void note_gap(struct why *w, const struct lbr_snap_record *h)
+{
+	size_t n = w->nr_cpu_ts;
+
+	if (h->cpu >= n) {
+		w->nr_cpu_ts = h->cpu + 1;
+		w->cpu_ts = xrealloc(w->cpu_ts, w->nr_cpu_ts * sizeof(*w->cpu_ts));
+		memset(w->cpu_ts + n, 0, (w->nr_cpu_ts - n) * sizeof(*w->cpu_ts));
+	}
+	if (h->flags & LBR_SNAP_REC_AFTER_DROP) {
+		if (w->nr_gaps == WHY_GAPS_MAX) {
+			w->gaps_full = true;
+		} else {
+			if (w->nr_gaps == w->cap_gaps) {
+				w->cap_gaps = w->cap_gaps ? 2 * w->cap_gaps : 16;
+				w->gaps = xrealloc(w->gaps, w->cap_gaps *
+						   sizeof(*w->gaps));
+			}
+			w->gaps[w->nr_gaps].from = w->cpu_ts[h->cpu];
+			w->gaps[w->nr_gaps++].to = h->ts_ns;
+		}
+	}
+	w->cpu_ts[h->cpu] = h->ts_ns;
+}
+
 /* The entry record @r closes thread @t's system call: a failure. */
 static void close_call(struct why *w, struct wtask *t, const struct rec *r)
 {
@@ -206,10 +255,11 @@ static void close_call(struct why *w, struct wtask *t, const struct rec *r)
 	wrec_copy(&f->chain[f->nr++], r);
 	if (f->origin == SIZE_MAX)
 		f->origin = f->nr - 1;
-	f->lossy = t->lossy;
+	f->lossy = lost_in(w, w->tree && (r->hdr.flags & LBR_SNAP_REC_SYSCALL) ?
+			   r->hdr.syscall_ns : f->chain[0].r.hdr.ts_ns,
+			   r->hdr.ts_ns);
 	w->lossy += f->lossy;
 	t->nr = 0;
-	t->lossy = false;
 }
 
 static bool same_call(const struct wtask *t, const struct lbr_snap_record *h)
@@ -221,17 +271,11 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 {
 	const struct lbr_snap_record *h = &r->hdr;
 	struct wtask *t = task_of(w, h->pid);
-	/*
-	 * Its CPU dropped records since its previous one: the task's call
-	 * now may have lost some, its origin among them.  An interrupt's
-	 * record in it says so too.
-	 */
-	bool dropped = h->flags & LBR_SNAP_REC_AFTER_DROP;
 
+	note_gap(w, h);
 	if (w->tree) {
 		if (!(h->flags & LBR_SNAP_REC_SYSCALL)) {
 			w->outside++;
-			t->lossy |= dropped;
 			return;
 		}
 		if (!same_call(t, h)) {
@@ -240,7 +284,6 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 			t->begun_ns = h->syscall_ns;
 		}
 	}
-	t->lossy |= dropped;
 	if (entry) {
 		close_call(w, t, r);
 		return;
@@ -410,7 +453,7 @@ static void print_text(const struct why *w, const struct wfail *f, FILE *o)
 		fprintf(o, "%s (no branch of it in its LBR)\n", name);
 	}
 	if (f->lossy)
-		fputs("  (its CPU dropped records while it ran, its buffer full: the origin may be deeper; buffer_kb=)\n",
+		fputs("  (the module dropped records while it ran, a buffer full: the origin may be deeper)\n",
 		      o);
 	print_rec_text(o, &org->r, w->ks, &(struct print_opts){ 0 });
 	fputc('\n', o);
@@ -562,5 +605,7 @@ void why_free(struct why *w)
 	free(w->tasks);
 	free(w->fails);
 	free(w->kinds);
+	free(w->gaps);
+	free(w->cpu_ts);
 	free(w);
 }

@@ -445,9 +445,14 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 	expect_count_e 1 '^  origin: step_into[+ ]' why.out
 	# shellcheck disable=SC2086
 	lbr-snap why --json $wa -- cat /lbr-no-such-file >why.jsonl 2>>why.err
-	expect_count 1 '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT",.*"comm":"cat",.*"origin":{"func":"step_into","off":' why.jsonl
+	expect_count 1 '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT",.*"comm":"cat",.*"records_dropped":false,"origin":{"func":"step_into","off":' why.jsonl
+	# The module why loads has 1 MiB a CPU (this guest's two).
+	lbr-snap why -a step_into -- cat /sys/module/lbr_snap/parameters/buffer_kb \
+		>why.bkb 2>>why.err
+	grep -qx 1024 why.bkb ||
+		why "why loaded lbr_snap with buffer_kb=$(head -n1 why.bkb), not 1024"
 	module_loaded && why "lbr_snap still loaded after why"
-	result "why -- cat: the failing openat(), its chain of -ENOENT, origin step_into()"
+	result "why -- cat: the failing openat(), its chain of -ENOENT, origin step_into(); its buffer"
 else
 	skip "why -- cat" "no /sys/kernel/btf/vmlinux"
 fi

@@ -500,7 +500,8 @@ static bool same_capture(const struct rec *x, unsigned long long xb,
 	unsigned int i;
 
 	if (x->h.nr_entries != y->h.nr_entries ||
-	    (x->h.flags ^ y->h.flags) & ~LBR_SNAP_REC_XSAVES ||
+	    (x->h.flags ^ y->h.flags) &
+	    ~(LBR_SNAP_REC_XSAVES | LBR_SNAP_REC_AFTER_DROP) ||
 	    x->h.retval != y->h.retval ||
 	    x->h.probe_entries != y->h.probe_entries)
 		return false;
