@@ -88,14 +88,14 @@ ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers 
 	guest-lbr-legacy guest-lbr-arch tool-guest guest-sid-7.2 guest-5.10
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
-	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-6.1
-	why-scenarios-7.2"
+	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
+	why-scenarios-arch"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
-	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-6.1
-	why-scenarios-7.2"
+	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
+	why-scenarios-arch"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -194,10 +194,8 @@ prefetch() {
 		want "${rel#* }" && "$LBR_TOP/tests/vm/kernel.sh" "${rel%% *}"
 	done
 	# The why scenarios' -dbg vmlinux (some 860 MB and 1.2 GB to fetch).
-	if want why-scenarios-6.1; then
+	if want why-scenarios-legacy || want why-scenarios-arch; then
 		"$LBR_TOP/tests/vm/dbg-vmlinux.sh" >/dev/null
-	fi
-	if want why-scenarios-7.2; then
 		"$LBR_TOP/tests/vm/dbg-vmlinux.sh" \
 			"$("$LBR_TOP/tests/vm/kernel.sh" sid)" >/dev/null
 	fi
@@ -642,14 +640,16 @@ else
 	# lab-proofs 0 (proven, or about 200 when they run).
 	# The why scenarios (tests/why/oracle-vm.sh): each failing system call
 	# of tests/why/why_fail.c, its origin found by the kernel's tracers
-	# and by lbr-snap why, on Debian 6.1 and sid's 7.2, on both Intel lab
-	# CPUs, with the -dbg vmlinux; about 3.5 minutes a guest.
-	why_scenarios_61() {
-		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy \
-			bookworm:lbr-arch
+	# and by lbr-snap why, on Debian 6.1 and sid's 7.2, with the -dbg
+	# vmlinux; one job per lab CPU, so that each lane gets a 6.1 guest
+	# (about 3 minutes alone) and a 7.2 one (about 6), and one flood.
+	why_scenarios_legacy() {
+		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy:flood \
+			sid:lbr-legacy
 	}
-	why_scenarios_72() {
-		"$LBR_TOP/tests/why/oracle-vm.sh" sid:lbr-legacy sid:lbr-arch
+	why_scenarios_arch() {
+		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-arch \
+			sid:lbr-arch:flood
 	}
 	suite guest-debug guest_debug_selftests
 	suite freeze-first-debug freeze_first_debug
@@ -658,16 +658,16 @@ else
 		"guest-lbr-pmu3 guest_lbr_pmu3" "guest-nested guest_nested" \
 		"guest-lbr-amd guest_lbr_amd" \
 		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu" \
-		"why-scenarios-6.1 why_scenarios_61"
+		"why-scenarios-legacy why_scenarios_legacy"
 	suite_bg "guest-5.10 guest_5_10" "guest-6.12 guest_6_12" \
 		"guest-stress guest_stress" \
 		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
 		"guest-lbr-arch guest_lbr_arch" \
-		"why-scenarios-7.2 why_scenarios_72" "lab-proofs lab_proofs"
+		"why-scenarios-arch why_scenarios_arch" "lab-proofs lab_proofs"
 	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
-		guest-lbr-amd-nopmu why-scenarios-6.1 why-scenarios-7.2
+		guest-lbr-amd-nopmu why-scenarios-legacy why-scenarios-arch
 fi
 
 if [ "$ran" = 0 ]; then

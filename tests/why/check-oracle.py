@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare lbr-snap why's origins with the kernel tracers' (the oracle).
 
-    check-oracle.py LIST CPU CONSOLE RC
+    check-oracle.py [--flood] LIST CPU CONSOLE RC
 
 LIST is what `why_fail -l` prints (the plan: one test per scenario, so
 that a guest that died loses none), CONSOLE what tests/why/oracle.sh
@@ -10,7 +10,9 @@ printed in a guest booted on CPU, RC run-vm.sh's exit status (the
 kernel-log gate).  Prints one TAP stream: a test per scenario (why's
 origin is the function the oracle found, or the function whose return
 caught it), one that there are at least MIN_SCENARIOS and the guest's
-output is whole, one that the guest exited cleanly, then the line
+output is whole, with --flood one that the flood of FLOOD failing
+open()s kept 8 and accounted for the others, one that the guest exited
+cleanly, then the line
 "why scenarios=N origin_found=M kernel=K cpu=C" and "# Totals:".  Exits 1
 when a test failed.
 
@@ -34,10 +36,22 @@ def base(name):
 def parse(text):
     """The kernel, the oracle's lines and why's failures in CONSOLE."""
     kernel, probes, oracle, fails = '?', None, [], []
-    lines = text.splitlines()
+    flood = None
+    lines = [ln.rstrip('\r') for ln in text.splitlines()]
     i = 0
+
+    def block():
+        """The lines from here to "@@END", which is passed too."""
+        nonlocal i
+        body = []
+        while i < len(lines) and lines[i] != '@@END':
+            body.append(lines[i])
+            i += 1
+        i += 1
+        return body
+
     while i < len(lines):
-        ln = lines[i].rstrip('\r')
+        ln = lines[i]
         i += 1
         w = ln.split()
         if not w:
@@ -48,13 +62,10 @@ def parse(text):
             probes = ' '.join(w[1:])
         elif w[0] == '@@ORACLE' and len(w) == 5:
             oracle.append(dict(zip(('name', 'call', 'errno', 'func'), w[1:])))
+        elif ln == '@@FLOOD':
+            flood = block()
         elif ln == '@@JSON why':
-            body = []
-            while i < len(lines) and lines[i].rstrip('\r') != '@@END':
-                body.append(lines[i].rstrip('\r'))
-                i += 1
-            i += 1
-            for j in body:
+            for j in block():
                 j = j.strip()
                 if not j:
                     continue
@@ -62,18 +73,58 @@ def parse(text):
                     fails.append(json.loads(j))
                 except ValueError:
                     fails.append({'bad': j[:80]})
-    return kernel, probes, oracle, fails
+    return kernel, probes, oracle, fails, flood
+
+
+FLOOD = 100000
+
+
+def judge_flood(flood, what):
+    """A flood of FLOOD failing open()s: 8 kept, each with an origin; the
+    others counted; a gap the module left said.  (ok, message, notes)"""
+    if flood is None:
+        return False, '%s the flood: no output (the guest died?)' % what, ()
+    objs, said = [], []
+    for ln in flood:
+        if ln.startswith('{'):
+            try:
+                objs.append(json.loads(ln))
+            except ValueError:
+                return False, '%s the flood: a JSON line cut: %s' % (
+                    what, ln[:80]), ()
+        else:
+            said.append(ln)
+    mine = [o for o in objs if o.get('syscall') == 'openat' and
+            o.get('errno') == 'ENOENT']
+    unkept = 0
+    for ln in said:
+        m = re.match(r'lbr-snap: why: (\d+) more failures of kinds', ln)
+        if m:
+            unkept = int(m.group(1))
+    dropped = any('dropped' in ln for ln in said)
+    origins = all((o.get('origin') or {}).get('func') for o in mine)
+    ok = (len(mine) == 8 and origins and
+          (len(mine) + unkept == FLOOD or (dropped and
+                                            len(mine) + unkept < FLOOD)))
+    return (ok, '%s the flood of %d failing openat(): %d kept, each with an '
+            'origin: %s; %d counted as not kept; records dropped said: %s'
+            % (what, FLOOD, len(mine), origins, unkept, dropped), said)
 
 
 def main():
-    if len(sys.argv) != 5:
-        print('usage: check-oracle.py LIST CPU CONSOLE RC', file=sys.stderr)
+    argv = sys.argv[1:]
+    want_flood = argv[:1] == ['--flood']
+    if want_flood:
+        argv = argv[1:]
+    if len(argv) != 4:
+        print('usage: check-oracle.py [--flood] LIST CPU CONSOLE RC',
+              file=sys.stderr)
         return 2
-    cpu, path, rc = sys.argv[2], sys.argv[3], sys.argv[4]
-    with open(sys.argv[1], encoding='utf-8') as f:
+    cpu, path, rc = argv[1], argv[2], argv[3]
+    with open(argv[0], encoding='utf-8') as f:
         plan = [ln.split() for ln in f if ln.strip()]
     with open(path, encoding='utf-8', errors='replace') as f:
-        kernel, probes, oracle, fails = parse(f.read())
+        kernel, probes, oracle, fails, flood = parse(f.read())
     said = {s['name']: s for s in oracle}
     tests = []
 
@@ -121,6 +172,8 @@ def main():
         'every JSON line valid%s'
         % (cpu, kernel, len(plan), MIN_SCENARIOS, len(oracle), probes,
            '' if not bad else ': ' + bad[0]))
+    if want_flood:
+        tap(*judge_flood(flood, '[%s %s]' % (cpu, kernel)))
     tap(rc == '0', '[%s %s] the guest exited 0 (kernel log clean): %s'
         % (cpu, kernel, rc))
     print('1..%d' % len(tests))

@@ -7,9 +7,12 @@
 # stream per guest, and its line "why scenarios=N origin_found=M kernel=
 # cpu=".  Exits 1 if a test failed.
 #
-#   tests/why/oracle-vm.sh [RELEASE:CPU...]
-#       (default: bookworm:lbr-legacy bookworm:lbr-arch sid:lbr-legacy
-#        sid:lbr-arch)
+#   tests/why/oracle-vm.sh [RELEASE:CPU[:flood]...]
+#       (default: bookworm:lbr-legacy:flood bookworm:lbr-arch sid:lbr-legacy
+#        sid:lbr-arch:flood)
+#
+# ":flood" adds a flood of 100,000 failing open()s (about a minute of
+# TCG): why keeps 8 and counts the rest.
 #
 # LBR_LAB_QEMU is passed on to tests/vm/run-vm.sh.  The guests run
 # single-threaded TCG, as make check's other lane guests.
@@ -20,10 +23,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
 [ $# -gt 0 ] ||
-	set -- bookworm:lbr-legacy bookworm:lbr-arch sid:lbr-legacy sid:lbr-arch
+	set -- bookworm:lbr-legacy:flood bookworm:lbr-arch sid:lbr-legacy \
+		sid:lbr-arch:flood
 rc=0
 for rc_cpu in "$@"; do
-	rel=${rc_cpu%%:*} cpu=${rc_cpu#*:}
+	rel=${rc_cpu%%:*} cpu=${rc_cpu#*:} flood=0
+	[ "${cpu%:flood}" = "$cpu" ] || { cpu=${cpu%:flood}; flood=1; }
 	echo "# why scenarios: Debian $rel on CPU $cpu"
 	if ! kv=$("$TOP/tests/vm/kernel.sh" "$rel") ||
 	   ! bin=$("$TOP/tests/vm/build.sh" "$kv") ||
@@ -37,11 +42,14 @@ for rc_cpu in "$@"; do
 	LBR_PREBUILT=1 \
 		"$TOP/tests/vm/run-vm.sh" --kver "$kv" --cpu "$cpu" --smp 2 \
 		--accel tcg,thread=single --files "$files" \
+		--append "LBR_WHY_FLOOD=$flood" \
 		--script "$HERE/oracle.sh" >"$T/console" 2>&1
 	vm=$?
 	grep -a -v -e '^@@' -e '^{' "$T/console" | grep -a -e '^# ' \
 		-e 'LBR_SNAP_VM_EXIT' -e 'lbr_snap guest:' | head -n 60
-	python3 "$HERE/check-oracle.py" "$T/list" "$cpu" "$T/console" "$vm" ||
-		rc=1
+	args=()
+	[ "$flood" = 0 ] || args=(--flood)
+	python3 "$HERE/check-oracle.py" "${args[@]}" "$T/list" "$cpu" \
+		"$T/console" "$vm" || rc=1
 done
 exit $rc

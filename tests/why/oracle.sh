@@ -51,8 +51,9 @@ w 1 options/function-fork
 w 1 options/event-fork
 w global trace_clock
 # The tracer stays on (switching it patches every function, and clears the
-# buffer); set_graph_function changes from one scenario to the next.
-w __x64_sys_getpid set_graph_function
+# buffer); set_graph_function changes from one scenario to the next, the
+# first's before the tracer starts.
+w "__x64_sys_$(awk 'NR == 1 { print $2 }' $W/list)" set_graph_function
 w function_graph current_tracer
 i=0
 while read -r name call err num; do
@@ -113,5 +114,18 @@ echo "# lbr-snap why: exit $rc in $(($(date +%s) - t0)) s"
 sed 's/^/# /' $W/why.err | grep -v '^# lbr-snap:   ' | head -n 40
 echo "@@JSON why"
 cat $W/why.json
+echo "@@END"
+
+# A flood (LBR_WHY_FLOOD=1): 100,000 failing open()s of one kind
+# (fs/namei.c's functions hooked).  why keeps the first 8 and counts the
+# others; what the module dropped, it says.
+[ "${LBR_WHY_FLOOD:-0}" = 1 ] || exit 0
+t0=$(date +%s)
+lbr-snap why --json -a ':fs/namei.c' -- why_fail -n 100000 no-such-file \
+	>$W/flood.json 2>$W/flood.err
+echo "# flood: exit $? in $(($(date +%s) - t0)) s"
+echo "@@FLOOD"
+sed 's/,"record".*/}/' $W/flood.json
+grep '^lbr-snap: \(why:\|[0-9]* records dropped\)' $W/flood.err
 echo "@@END"
 exit 0

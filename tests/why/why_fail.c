@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * why_fail [-t FILE] SCENARIO...: make one system call fail, as each
- * SCENARIO names it, one after another in this process.
+ * why_fail [-t FILE] [-n N] SCENARIO...: make one system call fail, as
+ * each SCENARIO names it, one after another in this process; with -n, N
+ * times each (a flood of errors: their preparation once).
  *
  *   why_fail -l   lists the scenarios: name, system call, expected errno
  *                 (its name and number)
@@ -329,8 +330,8 @@ static void gate(int tfd, const char *on)
 		perror("why_fail: tracing_on");
 }
 
-/* Run scenario @i; 0 when its call failed as expected. */
-static int run(size_t i, int tfd)
+/* Run scenario @i @n times; 0 when its call failed as expected. */
+static int run(size_t i, int tfd, unsigned long n)
 {
 	const struct scenario *s = &scenarios[i];
 	char comm[16];
@@ -342,8 +343,10 @@ static int run(size_t i, int tfd)
 	if (s->prep)
 		s->prep();
 	gate(tfd, "1");
-	ret = s->fail();
-	err = errno;
+	do {
+		ret = s->fail();
+		err = errno;
+	} while (--n && ret == -1 && err == s->err);
 	gate(tfd, "0");
 	if (s->after)
 		s->after();
@@ -359,6 +362,7 @@ static int run(size_t i, int tfd)
 int main(int argc, char **argv)
 {
 	int i = 1, ret = 0, tfd = -1;
+	unsigned long n = 1;
 	size_t j;
 
 	if (argc > 1 && !strcmp(argv[1], "-l")) {
@@ -377,8 +381,12 @@ int main(int argc, char **argv)
 		}
 		i = 3;
 	}
-	if (i >= argc) {
-		fprintf(stderr, "usage: why_fail [-t FILE] SCENARIO... | -l\n");
+	if (i + 1 < argc && !strcmp(argv[i], "-n")) {
+		n = strtoul(argv[i + 1], NULL, 10);
+		i += 2;
+	}
+	if (i >= argc || !n) {
+		fprintf(stderr, "usage: why_fail [-t FILE] [-n N] SCENARIO... | -l\n");
 		return 2;
 	}
 	for (; i < argc; i++) {
@@ -389,7 +397,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "why_fail: no scenario %s\n", argv[i]);
 			return 2;
 		}
-		ret |= run(j, tfd);
+		ret |= run(j, tfd, n);
 	}
 	return ret;
 }
