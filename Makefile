@@ -127,6 +127,12 @@ check-fresh:
 bench:
 	@tests/bench/bench.sh
 
+# make bench-why: the why cost and why origin lines alone
+# (tests/bench/why.sh).
+.PHONY: bench-why
+bench-why:
+	@tests/bench/why.sh
+
 # make bench-cost: the cost table and the reader line alone.
 .PHONY: bench-cost
 bench-cost:

@@ -20,7 +20,8 @@
 # LBR's entries (caps/branches): its own branches filled it.  A row
 # without records fails it.  Then
 # the cost table and the reader line of tests/bench/cost.sh, with their
-# goals; then the attach line of tests/bench/attach.sh, with its goal.
+# goals; then the attach line of tests/bench/attach.sh, with its goal;
+# then the why cost and why origin lines of tests/bench/why.sh.
 #
 # BENCH_CPUS="lbr-amd" narrows the probe_entries part to those CPUs.
 # KVER=RELEASE boots another kernel (tests/vm/kernel.sh's, e.g.
@@ -164,4 +165,9 @@ KVER=$kver "$LBR_TOP/tests/bench/cost.sh" || status=1
 # "attach ..." lines, the goal.
 echo
 "$LBR_TOP/tests/bench/attach.sh" || status=1
+
+# What why's default sets cost a task it does not follow, and the why
+# scenarios' origins (tests/bench/why.sh): "why cost", "why origin".
+echo
+"$LBR_TOP/tests/bench/why.sh" || status=1
 exit $status
