@@ -76,7 +76,7 @@ def parse(text):
     return kernel, probes, oracle, fails, flood
 
 
-FLOOD = 100000
+FLOOD = 20000
 
 
 def judge_flood(flood, what):

@@ -11,7 +11,7 @@
 #       (default: bookworm:lbr-legacy:flood bookworm:lbr-arch sid:lbr-legacy
 #        sid:lbr-arch:flood)
 #
-# ":flood" adds a flood of 100,000 failing open()s (about a minute of
+# ":flood" adds a flood of 20,000 failing open()s (some 20 s of
 # TCG): why keeps 8 and counts the rest.
 #
 # LBR_LAB_QEMU is passed on to tests/vm/run-vm.sh.  The guests run

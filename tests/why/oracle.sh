@@ -116,12 +116,12 @@ echo "@@JSON why"
 cat $W/why.json
 echo "@@END"
 
-# A flood (LBR_WHY_FLOOD=1): 100,000 failing open()s of one kind
+# A flood (LBR_WHY_FLOOD=1): 20,000 failing open()s of one kind
 # (fs/namei.c's functions hooked).  why keeps the first 8 and counts the
 # others; what the module dropped, it says.
 [ "${LBR_WHY_FLOOD:-0}" = 1 ] || exit 0
 t0=$(date +%s)
-lbr-snap why --json -a ':fs/namei.c' -- why_fail -n 100000 no-such-file \
+lbr-snap why --json -a ':fs/namei.c' -- why_fail -n 20000 no-such-file \
 	>$W/flood.json 2>$W/flood.err
 echo "# flood: exit $? in $(($(date +%s) - t0)) s"
 echo "@@FLOOD"
