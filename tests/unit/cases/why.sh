@@ -112,6 +112,23 @@ why_no_process()
 }
 check "why -p of a process gone: said, exit 125" why_no_process
 
+# A command that does not exist, by path or in PATH: said, exit 127, as
+# a shell's; every target taken back.
+why_no_cmd()
+{
+	local c
+
+	for c in /no/such/cmd no-such-cmd-in-path; do
+		"${WHY[@]}" -- "$c" >why.out 2>why.err
+		[ $? = 127 ] &&
+		grep -q "^lbr-snap: $c: No such file or directory\$" why.err &&
+		[ "$(grep -c '^fake: ADD_TARGET' why.err)" = \
+		  "$(grep -c '^fake: DEL_TARGET' why.err)" ] ||
+			{ echo "$c:"; cat why.err; return 1; }
+	done
+}
+check "why of a command that does not exist: said, exit 127, nothing left attached" why_no_cmd
+
 # tests/why/check-oracle.py, the why scenarios' judge, on crafted guest
 # output: 20 scenarios, all found; one origin elsewhere; a guest that died
 # after 5 of them; a JSON line cut short.
