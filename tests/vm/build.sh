@@ -20,6 +20,11 @@ fi
 out=$LBR_BUILD/$kver
 ks=$(lbr_kernel_source_files)
 mkdir -p "$out"
+# One build of a kernel's at a time: make check's lanes ask for the same
+# one together (the why scenarios beside a release's guest), and the
+# copies and objects below are the kernel's.
+exec 7>"$out.lock"
+flock 7
 
 # A kernel built with an older gcc than the host's (bullseye's gcc-10) is
 # built for with the host's, as tests/matrix/matrix.sh does.
@@ -61,7 +66,8 @@ else
 		"$m/out/lbr_snap_test_target.ko" "$out/"
 fi
 
-make -s -C "$LBR_TOP/tools" >&2
+# tools/ is every kernel's: one make of it at a time.
+flock "$LBR_BUILD/.tools.lock" make -s -C "$LBR_TOP/tools" >&2
 cp "$LBR_TOP/tools/lbr-snap" "$out/"
 
 # The functions the source keeps out of kprobes' reach (NOKPROBE_SYMBOL,

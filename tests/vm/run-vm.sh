@@ -56,7 +56,9 @@ esac
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$LBR_TOP/tests/vm/mkinitramfs.sh" "$kver" "$bin" "$script" "$work/initrd.gz"
+# Not while build.sh rewrites the build (it holds the lock alone).
+flock -s "$bin.lock" \
+	"$LBR_TOP/tests/vm/mkinitramfs.sh" "$kver" "$bin" "$script" "$work/initrd.gz"
 # --files: DIR's tree added to the guest's root, as a second, uncompressed
 # cpio archive after the first (the kernel unpacks one after the other,
 # zeros between them skipped); the guest gets the memory it takes twice.

@@ -32,7 +32,7 @@ why_fail -l >$W/list || { echo "oracle: why_fail -l failed"; exit 1; }
 
 # Write $1 to tracefs's $2, saying so when it is refused.
 w() {
-	echo "$1" 2>/dev/null >$T/$2 || echo "# oracle: $2 refused '$1'"
+	echo "$1" 2>/dev/null >"$T/$2" || echo "# oracle: $2 refused '$1'"
 }
 
 # Run scenario $1 under the tracer set up: set $2 (set_ftrace_pid or
@@ -41,7 +41,7 @@ traced() {
 	echo >$T/trace
 	sh -c "echo \$\$ >$T/$2 && exec why_fail -t $T/tracing_on $1" \
 		>/dev/null 2>&1
-	echo >$T/$2
+	echo >"$T/$2"
 }
 
 w 0 tracing_on
