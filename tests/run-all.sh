@@ -642,7 +642,8 @@ else
 	# of tests/why/why_fail.c, its origin found by the kernel's tracers
 	# and by lbr-snap why, on Debian 6.1 and sid's 7.2, with the -dbg
 	# vmlinux; one job per lab CPU, so that each lane gets a 6.1 guest
-	# (about 3 minutes alone) and a 7.2 one (about 6), and one flood.
+	# and a 7.2 one (3 and 3.5 minutes alone), and one flood: 400 s a job
+	# side by side.
 	why_scenarios_legacy() {
 		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy:flood \
 			sid:lbr-legacy
