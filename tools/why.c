@@ -63,6 +63,7 @@ struct wfail {
 	size_t nr;
 	size_t origin;		/* index in @chain */
 	long long err;
+	__u64 from_ns, to_ns;	/* when it ran */
 	bool lossy;		/* the module dropped records meanwhile */
 };
 
@@ -194,6 +195,9 @@ static void note_gap(struct why *w, const struct lbr_snap_record *h)
 {
 	size_t n = w->nr_cpu_ts;
 
+	/* A record's CPU is below the kernel's nr_cpu_ids. */
+	if (h->cpu >= 1u << 16)
+		return;
 	if (h->cpu >= n) {
 		w->nr_cpu_ts = h->cpu + 1;
 		w->cpu_ts = xrealloc(w->cpu_ts, w->nr_cpu_ts * sizeof(*w->cpu_ts));
@@ -255,10 +259,10 @@ static void close_call(struct why *w, struct wtask *t, const struct rec *r)
 	wrec_copy(&f->chain[f->nr++], r);
 	if (f->origin == SIZE_MAX)
 		f->origin = f->nr - 1;
-	f->lossy = lost_in(w, w->tree && (r->hdr.flags & LBR_SNAP_REC_SYSCALL) ?
-			   r->hdr.syscall_ns : f->chain[0].r.hdr.ts_ns,
-			   r->hdr.ts_ns);
-	w->lossy += f->lossy;
+	/* Judged at the report: a later record may show a drop in it. */
+	f->from_ns = w->tree && (r->hdr.flags & LBR_SNAP_REC_SYSCALL) ?
+		     r->hdr.syscall_ns : f->chain[0].r.hdr.ts_ns;
+	f->to_ns = r->hdr.ts_ns;
 	t->nr = 0;
 }
 
@@ -561,6 +565,11 @@ size_t why_report(struct why *w, FILE *o)
 {
 	size_t i;
 
+	for (i = 0; i < w->nr_fails; i++) {
+		w->fails[i].lossy = lost_in(w, w->fails[i].from_ns,
+					    w->fails[i].to_ns);
+		w->lossy += w->fails[i].lossy;
+	}
 	for (i = 0; i < w->nr_fails; i++) {
 		if (w->json)
 			print_json(w, &w->fails[i], o);
