@@ -1125,12 +1125,9 @@ static int parse_why(struct opts *o, char **cmd)
 	}
 	if (!o->nr_allow)
 		o->allow[o->nr_allow++] = allow;
-	for (i = 0; i < o->nr_allow; i++) {
-		/* Cannot happen: 64 -e and 64 -a (or layers) at most. */
-		if (t->nr_specs == TRACE_MAX_SPECS)
-			return usage_error("too many -e and -a: ", o->allow[i]);
+	/* 64 -e and 64 -a at most, or the layers (asserted above). */
+	for (i = 0; i < o->nr_allow; i++)
 		t->specs[t->nr_specs++] = o->allow[i];
-	}
 	if (!t->lbr) {
 		t->lbr = "any";
 		t->lbr_default = true;
