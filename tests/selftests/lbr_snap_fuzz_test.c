@@ -158,15 +158,26 @@ struct worker {
  * are the test module's (a batch takes vmlinux's only), or a function of
  * vmlinux at an address past its entry, or anything at all; ids to remove
  * are no target's.  Nothing it does may capture: the counters stay exact.
+ * A removal read at a stride not its own takes its ids from any four
+ * bytes: there every byte but the ids is 0xa5, and what the module writes
+ * back is zeros, so no window names the two targets that capture (ids 2
+ * and 3, main()).  Zeros once named id 0, then lbr_test_int: its records
+ * stayed counted as read, its captures went with it.
  */
 static void random_batch(unsigned long *s, int fd, unsigned long long past)
 {
 	struct lbr_snap_target_entry e[4];
 	struct lbr_snap_targets t = { 0 };
 	unsigned int i, n = 1 + rnd(s) % 4;
+	bool del = rnd(s) & 1;
 
-	memset(e, 0, sizeof(e));
+	memset(e, del ? 0xa5 : 0, sizeof(e));
 	for (i = 0; i < n; i++) {
+		e[i].id = (1U << 20) + rnd(s) % 1000;
+		if (del) {
+			e[i].reserved = 0;
+			continue;
+		}
 		random_spec(s, e[i].spec, sizeof(e[i].spec));
 		switch (rnd(s) % 4) {
 		case 0:
@@ -179,7 +190,6 @@ static void random_batch(unsigned long *s, int fd, unsigned long long past)
 			e[i].addr = rnd(s) | 0xffffffff80000000ULL;
 			break;
 		}
-		e[i].id = (1U << 20) + rnd(s) % 1000;
 	}
 	t.entries_ptr = (unsigned long)hostile_ptr(s, e);
 	t.nr = rnd(s) % 8 ? n : rnd(s);
@@ -190,8 +200,8 @@ static void random_batch(unsigned long *s, int fd, unsigned long long past)
 	if (t.nr > n && t.entries_ptr == (unsigned long)e)
 		t.nr = n;
 	t.flags = rnd(s) % 4 ? rnd(s) % 2 : rnd(s);
-	count(ioctl(fd, rnd(s) & 1 ? LBR_SNAP_IOC_ADD_TARGETS :
-				     LBR_SNAP_IOC_DEL_TARGETS, &t));
+	count(ioctl(fd, del ? LBR_SNAP_IOC_DEL_TARGETS :
+			      LBR_SNAP_IOC_ADD_TARGETS, &t));
 }
 
 static void *work(void *p)
@@ -360,7 +370,8 @@ int main(int argc, char **argv)
 	recs = calloc(MAX_RECS, sizeof(*recs));
 
 	load_target_module();
-	tap(!load("targets=lbr_test_int%int,lbr_test_long%long@kretprobe capture=all buffer_kb=64"),
+	/* Ids 0 and 1 go to two targets nothing calls (random_batch()). */
+	tap(!load("targets=lbr_test_bool%bool,lbr_test_ptr%ptr,lbr_test_int%int,lbr_test_long%long@kretprobe capture=all buffer_kb=64"),
 	    "lbr_snap loads for the fuzzer");
 	for (i = 0; i < THREADS; i++) {
 		w[i].seed = seed * THREADS + i + 1;
