@@ -85,8 +85,16 @@ lbr_kernel_source_files() {
 # state component (patches 0009/0010, lbr-lab-xsaves=on): the guest
 # kernel switches FPU state with XSAVES, perf reads LBR with it, and so
 # does lbr_snap (lbr_read=auto).
+#
+# A lab name may be followed by more of the lab's -cpu properties, its
+# quirks among them: "lbr-legacy,lbr-lab-dead=on,lbr-lab-quirk-cpus=2"
+# (tests/lbr-lab/README.md, "Quirks").
 lbr_qemu_for_cpu() {
+	local extra=
 	case "$1" in
+	lbr-*,*) extra=,${1#*,} ;;
+	esac
+	case "${1%%,*}" in
 	stock)
 		QEMU=qemu-system-x86_64
 		QEMU_CPU=qemu64
@@ -107,7 +115,7 @@ lbr_qemu_for_cpu() {
 			die "building the LBR lab QEMU failed"
 		[ -x "$QEMU" ] || die "building the LBR lab QEMU failed"
 		QEMU_ARGS="-L /usr/share/qemu -L /usr/share/seabios"
-		case "$1" in
+		case "${1%%,*}" in
 		lbr-legacy) QEMU_CPU=Skylake-Client-LBR ;;
 		lbr-arch) QEMU_CPU=SapphireRapids-LBR ;;
 		lbr-legacy-pmu) QEMU_CPU=Skylake-Client-LBR,pmu=on ;;
@@ -119,6 +127,7 @@ lbr_qemu_for_cpu() {
 		lbr-amd) QEMU_CPU=EPYC-Genoa-LBR,pmu=on ;;
 		lbr-amd-nopmu) QEMU_CPU=EPYC-Genoa-LBR ;;
 		esac
+		QEMU_CPU=$QEMU_CPU$extra
 		;;
 	*)
 		die "CPU=$1: use stock, skylake, lbr-legacy, lbr-arch, lbr-legacy-pmu, lbr-arch-pmu, lbr-arch-xsaves, lbr-legacy-pmu3, lbr-amd or lbr-amd-nopmu"
