@@ -281,11 +281,21 @@ struct lbr_snap_info {
 				 * set (LBR_SNAP_TREE_MAX): their returns
 				 * are filtered
 				 */
+	/* Only when the caller's struct covers them: */
+	__u32 nr_cpus_failed;	/* online CPUs given no LBR: one of their
+				 * LBR MSRs faulted, or (mode=raw) their
+				 * LBR did not record a test pattern of
+				 * calls; no records carry their branches
+				 */
+	__u32 reserved3;
+	char  cpus_failed[40];	/* which ("1,3", cut if longer) */
+	char  cpu_failure[96];	/* the first one's reason */
 };
 
-/* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks. */
+/* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks, ... */
 #define LBR_SNAP_INFO_SIZE_V1	208
 #define LBR_SNAP_INFO_SIZE_V2	472
+#define LBR_SNAP_INFO_SIZE_V3	480	/* before nr_cpus_failed */
 
 /* struct lbr_snap_info.lbr_read */
 #define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */

@@ -460,6 +460,7 @@ unsigned int lbr_hw_cpu_online(unsigned int cpu)
 {
 	struct lbr_cpu_kind k;
 
+	lbr_cpu_health_clear();
 	lbr_this_cpu_kind(&k);
 	if (k.backend != lbr_hw.backend || !k.depth || k.depth > lbr_hw.depth ||
 	    (lbr_nr_groups && k.format != lbr_groups[0].kind.format)) {
@@ -467,6 +468,11 @@ unsigned int lbr_hw_cpu_online(unsigned int cpu)
 			cpu, lbr_core_type_name(k.core_type),
 			k.backend == lbr_hw.backend ? lbr_hw.name : "none",
 			k.format, k.depth);
+		return 0;
+	}
+	/* Every MSR the capture path will read here (lbr_selftest.c). */
+	if (lbr_cpu_probe_msrs(k.depth)) {
+		lbr_cpu_health_report(cpu);
 		return 0;
 	}
 	return k.depth;
@@ -715,9 +721,12 @@ static int lbr_filter_parse(const char *spec)
 }
 
 /* LBR_SELECT, legacy and AMD alike: set bits suppress. */
+#define LBR_SELECT_NOT_KERNEL	BIT(1)	/* CPL_NEQ_0: the kernel's only */
+
 static u64 lbr_select_value(void)
 {
-	return (lbr_filter.kernel ? 0 : BIT(0)) | (lbr_filter.user ? 0 : BIT(1)) |
+	return (lbr_filter.kernel ? 0 : BIT(0)) |
+	       (lbr_filter.user ? 0 : LBR_SELECT_NOT_KERNEL) |
 	       ((u64)(~lbr_filter.kinds & LBR_KINDS_ALL) << 2);
 }
 
@@ -829,6 +838,32 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
 		*ctl &= ~LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI;
 }
 
+/*
+ * Does this CPU's LBR record what it runs (lbr_cpu_selftest())?  With the
+ * filter set to every kind of the kernel's branches for the test: ARCH_LBR
+ * _CTL says so itself (ARCH_LBR_DEPTH is the depth), LBR_SELECT
+ * suppresses the user's only.  Interrupts off over it; the caller writes
+ * its own values next.
+ */
+static int lbr_cpu_start_selftest(const struct lbr_saved *s, u32 sel_msr,
+				  unsigned int depth)
+{
+	u64 ctl = s->ctl_set, sel = LBR_SELECT_NOT_KERNEL;
+	unsigned long flags;
+	int ret;
+
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
+		ctl = lbr_arch_ctl_bits(true, false, LBR_KINDS_ALL,
+					lbr_hw.arch_cpl, lbr_hw.arch_kinds);
+		sel = depth;
+	}
+	local_irq_save(flags);
+	ret = lbr_wrmsr_safe(sel_msr, sel) ? -EIO :
+					     lbr_cpu_selftest(depth, ctl);
+	local_irq_restore(flags);
+	return ret;
+}
+
 static int lbr_cpu_start(unsigned int cpu)
 {
 	struct lbr_saved *s = this_cpu_ptr(&lbr_saved);
@@ -853,6 +888,12 @@ static int lbr_cpu_start(unsigned int cpu)
 		return 0;
 	}
 	lbr_raw_values(s, depth, &s->ctl_set, &s->select_set);
+	if (lbr_cpu_start_selftest(s, sel_msr, depth)) {
+		lbr_cpu_health_report(cpu);
+		lbr_wrmsr_safe(sel_msr, s->select);
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+		return 0;
+	}
 	/* Writing ARCH_LBR_DEPTH also clears the entries. */
 	if (lbr_wrmsr_safe(sel_msr, s->select_set) ||
 	    lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set)) {

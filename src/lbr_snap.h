@@ -112,6 +112,14 @@ static __always_inline bool lbr_hw_was_off(u32 ctl)
 	return !(ctl & lbr_hw.enable_mask) || lbr_hw_pmi_frozen(ctl);
 }
 
+/* --- each CPU's LBR checked before use (lbr_selftest.c) --- */
+
+void lbr_cpu_health_clear(void);
+int lbr_cpu_probe_msrs(unsigned int depth);
+int lbr_cpu_selftest(unsigned int depth, u64 ctl);
+void lbr_cpu_health_report(unsigned int cpu);
+unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen);
+
 /* --- mode=perf (vlbr_event.c) --- */
 
 int lbr_vlbr_start(u64 branch_type);

@@ -89,13 +89,13 @@ ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers 
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
-	why-scenarios-arch"
+	why-scenarios-arch guest-lbr-quirks"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
-	why-scenarios-arch"
+	why-scenarios-arch guest-lbr-quirks"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -644,6 +644,28 @@ else
 	# vmlinux; one job per lab CPU, so that each lane gets a 6.1 guest
 	# and a 7.2 one (3 and 3.5 minutes alone), and one flood: 400 s a job
 	# side by side.
+	# Lab CPUs whose LBR is broken on purpose (tests/lbr-lab/README.md,
+	# "Quirks"), and the check of each CPU's LBR as lbr_snap starts to
+	# use it (load.each_cpu_checked): CPU 1 of a legacy LBR records
+	# nothing; CPU 0 of an Arch LBR faults from entry 16; both CPUs of an
+	# AMD LbrExtV2 fault from entry 8.  Every other lab suite checks that
+	# no CPU is refused.  About a minute a boot.
+	guest_lbr_quirks() {
+		local rc=0
+		vm --smp 2 --accel tcg,thread=single \
+			--cpu lbr-legacy,lbr-lab-dead=on,lbr-lab-quirk-cpus=2 \
+			--append "LBR_TESTS=each_cpu_checked LBR_LAB_BROKEN_CPUS=1 LBR_LAB_BROKEN=dead" \
+			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
+		vm --smp 2 --accel tcg,thread=single \
+			--cpu lbr-arch,lbr-lab-gp-from=16,lbr-lab-quirk-cpus=1 \
+			--append "LBR_TESTS=each_cpu_checked LBR_LAB_BROKEN_CPUS=0 LBR_LAB_BROKEN=gp" \
+			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
+		vm --smp 2 --accel tcg,thread=single \
+			--cpu lbr-amd-nopmu,lbr-lab-gp-from=8 \
+			--append "LBR_TESTS=each_cpu_checked LBR_LAB_BROKEN_CPUS=0,1 LBR_LAB_BROKEN=gp" \
+			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
+		return $rc
+	}
 	why_scenarios_legacy() {
 		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy:flood \
 			sid:lbr-legacy
@@ -659,7 +681,8 @@ else
 		"guest-lbr-pmu3 guest_lbr_pmu3" "guest-nested guest_nested" \
 		"guest-lbr-amd guest_lbr_amd" \
 		"guest-lbr-amd-nopmu guest_lbr_amd_nopmu" \
-		"why-scenarios-legacy why_scenarios_legacy"
+		"why-scenarios-legacy why_scenarios_legacy" \
+		"guest-lbr-quirks guest_lbr_quirks"
 	suite_bg "guest-5.10 guest_5_10" "guest-6.12 guest_6_12" \
 		"guest-stress guest_stress" \
 		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
@@ -668,7 +691,8 @@ else
 	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
-		guest-lbr-amd-nopmu why-scenarios-legacy why-scenarios-arch
+		guest-lbr-amd-nopmu why-scenarios-legacy why-scenarios-arch \
+		guest-lbr-quirks
 fi
 
 if [ "$ran" = 0 ]; then

@@ -550,6 +550,12 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       core_type_name(t->core_type), t->nr_cpus,
 		       backend_name(t->backend), t->lbr_format, t->lbr_depth);
 	}
+	/* CPUs whose LBR failed its check (modules before it check none). */
+	if (info->nr_cpus_failed)
+		printf("cpus_failed: %u (cpus %.*s): %.*s\n",
+		       info->nr_cpus_failed, (int)sizeof(info->cpus_failed),
+		       info->cpus_failed, (int)sizeof(info->cpu_failure),
+		       info->cpu_failure);
 }
 
 static void print_info_json(const struct lbr_snap_info *info)
@@ -593,7 +599,12 @@ static void print_info_json(const struct lbr_snap_info *info)
 		       t->nr_cpus, backend_name(t->backend), t->lbr_format,
 		       t->lbr_depth);
 	}
-	fputs("]}\n", stdout);
+	printf("],\"cpus_failed\":{\"nr\":%u,\"cpus\":",
+	       info->nr_cpus_failed);
+	json_str(stdout, info->cpus_failed, sizeof(info->cpus_failed));
+	fputs(",\"reason\":", stdout);
+	json_str(stdout, info->cpu_failure, sizeof(info->cpu_failure));
+	fputs("}}\n", stdout);
 }
 
 static int cmd_info(int fd, const struct opts *o)

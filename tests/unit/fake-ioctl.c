@@ -142,6 +142,10 @@ static void fake_cpu_types(struct lbr_snap_info *info)
 
 	info->nr_cpu_types = ARRAY_SIZE(types);
 	memcpy(info->cpu_types, types, sizeof(types));
+	/* And one whose LBR failed its check at load. */
+	info->nr_cpus_failed = 1;
+	strcpy(info->cpus_failed, "11");
+	strcpy(info->cpu_failure, "cpu11: LBR MSR 0x1510 faults");
 }
 
 static int fake_stats(struct lbr_snap_stats *st)

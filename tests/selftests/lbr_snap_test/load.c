@@ -3,7 +3,8 @@
  * lbr_snap_test, fixture load: the module's load-time parameters.
  * targets= validated all or nothing with a clear errno, every parameter
  * with hostile values, buffer_kb= and the wakeup mark, mode= and
- * lbr_filter=, backend=, what GET_INFO says, lbr_read=xsaves.
+ * lbr_filter=, backend=, what GET_INFO says, each CPU's LBR checked,
+ * lbr_read=xsaves.
  */
 
 FIXTURE(load) {
@@ -450,6 +451,96 @@ TEST_F(load, info)
 	}
 	ASSERT_EQ(0, unload());
 	EXPECT_FALSE(hooked("lbr_test_int"));
+}
+
+/* Is @cpu in @list, "0,2"? */
+static bool cpu_listed(const char *list, int cpu)
+{
+	const char *p = list;
+	char *end;
+
+	while (*p) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			return false;
+		if (v == cpu)
+			return true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Each CPU's LBR is checked as lbr_snap starts to use it: every entry's
+ * MSRs read, and in mode=raw a pattern of calls looked for in the LBR.  A
+ * lab boot with a quirk names its broken CPUs and the quirk in the
+ * guest's environment (LBR_LAB_BROKEN_CPUS="1", LBR_LAB_BROKEN=gp or
+ * dead, as the harness gives lbr-lab-quirk-cpus): those CPUs and only they
+ * are refused, GET_INFO and the log say why, and their error returns
+ * carry no branches (NO_LBR) while the others' do.  On every other lab boot no CPU
+ * is refused.
+ */
+TEST_F(load, each_cpu_checked)
+{
+	const char *broken = getenv("LBR_LAB_BROKEN_CPUS") ?: "";
+	const char *how = getenv("LBR_LAB_BROKEN") ?: "";
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), c, fd, n, nr_broken = 0;
+	struct lbr_snap_info info;
+	struct rec *recs;
+	cpu_set_t set;
+
+	for (c = 0; broken[c]; c++)
+		nr_broken += !c || broken[c] == ',';
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int%int mode=raw", &info));
+	if (info.backend == LBR_SNAP_BACKEND_NONE) {
+		ASSERT_EQ(0, nr_broken) TH_LOG("a quirk named, and no LBR found");
+		SKIP(return, "no LBR: no CPU to check");
+	}
+	EXPECT_EQ(nr_broken, info.nr_cpus_failed);
+	EXPECT_STREQ(broken, info.cpus_failed);
+	if (!strcmp(how, "gp")) {
+		EXPECT_NE(NULL, strstr(info.cpu_failure, "faults"));
+	} else if (!strcmp(how, "dead")) {
+		EXPECT_NE(NULL, strstr(info.cpu_failure,
+				       "recorded 0 of 3 test calls"));
+	} else {
+		EXPECT_STREQ("", info.cpu_failure);
+	}
+	TH_LOG("%u CPUs refused (%s): %s", info.nr_cpus_failed,
+	       info.cpus_failed, info.cpu_failure);
+	EXPECT_EQ(nr_broken > 0, kmsg_has(self->kmsg, "no LBR records from it"));
+
+	recs = calloc(MAX_RECS, sizeof(*recs));
+	ASSERT_NE(NULL, recs);
+	fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	for (c = 0; c < ncpu; c++) {
+		bool bad = cpu_listed(broken, c);
+
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		ASSERT_EQ(0, trigger("int", -22, 1));
+		n = drain(fd, recs, MAX_RECS);
+		ASSERT_EQ(1, n) TH_LOG("%s", lbr_why);
+		EXPECT_EQ(c, recs[0].h.cpu);
+		if (bad) {
+			EXPECT_EQ(0, recs[0].h.nr_entries)
+				TH_LOG("cpu%d, refused, gave %u entries", c,
+				       recs[0].h.nr_entries);
+			EXPECT_TRUE(recs[0].h.flags & LBR_SNAP_REC_NO_LBR);
+		} else {
+			EXPECT_LT(0, recs[0].h.nr_entries)
+				TH_LOG("cpu%d gave no entries", c);
+		}
+	}
+	close(fd);
+	free(recs);
+	CPU_ZERO(&set);
+	for (c = 0; c < ncpu; c++)
+		CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
 /*
