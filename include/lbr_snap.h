@@ -282,10 +282,12 @@ struct lbr_snap_info {
 				 * are filtered
 				 */
 	/* Only when the caller's struct covers them: */
-	__u32 nr_cpus_failed;	/* online CPUs given no LBR: one of their
-				 * LBR MSRs faulted, or (mode=raw) their
-				 * LBR did not record a test pattern of
-				 * calls; no records carry their branches
+	__u32 nr_cpus_failed;	/* online CPUs the check of each CPU's
+				 * LBR gave none: one of their LBR MSRs
+				 * faulted, or (mode=raw) their LBR did not
+				 * record a chain of calls; their records
+				 * say NO_LBR.  Refusals of other kinds
+				 * are logged only.
 				 */
 	__u32 reserved3;
 	char  cpus_failed[40];	/* which ("1,3", cut if longer) */

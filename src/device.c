@@ -48,6 +48,7 @@ static_assert(offsetof(struct lbr_snap_info, tree_tasks) ==
 	      LBR_SNAP_INFO_SIZE_V2);
 static_assert(offsetof(struct lbr_snap_info, nr_cpus_failed) ==
 	      LBR_SNAP_INFO_SIZE_V3);
+static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V3 + 144);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==

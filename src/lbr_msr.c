@@ -69,6 +69,9 @@ struct lbr_hw lbr_hw __read_mostly = {
 	.name = "none",
 };
 
+/* LBR_SELECT must let jumps through for calls (LBR_Q_JMP_FOR_CALLS). */
+static bool lbr_jmp_for_calls;
+
 /* Legacy LBR depth and MSR bases by model, as intel_pmu_init() picks them. */
 struct lbr_model {
 	u8 model;
@@ -83,35 +86,47 @@ struct lbr_model {
 #define LBR_Q_KNL_FLAGS		BIT(0)
 /* Haswell writes a TSX abort twice (x86_pmu.lbr_double_abort). */
 #define LBR_Q_DOUBLE_ABORT	BIT(1)
+/*
+ * No LBR_SELECT: Core2, Bonnell and Saltwell (intel_pmu_lbr_init_core(),
+ * _atom() set no lbr_sel_map); they record every CPL and kind.
+ */
+#define LBR_Q_NO_SELECT		BIT(2)
+/* Calls are recorded only with jumps (perf's nhm_lbr_sel_map). */
+#define LBR_Q_JMP_FOR_CALLS	BIT(3)
+/* Bonnell before stepping 10: "LBR disabled due to erratum" (_atom()). */
+#define LBR_Q_BONNELL_ERRATUM	BIT(4)
 
 static const struct lbr_model lbr_models[] = {
 	/* Core2 Merom, Merom-L, Penryn, Dunnington: intel_pmu_lbr_init_core() */
-	{ 0x0f, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x16, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x17, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x1d, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	/* Atom Bonnell, Saltwell, Silvermont, Airmont: _atom(), _slm() */
-	{ 0x1c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x26, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x27, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x35, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x36, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x37, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x4a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x4c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x4d, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
-	{ 0x5a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0 },
+	{ 0x0f, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x16, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x17, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x1d, 4, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	/* Atom Bonnell, Saltwell: _atom() */
+	{ 0x1c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0,
+	  LBR_Q_NO_SELECT | LBR_Q_BONNELL_ERRATUM },
+	{ 0x26, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x27, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x35, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	{ 0x36, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_NO_SELECT },
+	/* Silvermont, Airmont: _slm(), with Nehalem's LBR_SELECT map */
+	{ 0x37, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x4a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x4c, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x4d, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x5a, 8, LBR_MSR_CORE_FROM, LBR_MSR_CORE_TO, 0, LBR_Q_JMP_FOR_CALLS },
 	/* Knights Landing and Mill: intel_pmu_lbr_init_knl() */
 	{ 0x57, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_KNL_FLAGS },
 	{ 0x85, 8, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_KNL_FLAGS },
-	/* Nehalem, Westmere, Sandy/Ivy Bridge, Haswell, Broadwell */
-	{ 0x1a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x1e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x1f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x2e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x25, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x2c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
-	{ 0x2f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
+	/* Nehalem, Westmere: _nhm() */
+	{ 0x1a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x1e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x1f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x2e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x25, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x2c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	{ 0x2f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
+	/* Sandy/Ivy Bridge, Haswell, Broadwell */
 	{ 0x2a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x2d, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
 	{ 0x3a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0 },
@@ -244,6 +259,9 @@ static int lbr_probe_intel(void)
 			m = &lbr_models[i];
 	if (!m)
 		return lbr_none("no LBR table for model %#x", c->x86_model);
+	if ((m->quirks & LBR_Q_BONNELL_ERRATUM) && c->x86_stepping < 10)
+		return lbr_none("model %#x stepping %u: LBR disabled due to erratum, as perf does",
+				c->x86_model, c->x86_stepping);
 
 	lbr_hw.fmt.format = caps & LBR_PERF_CAP_FMT;
 	if ((m->quirks & LBR_Q_KNL_FLAGS) && lbr_hw.fmt.format == LBR_FMT_LIP)
@@ -266,6 +284,9 @@ static int lbr_probe_intel(void)
 	lbr_hw.enable_mask = LBR_DEBUGCTL_LBR;
 	lbr_hw.fmt.tsx = boot_cpu_has(X86_FEATURE_HLE) ||
 			 boot_cpu_has(X86_FEATURE_RTM);
+	lbr_hw.filter_cpl = !(m->quirks & LBR_Q_NO_SELECT);
+	lbr_hw.filter_kinds = lbr_hw.filter_cpl;
+	lbr_jmp_for_calls = m->quirks & LBR_Q_JMP_FOR_CALLS;
 
 	if (!lbr_msr_bits_stick(LBR_MSR_DEBUGCTL, LBR_DEBUGCTL_LBR))
 		return lbr_none("IA32_DEBUGCTL.LBR does not stay set (LBR hidden by a hypervisor or emulator)");
@@ -278,8 +299,10 @@ static int lbr_probe_intel(void)
 	/* The control MSR is DEBUGCTL: its copy says if a PMI freezes. */
 	lbr_hw.frz_gate = LBR_DEBUGCTL_FREEZE_LBRS_ON_PMI;
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason),
-		 "legacy LBR, model %#x, format %u, depth %u",
-		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth);
+		 "legacy LBR, model %#x, format %u, depth %u%s",
+		 c->x86_model, lbr_hw.fmt.format, lbr_hw.depth,
+		 !lbr_hw.filter_cpl ? ", no LBR_SELECT" :
+		 lbr_jmp_for_calls ? ", calls with jumps" : "");
 	return 0;
 }
 
@@ -299,8 +322,8 @@ static int lbr_probe_arch(void)
 	if (!(eax & 0xff))
 		return lbr_none("CPUID.0x1c reports no Arch LBR depth");
 	lbr_hw.depth = fls(eax & 0xff) * 8;
-	lbr_hw.arch_cpl = ebx & BIT(0);
-	lbr_hw.arch_kinds = ebx & BIT(1);
+	lbr_hw.filter_cpl = ebx & BIT(0);
+	lbr_hw.filter_kinds = ebx & BIT(1);
 
 	lbr_hw.ctl_msr = LBR_MSR_ARCH_CTL;
 	lbr_hw.enable_mask = LBR_ARCH_CTL_LBREN;
@@ -312,8 +335,8 @@ static int lbr_probe_arch(void)
 		return lbr_none("ARCH_LBR_CTL.LBREn does not stay set (Arch LBR hidden by a hypervisor or emulator)");
 	lbr_probe_pmi_freeze();
 	snprintf(lbr_hw.reason, sizeof(lbr_hw.reason), "Arch LBR, depth %u%s%s",
-		 lbr_hw.depth, lbr_hw.arch_cpl ? "" : ", every CPL recorded",
-		 lbr_hw.arch_kinds ? "" : ", every kind recorded");
+		 lbr_hw.depth, lbr_hw.filter_cpl ? "" : ", every CPL recorded",
+		 lbr_hw.filter_kinds ? "" : ", every kind recorded");
 	return 0;
 }
 
@@ -336,6 +359,8 @@ static int lbr_probe_amd(void)
 	lbr_hw.to_msr = LBR_MSR_AMD_BR_FROM + 1;
 	lbr_hw.from_stride = 2;
 	lbr_hw.fmt.virt_bits = boot_cpu_data.x86_virt_bits;
+	lbr_hw.filter_cpl = true;
+	lbr_hw.filter_kinds = true;
 	if (!lbr_msr_bits_stick(LBR_MSR_AMD_DBG_EXTN_CFG, LBR_AMD_LBRV2EN))
 		return lbr_none("DBG_EXTN_CFG.LBRV2EN does not stay set (LBR hidden by a hypervisor or emulator)");
 	lbr_probe_pmi_freeze();
@@ -448,6 +473,8 @@ static int lbr_check_cpus(void)
 /**
  * lbr_hw_cpu_online - read what this CPU has, before LBR is used on it
  * @cpu: this CPU (a hotplug callback, or a resume)
+ * @probe: read every LBR MSR to be read here (mode=perf; mode=raw checks
+ *	once it programmed the depth, lbr_cpu_check_raw())
  *
  * Both modes call it when a CPU comes online, and publish what it returns
  * in lbr_cpu_depth only once LBR is on there (lbr_cpu_start(),
@@ -456,11 +483,12 @@ static int lbr_check_cpus(void)
  * another kind than lbr_snap works with, or deeper than the record size
  * chosen at load.
  */
-unsigned int lbr_hw_cpu_online(unsigned int cpu)
+unsigned int lbr_hw_cpu_online(unsigned int cpu, bool probe)
 {
 	struct lbr_cpu_kind k;
+	u64 depth;
 
-	lbr_cpu_health_clear();
+	lbr_cpu_health_clear(cpu);
 	lbr_this_cpu_kind(&k);
 	if (k.backend != lbr_hw.backend || !k.depth || k.depth > lbr_hw.depth ||
 	    (lbr_nr_groups && k.format != lbr_groups[0].kind.format)) {
@@ -470,8 +498,20 @@ unsigned int lbr_hw_cpu_online(unsigned int cpu)
 			k.format, k.depth);
 		return 0;
 	}
+	if (!probe)
+		return k.depth;
+	/*
+	 * mode=perf: perf writes one depth, the boot CPU's, into every CPU's
+	 * ARCH_LBR_DEPTH (intel_pmu_arch_lbr_reset()); on a hybrid part the
+	 * other kind may be deeper, and its entries past that depth are not
+	 * to be read.
+	 */
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH &&
+	    !lbr_rdmsr_safe(LBR_MSR_ARCH_DEPTH, &depth) && depth &&
+	    depth < k.depth)
+		k.depth = depth;
 	/* Every MSR the capture path will read here (lbr_selftest.c). */
-	if (lbr_cpu_probe_msrs(k.depth)) {
+	if (lbr_cpu_probe_msrs(cpu, k.depth)) {
 		lbr_cpu_health_report(cpu);
 		return 0;
 	}
@@ -662,10 +702,8 @@ static void lbr_filter_publish(void)
  */
 static bool lbr_filter_keeps_rets(const struct lbr_filter *f)
 {
-	bool arch = lbr_hw.backend == LBR_SNAP_BACKEND_ARCH;
-
-	return (f->kernel || (arch && !lbr_hw.arch_cpl)) &&
-	       ((f->kinds & LBR_SNAP_KIND_RET) || (arch && !lbr_hw.arch_kinds));
+	return (f->kernel || !lbr_hw.filter_cpl) &&
+	       ((f->kinds & LBR_SNAP_KIND_RET) || !lbr_hw.filter_kinds);
 }
 
 /* The same for the filter in force, for mode=perf's events (vlbr_event.c). */
@@ -721,21 +759,20 @@ static int lbr_filter_parse(const char *spec)
 }
 
 /* LBR_SELECT, legacy and AMD alike: set bits suppress. */
-#define LBR_SELECT_NOT_KERNEL	BIT(1)	/* CPL_NEQ_0: the kernel's only */
+#define LBR_SELECT_CPL_NEQ_0	BIT(1)	/* suppressed: the kernel's only */
 
 static u64 lbr_select_value(void)
 {
-	return (lbr_filter.kernel ? 0 : BIT(0)) |
-	       (lbr_filter.user ? 0 : LBR_SELECT_NOT_KERNEL) |
-	       ((u64)(~lbr_filter.kinds & LBR_KINDS_ALL) << 2);
+	return lbr_select_bits(lbr_filter.kernel, lbr_filter.user,
+			       lbr_filter.kinds, lbr_jmp_for_calls);
 }
 
 /* ARCH_LBR_CTL: set bits enable, what this CPU can filter (lbr_own.h). */
 static u64 lbr_arch_ctl_value(void)
 {
 	return lbr_arch_ctl_bits(lbr_filter.kernel, lbr_filter.user,
-				 lbr_filter.kinds, lbr_hw.arch_cpl,
-				 lbr_hw.arch_kinds);
+				 lbr_filter.kinds, lbr_hw.filter_cpl,
+				 lbr_hw.filter_kinds);
 }
 
 /*
@@ -807,12 +844,25 @@ static u32 lbr_sel_msr(void)
 {
 	switch (lbr_hw.backend) {
 	case LBR_SNAP_BACKEND_INTEL:
-		return LBR_MSR_SELECT;
+		/* None on Core2, Bonnell, Saltwell: lbr_sel_rdmsr() says 0. */
+		return lbr_hw.filter_kinds ? LBR_MSR_SELECT : 0;
 	case LBR_SNAP_BACKEND_AMD:
 		return LBR_MSR_AMD_SELECT;
 	default:
 		return LBR_MSR_ARCH_DEPTH;
 	}
+}
+
+/* The second MSR, or none (@msr 0): it reads 0 and takes any write. */
+static int lbr_sel_rdmsr(u32 msr, u64 *v)
+{
+	*v = 0;
+	return msr ? lbr_rdmsr_safe(msr, v) : 0;
+}
+
+static int lbr_sel_wrmsr(u32 msr, u64 v)
+{
+	return msr ? lbr_wrmsr_safe(msr, v) : 0;
 }
 
 /* What raw mode writes: the control MSR, and the filter or Arch depth. */
@@ -825,7 +875,7 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
 		return;
 	}
 	*ctl = s->ctl | lbr_hw.enable_mask;
-	*sel = lbr_select_value();
+	*sel = lbr_sel_msr() ? lbr_select_value() : 0;
 	/*
 	 * A FREEZE_LBRS_ON_PMI left set (perf sets it while it has an LBR
 	 * user) would let the next PMI, the NMI watchdog's, turn LBR off:
@@ -839,27 +889,38 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
 }
 
 /*
- * Does this CPU's LBR record what it runs (lbr_cpu_selftest())?  With the
- * filter set to every kind of the kernel's branches for the test: ARCH_LBR
- * _CTL says so itself (ARCH_LBR_DEPTH is the depth), LBR_SELECT
- * suppresses the user's only.  Interrupts off over it; the caller writes
- * its own values next.
+ * mode=raw's check of this CPU's LBR (lbr_selftest.c): the test's filter,
+ * every kind of the kernel's branches (ARCH_LBR_CTL says so itself, with
+ * ARCH_LBR_DEPTH the depth; LBR_SELECT suppresses CPL > 0 only), then
+ * every entry's MSRs read (on Arch LBR, once the depth is written), then
+ * the chain of calls looked for.  Interrupts off throughout; on failure
+ * the MSRs get the values found back before they are on again.  The
+ * caller writes its own values after a success.
  */
-static int lbr_cpu_start_selftest(const struct lbr_saved *s, u32 sel_msr,
-				  unsigned int depth)
+static int lbr_cpu_check_raw(unsigned int cpu, const struct lbr_saved *s,
+			     u32 sel_msr, unsigned int depth)
 {
-	u64 ctl = s->ctl_set, sel = LBR_SELECT_NOT_KERNEL;
+	u64 ctl = s->ctl_set, sel = LBR_SELECT_CPL_NEQ_0;
 	unsigned long flags;
 	int ret;
 
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH) {
 		ctl = lbr_arch_ctl_bits(true, false, LBR_KINDS_ALL,
-					lbr_hw.arch_cpl, lbr_hw.arch_kinds);
+					lbr_hw.filter_cpl, lbr_hw.filter_kinds);
 		sel = depth;
 	}
 	local_irq_save(flags);
-	ret = lbr_wrmsr_safe(sel_msr, sel) ? -EIO :
-					     lbr_cpu_selftest(depth, ctl);
+	if (lbr_sel_wrmsr(sel_msr, sel)) {
+		lbr_cpu_write_faulted(cpu, sel_msr);
+		ret = -EIO;
+	} else {
+		ret = lbr_cpu_probe_msrs(cpu, depth) ?:
+		      lbr_cpu_selftest(cpu, depth, ctl);
+	}
+	if (ret) {
+		lbr_sel_wrmsr(sel_msr, s->select);
+		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+	}
 	local_irq_restore(flags);
 	return ret;
 }
@@ -877,29 +938,27 @@ static int lbr_cpu_start(unsigned int cpu)
 	 * between reads nothing (lbr_cpu_stop() or the load left it 0).
 	 */
 	__this_cpu_write(lbr_cpu_depth, 0);
-	depth = lbr_hw_cpu_online(cpu);
+	depth = lbr_hw_cpu_online(cpu, false);
 	if (!depth)
 		return 0;
 
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &s->ctl) ||
-	    lbr_rdmsr_safe(sel_msr, &s->select)) {
+	    lbr_sel_rdmsr(sel_msr, &s->select)) {
 		pr_warn("cpu%u: cannot read LBR control MSRs: no LBR records from it\n",
 			cpu);
 		return 0;
 	}
 	lbr_raw_values(s, depth, &s->ctl_set, &s->select_set);
-	if (lbr_cpu_start_selftest(s, sel_msr, depth)) {
+	if (lbr_cpu_check_raw(cpu, s, sel_msr, depth)) {
 		lbr_cpu_health_report(cpu);
-		lbr_wrmsr_safe(sel_msr, s->select);
-		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
 		return 0;
 	}
 	/* Writing ARCH_LBR_DEPTH also clears the entries. */
-	if (lbr_wrmsr_safe(sel_msr, s->select_set) ||
+	if (lbr_sel_wrmsr(sel_msr, s->select_set) ||
 	    lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl_set)) {
 		pr_warn("cpu%u: the LBR control MSRs refused lbr_snap's values: no LBR records from it\n",
 			cpu);
-		lbr_wrmsr_safe(sel_msr, s->select);
+		lbr_sel_wrmsr(sel_msr, s->select);
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
 		return 0;
 	}
@@ -925,7 +984,7 @@ static int lbr_cpu_stop(unsigned int cpu)
 	WRITE_ONCE(s->valid, false);
 	barrier();
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &now_ctl) ||
-	    lbr_rdmsr_safe(sel_msr, &now_sel)) {
+	    lbr_sel_rdmsr(sel_msr, &now_sel)) {
 		pr_warn("cpu%u: cannot read LBR control MSRs: left as they are\n",
 			cpu);
 		return 0;
@@ -947,7 +1006,7 @@ static int lbr_cpu_stop(unsigned int cpu)
 	if (ctl != now_ctl)
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
 	if (sel != now_sel)
-		lbr_wrmsr_safe(sel_msr, sel);
+		lbr_sel_wrmsr(sel_msr, sel);
 	return 0;
 }
 
@@ -974,7 +1033,7 @@ static void lbr_rearm_after_db(void)
 	if (READ_ONCE(s->valid) && !lbr_rdmsr_safe(lbr_hw.ctl_msr, &now) &&
 	    now == (s->ctl_set & ~lbr_hw.enable_mask) &&
 	    (lbr_hw.backend != LBR_SNAP_BACKEND_INTEL ||
-	     (!lbr_rdmsr_safe(LBR_MSR_SELECT, &sel) && sel == s->select_set)))
+	     (!lbr_sel_rdmsr(lbr_sel_msr(), &sel) && sel == s->select_set)))
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, now | lbr_hw.enable_mask);
 	local_irq_restore(flags);
 }
@@ -1035,16 +1094,26 @@ int lbr_hw_start(const char *mode, const char *filter)
 	}
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
 		return 0;
-	/* Arch LBR without kind filtering records every kind (lbr_own.h). */
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_kinds &&
-	    lbr_filter.kinds != LBR_KINDS_ALL) {
-		pr_err("lbr_filter=%s: this CPU's Arch LBR does not filter by kind of branch (CPUID.0x1c:EBX[1] clear)\n",
-		       filter);
+	/*
+	 * Arch LBR without kind filtering (lbr_own.h), and legacy LBR without
+	 * LBR_SELECT, record every kind and CPL.
+	 */
+	if (!lbr_hw.filter_kinds && lbr_filter.kinds != LBR_KINDS_ALL) {
+		pr_err("lbr_filter=%s: this CPU's LBR does not filter by kind of branch (%s)\n",
+		       filter, lbr_hw.backend == LBR_SNAP_BACKEND_ARCH ?
+		       "CPUID.0x1c:EBX[1] clear" : "no LBR_SELECT");
 		return -EINVAL;
 	}
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH && !lbr_hw.arch_cpl &&
-	    !(lbr_filter.kernel && lbr_filter.user))
-		pr_warn("lbr_filter=%s: this CPU's Arch LBR does not filter by CPL (CPUID.0x1c:EBX[0] clear): records hold every CPL's branches\n",
+	if (!lbr_hw.filter_cpl && !(lbr_filter.kernel && lbr_filter.user))
+		pr_warn("lbr_filter=%s: this CPU's LBR does not filter by CPL (%s): records hold every CPL's branches\n",
+			filter, lbr_hw.backend == LBR_SNAP_BACKEND_ARCH ?
+			"CPUID.0x1c:EBX[0] clear" : "no LBR_SELECT");
+	if (lbr_jmp_for_calls &&
+	    (lbr_select_bits(lbr_filter.kernel, lbr_filter.user,
+			     lbr_filter.kinds, true) !=
+	     lbr_select_bits(lbr_filter.kernel, lbr_filter.user,
+			     lbr_filter.kinds, false)))
+		pr_info("lbr_filter=%s: this CPU records calls and returns only with jumps: jumps are recorded too\n",
 			filter);
 
 	if (!sysfs_streq(mode, "raw")) {
@@ -1148,13 +1217,13 @@ static void lbr_cpu_refilter(void *info)
 	 * which the kernel sets while a block-stepping task runs.  A CPU
 	 * left alone keeps its lbr_cpu_rets, lbr_snap's last filter's.
 	 */
-	sel = lbr_select_value();
+	sel = sel_msr ? lbr_select_value() : 0;
 	mask = lbr_hw.enable_mask |
 	       (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL ? LBR_DEBUGCTL_BTF : 0);
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||
 	    (ctl & ~mask) != (s->ctl_set & ~mask) ||
-	    lbr_rdmsr_safe(sel_msr, &now) || now != s->select_set ||
-	    lbr_wrmsr_safe(sel_msr, sel)) {
+	    lbr_sel_rdmsr(sel_msr, &now) || now != s->select_set ||
+	    lbr_sel_wrmsr(sel_msr, sel)) {
 		atomic_inc(changed);
 		return;
 	}
@@ -1191,10 +1260,9 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds)
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
 		return -ENODEV;
 	/* As perf's arch_lbr_ctl_map has it: what the CPU cannot, refused. */
-	if (lbr_hw.backend == LBR_SNAP_BACKEND_ARCH &&
-	    ((!lbr_hw.arch_kinds && kinds != LBR_KINDS_ALL) ||
-	     (!lbr_hw.arch_cpl &&
-	      cpl != (LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER))))
+	if ((!lbr_hw.filter_kinds && kinds != LBR_KINDS_ALL) ||
+	    (!lbr_hw.filter_cpl &&
+	     cpl != (LBR_SNAP_LBR_KERNEL | LBR_SNAP_LBR_USER)))
 		return -EOPNOTSUPP;
 
 	if (mutex_lock_killable(&lbr_filter_lock))

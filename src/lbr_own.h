@@ -64,4 +64,27 @@ static inline u64 lbr_arch_ctl_bits(bool kernel, bool user, u8 kinds,
 	return ctl;
 }
 
+/*
+ * LBR_SELECT (legacy and AMD) for a filter: set bits suppress, CPL 0 in
+ * bit 0, CPL > 0 in bit 1, then the kinds of branch in @kinds' order in
+ * bits 2..8.  @jmp_for_calls: Nehalem, Westmere, Silvermont and Airmont,
+ * whose calls are recorded only when jumps are not suppressed, nor
+ * indirect calls when indirect jumps are (perf's nhm_lbr_sel_map: "NHM/
+ * WSM erratum: must include REL_JMP+IND_JMP to get CALL branches", and it
+ * asks for the jumps with the returns too); those jumps are then recorded
+ * beside what @kinds asked.
+ */
+static inline u64 lbr_select_bits(bool kernel, bool user, u8 kinds,
+				  bool jmp_for_calls)
+{
+	if (jmp_for_calls) {
+		if (kinds & (LBR_SNAP_KIND_REL_CALL | LBR_SNAP_KIND_RET))
+			kinds |= LBR_SNAP_KIND_REL_JMP | LBR_SNAP_KIND_IND_JMP;
+		if (kinds & LBR_SNAP_KIND_IND_CALL)
+			kinds |= LBR_SNAP_KIND_IND_JMP;
+	}
+	return (kernel ? 0 : 1ULL << 0) | (user ? 0 : 1ULL << 1) |
+	       ((u64)(~kinds & LBR_SNAP_KIND_ALL) << 2);
+}
+
 #endif /* LBR_OWN_H */

@@ -43,8 +43,10 @@ struct lbr_hw {
 	u32 from_stride;	/* MSR step between entries */
 	unsigned int depth;
 	bool double_abort;	/* drop Haswell's duplicated abort entries */
-	bool arch_cpl;		/* Arch LBR filters by CPL (CPUID.0x1c EBX[0]) */
-	bool arch_kinds;	/* and by branch kind (EBX[1]) */
+	bool filter_cpl;	/* LBR filters by CPL (Arch LBR: CPUID.0x1c
+				 * EBX[0]; legacy: LBR_SELECT exists)
+				 */
+	bool filter_kinds;	/* and by branch kind (EBX[1]; LBR_SELECT) */
 	u8 planes;		/* LBR_RAW_*: what lbr_hw_read_raw() copies */
 	struct lbr_decode_fmt fmt;
 	char reason[96];	/* why this backend, shown by GET_INFO */

@@ -32,7 +32,7 @@ int lbr_hw_set_filter(u32 cpl, u32 kinds);
 void lbr_hw_get_filter(u32 *cpl, u32 *kinds);
 bool lbr_hw_filter_keeps_rets(void);
 unsigned int lbr_hw_cpu_types(struct lbr_snap_cpu_type *t, unsigned int max);
-unsigned int lbr_hw_cpu_online(unsigned int cpu);
+unsigned int lbr_hw_cpu_online(unsigned int cpu, bool probe);
 /* Entries this CPU reads: its own depth (hybrid CPUs differ). */
 DECLARE_PER_CPU(unsigned int, lbr_cpu_depth);
 /* Does its LBR filter, as written, keep the kernel's returns? */
@@ -114,9 +114,10 @@ static __always_inline bool lbr_hw_was_off(u32 ctl)
 
 /* --- each CPU's LBR checked before use (lbr_selftest.c) --- */
 
-void lbr_cpu_health_clear(void);
-int lbr_cpu_probe_msrs(unsigned int depth);
-int lbr_cpu_selftest(unsigned int depth, u64 ctl);
+void lbr_cpu_health_clear(unsigned int cpu);
+int lbr_cpu_probe_msrs(unsigned int cpu, unsigned int depth);
+void lbr_cpu_write_faulted(unsigned int cpu, u32 msr);
+int lbr_cpu_selftest(unsigned int cpu, unsigned int depth, u64 ctl);
 void lbr_cpu_health_report(unsigned int cpu);
 unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen);
 

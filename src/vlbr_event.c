@@ -43,7 +43,7 @@ static int lbr_vlbr_online(unsigned int cpu)
 	 * schedule leaves LBR off: those records carry WAS_OFF).
 	 */
 	__this_cpu_write(lbr_cpu_depth, 0);
-	depth = lbr_hw_cpu_online(cpu);
+	depth = lbr_hw_cpu_online(cpu, true);
 	if (!depth)
 		return 0;
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);

@@ -1868,6 +1868,46 @@ static void test_arch_ctl(void)
 	}
 }
 
+/*
+ * LBR_SELECT raw mode writes (src/lbr_own.h): set bits suppress; on
+ * Nehalem, Westmere, Silvermont and Airmont calls and returns need the
+ * jumps let through, indirect calls the indirect jumps (perf's
+ * nhm_lbr_sel_map).
+ */
+static void test_select_bits(void)
+{
+	static const struct {
+		const char *name;
+		bool kernel, user;
+		u8 kinds;
+		bool jmp_for_calls;
+		u64 want;
+	} cases[] = {
+		{ "kernel, every kind", true, false, 0x7f, false, 0x2 },
+		{ "user, ret only", false, true, 0x08, false,
+		  0x1 | (0x77ULL << 2) },
+		{ "kernel, any_call", true, false, 0x46, false,
+		  0x2 | (0x39ULL << 2) },
+		{ "kernel, any_call, jumps for calls", true, false, 0x46, true,
+		  0x2 | (0x09ULL << 2) },
+		{ "kernel, any_return, jumps for calls", true, false, 0x48, true,
+		  0x2 | (0x07ULL << 2) },
+		{ "kernel, ind_call, jumps for calls", true, false, 0x04, true,
+		  0x2 | (0x6bULL << 2) },
+		{ "kernel, jcc, jumps for calls: no jump added", true, false,
+		  0x01, true, 0x2 | (0x7eULL << 2) },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		expect_u64("lbr_select_bits()", cases[i].want,
+			   lbr_select_bits(cases[i].kernel, cases[i].user,
+					   cases[i].kinds,
+					   cases[i].jmp_for_calls));
+		result("LBR_SELECT: %s", cases[i].name);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1899,6 +1939,7 @@ int main(void)
 	test_hybrid();
 	test_give_back();
 	test_arch_ctl();
+	test_select_bits();
 
 	printf("1..%u\n", nr_tests);
 	printf("# Totals: pass:%u fail:%u skip:0\n", nr_pass, nr_fail);

@@ -481,43 +481,85 @@ static bool cpu_listed(const char *list, int cpu)
  * carry no branches (NO_LBR) while the others' do.  On every other lab boot no CPU
  * is refused.
  */
-TEST_F(load, each_cpu_checked)
+/* Take @cpu offline or online: 0 or -errno (three tries to online it). */
+static int load_set_online(int cpu, int on)
 {
-	const char *broken = getenv("LBR_LAB_BROKEN_CPUS") ?: "";
-	const char *how = getenv("LBR_LAB_BROKEN") ?: "";
-	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), c, fd, n, nr_broken = 0;
-	struct lbr_snap_info info;
-	struct rec *recs;
-	cpu_set_t set;
+	char path[64];
+	int fd, try, ret = -EIO;
 
-	for (c = 0; broken[c]; c++)
-		nr_broken += !c || broken[c] == ',';
-	ASSERT_EQ(0, load_get_info("targets=lbr_test_int%int mode=raw", &info));
-	if (info.backend == LBR_SNAP_BACKEND_NONE) {
-		ASSERT_EQ(0, nr_broken) TH_LOG("a quirk named, and no LBR found");
-		SKIP(return, "no LBR: no CPU to check");
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	for (try = 0; try < 3 && ret; try++) {
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			return -errno;
+		ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+		close(fd);
+		if (ret && on)
+			usleep(500 * 1000);
+		else if (ret)
+			break;
 	}
-	EXPECT_EQ(nr_broken, info.nr_cpus_failed);
-	EXPECT_STREQ(broken, info.cpus_failed);
+	return ret;
+}
+
+/* GET_INFO's word on the CPUs refused, as the test expects it. */
+static void expect_refused(struct __test_metadata *_metadata, const char *broken,
+			   int nr_broken, const char *how, const char *when)
+{
+	struct lbr_snap_info info;
+	int fd = dev_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+	close(fd);
+	EXPECT_EQ(nr_broken, info.nr_cpus_failed) TH_LOG("%s", when);
+	EXPECT_STREQ(broken, info.cpus_failed) TH_LOG("%s", when);
 	if (!strcmp(how, "gp")) {
-		EXPECT_NE(NULL, strstr(info.cpu_failure, "faults"));
+		EXPECT_NE(NULL, strstr(info.cpu_failure, "reading LBR MSR"));
 	} else if (!strcmp(how, "dead")) {
 		EXPECT_NE(NULL, strstr(info.cpu_failure,
 				       "recorded 0 of 3 test calls"));
 	} else {
 		EXPECT_STREQ("", info.cpu_failure);
 	}
-	TH_LOG("%u CPUs refused (%s): %s", info.nr_cpus_failed,
+	TH_LOG("%s: %u CPUs refused (%s): %s", when, info.nr_cpus_failed,
 	       info.cpus_failed, info.cpu_failure);
-	EXPECT_EQ(nr_broken > 0, kmsg_has(self->kmsg, "no LBR records from it"));
+}
+
+TEST_F(load, each_cpu_checked)
+{
+	const char *broken = getenv("LBR_LAB_BROKEN_CPUS") ?: "";
+	const char *how = getenv("LBR_LAB_BROKEN") ?: "";
+	int c, fd, n, nr_broken = 0, last = -1;
+	struct lbr_snap_info info;
+	cpu_set_t all, set;
+	struct rec *recs;
+
+	for (c = 0; broken[c]; c++)
+		nr_broken += !c || broken[c] == ',';
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	ASSERT_EQ(0, load_get_info("targets=lbr_test_int%int mode=raw", &info));
+	if (info.backend == LBR_SNAP_BACKEND_NONE) {
+		ASSERT_EQ(0, nr_broken) TH_LOG("a quirk named, and no LBR found");
+		SKIP(return, "no LBR: no CPU to check");
+	}
+	expect_refused(_metadata, broken, nr_broken, how, "at load");
+	/* The check's own lines, not another refusal's. */
+	EXPECT_EQ(nr_broken > 0,
+		  kmsg_has(self->kmsg, !strcmp(how, "gp") ? "faults: no LBR records" :
+				       "test calls"));
 
 	recs = calloc(MAX_RECS, sizeof(*recs));
 	ASSERT_NE(NULL, recs);
 	fd = dev_open(O_NONBLOCK);
 	ASSERT_LE(0, fd);
-	for (c = 0; c < ncpu; c++) {
+	for (c = 0; c < CPU_SETSIZE; c++) {
 		bool bad = cpu_listed(broken, c);
 
+		if (!CPU_ISSET(c, &all))
+			continue;
+		last = c;
 		CPU_ZERO(&set);
 		CPU_SET(c, &set);
 		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
@@ -537,10 +579,17 @@ TEST_F(load, each_cpu_checked)
 	}
 	close(fd);
 	free(recs);
-	CPU_ZERO(&set);
-	for (c = 0; c < ncpu; c++)
-		CPU_SET(c, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	/*
+	 * Checked again as it comes online: on the quirk boots (6.1, where
+	 * onlining is safe), the last CPU taken offline and back.
+	 */
+	if (nr_broken && last > 0) {
+		ASSERT_EQ(0, load_set_online(last, 0));
+		ASSERT_EQ(0, load_set_online(last, 1));
+		expect_refused(_metadata, broken, nr_broken, how,
+			       "after an offline and online");
+	}
 }
 
 /*
