@@ -121,7 +121,6 @@ static const struct lbr_model lbr_models[] = {
 	/* Nehalem, Westmere: _nhm() */
 	{ 0x1a, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
 	{ 0x1e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
-	{ 0x1f, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
 	{ 0x2e, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
 	{ 0x25, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
 	{ 0x2c, 16, LBR_MSR_NHM_FROM, LBR_MSR_NHM_TO, 0, LBR_Q_JMP_FOR_CALLS },
@@ -557,6 +556,7 @@ static void lbr_hw_reset(void)
 	for_each_possible_cpu(cpu)
 		per_cpu(lbr_cpu_depth, cpu) = 0;
 	memset(&lbr_hw, 0, sizeof(lbr_hw));
+	lbr_jmp_for_calls = false;
 	lbr_hw.backend = LBR_SNAP_BACKEND_NONE;
 	lbr_hw.name = "none";
 }
@@ -803,6 +803,14 @@ static int lbr_perf_branch_type(const struct lbr_filter *f, u64 *type)
 		if (f->kinds & BIT(i))
 			*type |= perf_kind[i];
 	}
+	/*
+	 * Nehalem-class maps have no CALL (nhm_lbr_sel_map: 0, every kind
+	 * suppressed, nothing recorded): ANY_CALL, which brings the jumps
+	 * and far branches with it.
+	 */
+	if (lbr_jmp_for_calls && (f->kinds & LBR_SNAP_KIND_REL_CALL))
+		*type = (*type & ~PERF_SAMPLE_BRANCH_CALL) |
+			PERF_SAMPLE_BRANCH_ANY_CALL;
 	if (f->kinds & LBR_SNAP_KIND_FAR) {
 		if ((f->kinds & calls) == calls)
 			*type |= PERF_SAMPLE_BRANCH_ANY_CALL;
@@ -894,8 +902,8 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
  * ARCH_LBR_DEPTH the depth; LBR_SELECT suppresses CPL > 0 only), then
  * every entry's MSRs read (on Arch LBR, once the depth is written), then
  * the chain of calls looked for.  Interrupts off throughout; on failure
- * the MSRs get the values found back before they are on again.  The
- * caller writes its own values after a success.
+ * the MSRs written get the values found back before they are on again.
+ * The caller writes its own values after a success (LBR frozen till then).
  */
 static int lbr_cpu_check_raw(unsigned int cpu, const struct lbr_saved *s,
 			     u32 sel_msr, unsigned int depth)
@@ -912,15 +920,19 @@ static int lbr_cpu_check_raw(unsigned int cpu, const struct lbr_saved *s,
 	local_irq_save(flags);
 	if (lbr_sel_wrmsr(sel_msr, sel)) {
 		lbr_cpu_write_faulted(cpu, sel_msr);
-		ret = -EIO;
-	} else {
-		ret = lbr_cpu_probe_msrs(cpu, depth) ?:
-		      lbr_cpu_selftest(cpu, depth, ctl);
+		local_irq_restore(flags);
+		return -EIO;
 	}
-	if (ret) {
+	ret = lbr_cpu_probe_msrs(cpu, depth);
+	/* The control MSR is written only by the test, and left frozen. */
+	if (!ret) {
+		ret = lbr_cpu_selftest(cpu, depth, ctl);
+		if (ret)
+			lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
+	}
+	/* A depth of 0 was never programmed (as lbr_cpu_stop()). */
+	if (ret && (s->select || lbr_hw.backend != LBR_SNAP_BACKEND_ARCH))
 		lbr_sel_wrmsr(sel_msr, s->select);
-		lbr_wrmsr_safe(lbr_hw.ctl_msr, s->ctl);
-	}
 	local_irq_restore(flags);
 	return ret;
 }
@@ -1104,10 +1116,20 @@ int lbr_hw_start(const char *mode, const char *filter)
 		       "CPUID.0x1c:EBX[1] clear" : "no LBR_SELECT");
 		return -EINVAL;
 	}
-	if (!lbr_hw.filter_cpl && !(lbr_filter.kernel && lbr_filter.user))
-		pr_warn("lbr_filter=%s: this CPU's LBR does not filter by CPL (%s): records hold every CPL's branches\n",
-			filter, lbr_hw.backend == LBR_SNAP_BACKEND_ARCH ?
-			"CPUID.0x1c:EBX[0] clear" : "no LBR_SELECT");
+	/*
+	 * What cannot be filtered by CPL records every CPL: the filter in
+	 * force says so (GET_INFO, SET_LBR_FILTER take no other), and a
+	 * filter asked for other than the default is told.
+	 */
+	if (!lbr_hw.filter_cpl && !(lbr_filter.kernel && lbr_filter.user)) {
+		if (strcmp(filter, "kernel"))
+			pr_warn("lbr_filter=%s: this CPU's LBR does not filter by CPL (%s): records hold every CPL's branches\n",
+				filter, lbr_hw.backend == LBR_SNAP_BACKEND_ARCH ?
+				"CPUID.0x1c:EBX[0] clear" : "no LBR_SELECT");
+		lbr_filter.kernel = true;
+		lbr_filter.user = true;
+		lbr_filter_publish();
+	}
 	if (lbr_jmp_for_calls &&
 	    (lbr_select_bits(lbr_filter.kernel, lbr_filter.user,
 			     lbr_filter.kinds, true) !=

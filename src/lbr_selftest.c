@@ -132,8 +132,9 @@ void lbr_cpu_write_faulted(unsigned int cpu, u32 msr)
  * freeze, so the calls are the newest entries whatever returns cost
  * (return thunks, SRSO's safe return, call depth tracking), and the three
  * looked for (into _b(), _c(), _d()), made from functions of a few bytes,
- * fit any LBR.  No instrumentation (notrace, KCOV off for this file in
- * Kbuild), no kprobe.
+ * fit any LBR.  No instrumentation (notrace; KCOV and the sanitizers off
+ * for this file in Kbuild: a KASAN or KCSAN call on lbr_hw's loads would
+ * come before the freeze), no kprobe.
  */
 static noinline notrace void lbr_selftest_d(void)
 {
@@ -164,10 +165,11 @@ static noinline notrace void lbr_selftest_a(void)
 NOKPROBE_SYMBOL(lbr_selftest_a);
 
 /*
- * Is @b the call of @callee made from @caller?  From inside @caller (a
- * call and a return: a few bytes), to @callee, or just before it where
- * call depth tracking's thunk sits in the padding, or past an ENDBR a
- * direct call may skip.
+ * Is @b the call of @callee made from @caller?  From the first bytes of
+ * @caller (an ENDBR and a frame pointer's push and move come before the
+ * call), to @callee, or just before it where call depth tracking's thunk
+ * sits in the padding (16 bytes, 32 with CALL_THUNKS_DEBUG), or past an
+ * ENDBR a direct call may skip.
  */
 static bool lbr_selftest_call(const struct lbr_snap_branch *b,
 			      void (*caller)(void), void (*callee)(void))
@@ -175,8 +177,8 @@ static bool lbr_selftest_call(const struct lbr_snap_branch *b,
 	unsigned long from = (unsigned long)caller;
 	unsigned long to = (unsigned long)callee;
 
-	return b->from >= from && b->from < from + 32 &&
-	       b->to + 64 >= to && b->to <= to + 4;
+	return b->from >= from && b->from < from + 16 &&
+	       b->to + 32 >= to && b->to <= to + 4;
 }
 
 /* One run of the chain: how many of its calls are the newest entries. */

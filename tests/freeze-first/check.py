@@ -13,6 +13,9 @@ and fails unless
   direct jumps forward to no further than that CALL, and
   between it and the next WRMSR no transfer, and a CLI with no STI or POPF
   after it: interrupts are off when LBR freezes and stay off,
+- in the chain each CPU's LBR is checked with (lbr_selftest_a to _d),
+  each function's first transfer is the call of the next, and _d's
+  first WRMSR, of the control MSR, comes before any transfer,
 - the trampolines and what they call on every call (lbr_fexit_enter,
   lbr_fexit_exit_*) hold no atomic read-modify-write (a LOCK prefix, or
   XCHG with memory, locked without one): the counts of calls in flight are
@@ -349,6 +352,28 @@ def main(objs):
         ok, msg = check("lbr_ret_handler", body, fields)
         print(("ok - " if ok else "not ok - ") + msg)
         status |= not ok
+
+    # Each CPU's check (src/lbr_selftest.c): its chain's calls must be the
+    # newest entries, so each of _a, _b, _c transfers first by calling the
+    # next, and _d freezes before any transfer.
+    chain = ["lbr_selftest_a", "lbr_selftest_b", "lbr_selftest_c",
+             "lbr_selftest_d"]
+    if any(f in funcs for f in chain):
+        bad_chain = []
+        for f, nxt in zip(chain, chain[1:]):
+            first = next((i for i in funcs.get(f, []) if i.transfers()), None)
+            if first is None or not is_call_to(first, nxt):
+                bad_chain.append(f"{f}: first transfer "
+                                 f"'{first.text if first else 'none'}', not the call of {nxt}")
+        ok, msg = check("lbr_selftest_d", funcs.get("lbr_selftest_d", []), fields)
+        if not ok:
+            bad_chain.append(msg)
+        for m in bad_chain:
+            print("not ok - " + m)
+        if not bad_chain:
+            print("ok - the CPU check's chain: each of its functions calls the "
+                  "next first, and " + msg)
+        status |= bool(bad_chain)
 
     tramps = sorted((f for f in funcs if re.match(r"^lbr_fexit_lbr_\d+$", f)),
                     key=lambda f: int(f.rsplit("_", 1)[1]))

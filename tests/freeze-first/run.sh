@@ -125,6 +125,50 @@ for f in "${forms[@]}"; do
 	crafted "handler: $f" "$f" nop "$ecx" nop fail
 	crafted "trampoline: $f" nop "$f" "$ecx" nop fail
 done
+# The CPU check's chain (src/lbr_selftest.c), beside the correct
+# template: as built, then with an instrumentation call before _b's call
+# of _c, then before _d's WRMSR.  $1 name, $2 in _b, $3 in _d, $4 pass|fail
+chain() {
+	local o=$tmp/chain-$1.o got
+	cat >"$tmp/chain-$1.S" <<EOF
+	.text
+	.globl lbr_selftest_a, lbr_selftest_b, lbr_selftest_c, lbr_selftest_d
+lbr_selftest_a:
+	call lbr_selftest_b
+	ret
+lbr_selftest_b:
+	$2
+	call lbr_selftest_c
+	ret
+lbr_selftest_c:
+	call lbr_selftest_d
+	ret
+lbr_selftest_d:
+	mov lbr_hw+0x10(%rip), %ecx
+	rdmsr
+	$3
+	wrmsr
+	ret
+EOF
+	if ! as --64 -o "$o" "$tmp/chain-$1.S" 2>"$tmp/chain-$1.as"; then
+		notok "chain $1: the assembler refuses it: $(head -n1 "$tmp/chain-$1.as")"
+		return
+	fi
+	got=$(python3 "$here/check.py" "$tmp/correct.o" "$o")
+	rc=$?
+	if [ "$4" = pass ] && [ "$rc" = 0 ]; then
+		ok "chain $1: passes"
+	elif [ "$4" = fail ] && [ "$rc" != 0 ]; then
+		ok "chain $1: refused: $(grep -m1 '^not ok' <<<"$got" | sed 's/^not ok - //')"
+	else
+		notok "chain $1: check exit $rc, want $4"
+		sed 's/^/#   /' <<<"$got"
+	fi
+}
+chain correct nop nop pass
+chain call-before-the-call 'call __asan_load4' nop fail
+chain call-before-the-freeze nop 'call __asan_load4' fail
+chain ret-before-the-freeze nop 'ret' fail
 # --its: the template's returns fall anywhere, so the placement fails.
 if python3 "$here/check.py" --its "$tmp/correct.o" >"$tmp/its.out" 2>&1; then
 	notok "--its on returns placed anywhere: passes"
