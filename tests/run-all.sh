@@ -89,13 +89,13 @@ ALL_SUITES="deps log-gate plan-gate build make-clean style freeze-first helpers 
 	guest-6.12 guest-debug freeze-first-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
-	why-scenarios-arch guest-lbr-quirks"
+	why-scenarios-arch guest-lbr-quirks guest-lbr-arch-nofilter"
 # The suites that boot a lab CPU: without the lab's QEMU they fail.
 LAB_SUITES="lab-proofs guest-lbr-legacy guest-lbr-arch tool-guest
 	guest-sid-7.2 guest-5.10 guest-6.12 guest-debug guest-debug-stress
 	guest-stress guest-nested guest-lbr-pmu3 guest-lbr-legacy-pmu
 	guest-lbr-arch-pmu guest-lbr-amd guest-lbr-amd-nopmu why-scenarios-legacy
-	why-scenarios-arch guest-lbr-quirks"
+	why-scenarios-arch guest-lbr-quirks guest-lbr-arch-nofilter"
 SUITES=$(echo ${SUITES:-})	# blanks of any kind between names
 for s in $SUITES; do
 	[[ " $(echo $ALL_SUITES) " == *" $s "* ]] ||
@@ -666,6 +666,15 @@ else
 			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
 		return $rc
 	}
+	# The core suite on an Arch LBR without CPL and kind filtering
+	# (CPUID.0x1c EBX 0, tests/lbr-lab/README.md "Quirks"), where only
+	# LBREn may be written and every CPL and kind is recorded.
+	guest_lbr_arch_nofilter() {
+		vm --smp 2 --cpu lbr-arch,lbr-lab-arch-nofilter=on \
+			--accel tcg,thread=single \
+			--append "LBR_FUZZ_OPS=2000 LBR_TESTS_LBR_ONLY=1" \
+			--script "$LBR_TOP/tests/guest/selftests.sh"
+	}
 	why_scenarios_legacy() {
 		"$LBR_TOP/tests/why/oracle-vm.sh" bookworm:lbr-legacy:flood \
 			sid:lbr-legacy
@@ -687,12 +696,14 @@ else
 		"guest-stress guest_stress" \
 		"guest-lbr-arch-pmu guest_lbr_arch_pmu" "guest-sid-7.2 guest_sid" \
 		"guest-lbr-arch guest_lbr_arch" \
-		"why-scenarios-arch why_scenarios_arch" "lab-proofs lab_proofs"
+		"why-scenarios-arch why_scenarios_arch" \
+		"guest-lbr-arch-nofilter guest_lbr_arch_nofilter" \
+		"lab-proofs lab_proofs"
 	suite_join lab-proofs guest-lbr-arch guest-5.10 guest-sid-7.2 guest-6.12 \
 		guest-debug-stress guest-stress guest-nested guest-lbr-pmu3 \
 		guest-lbr-legacy-pmu guest-lbr-arch-pmu guest-lbr-amd \
 		guest-lbr-amd-nopmu why-scenarios-legacy why-scenarios-arch \
-		guest-lbr-quirks
+		guest-lbr-quirks guest-lbr-arch-nofilter
 fi
 
 if [ "$ran" = 0 ]; then

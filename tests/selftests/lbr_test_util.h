@@ -7,6 +7,7 @@
 #ifndef LBR_TEST_UTIL_H
 #define LBR_TEST_UTIL_H
 
+#include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -258,6 +259,25 @@ static inline int drain(int fd, struct rec *out, int max)
 		}
 		n += got;
 	}
+}
+
+/*
+ * Does this CPU's LBR filter by CPL and by kind of branch?  Arch LBR says
+ * so in CPUID.(0x1c,0):EBX[1:0] (the lab's lbr-lab-arch-nofilter clears
+ * both); legacy LBR with LBR_SELECT and AMD's LbrExtV2 do (no lab CPU
+ * lacks LBR_SELECT).
+ */
+static inline bool lbr_cpu_filters(void)
+{
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_max(0, NULL) < 0x1c)
+		return true;
+	__cpuid_count(7, 0, a, b, c, d);
+	if (!(d & (1u << 19)))
+		return true;
+	__cpuid_count(0x1c, 0, a, b, c, d);
+	return (b & 3) == 3;
 }
 
 static inline int get_info(int fd, struct lbr_snap_info *info)

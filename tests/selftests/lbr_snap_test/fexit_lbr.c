@@ -383,6 +383,35 @@ TEST_F_TIMEOUT(fexit, lbr_filter_at_run_time, 240)
 		self->fd = dev_open(O_NONBLOCK);
 		ASSERT_LE(0, self->fd);
 		ASSERT_EQ(0, get_info(self->fd, &info));
+		/*
+		 * Arch LBR without CPL and kind filtering (the lab's
+		 * lbr-lab-arch-nofilter): every CPL and kind is recorded, the
+		 * filter in force says so, and only that one is taken.
+		 */
+		if (info.backend == LBR_SNAP_BACKEND_ARCH && !lbr_cpu_filters()) {
+			struct lbr_snap_lbr_filter f[] = {
+				{ .cpl = k, .kinds = LBR_SNAP_KIND_ALL },
+				{ .cpl = k | LBR_SNAP_LBR_USER,
+				  .kinds = LBR_SNAP_KIND_JCC },
+			};
+
+			EXPECT_EQ(k | LBR_SNAP_LBR_USER, info.lbr_cpl);
+			EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);
+			for (i = 0; i < ARRAY_SIZE(f); i++) {
+				errno = 0;
+				EXPECT_EQ(-1, ioctl(self->fd,
+						    LBR_SNAP_IOC_SET_LBR_FILTER,
+						    &f[i]));
+				EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("filter %u", i);
+			}
+			f[0].cpl = k | LBR_SNAP_LBR_USER;
+			EXPECT_EQ(0, ioctl(self->fd, LBR_SNAP_IOC_SET_LBR_FILTER,
+					   &f[0]));
+			close(self->fd);
+			self->fd = -1;
+			ASSERT_EQ(0, unload());
+			continue;
+		}
 		/* What lbr_filter= set, the default. */
 		EXPECT_EQ(k, info.lbr_cpl);
 		EXPECT_EQ(LBR_SNAP_KIND_ALL, info.lbr_kinds);

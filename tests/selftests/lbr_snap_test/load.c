@@ -289,6 +289,16 @@ TEST_F(load, mode_and_filter)
 	EXPECT_EQ(-EINVAL, load("targets=lbr_test_int lbr_filter=kernel,jmp"));
 	EXPECT_FALSE(hooked("lbr_test_int"));
 
+	/* A CPU that cannot filter refuses kinds, and records every CPL. */
+	if (!lbr_cpu_filters()) {
+		EXPECT_EQ(-EINVAL, load("targets=lbr_test_int mode=raw lbr_filter=any,jcc,ret"));
+		EXPECT_TRUE(kmsg_has(self->kmsg, "does not filter by kind of branch"));
+		ASSERT_EQ(0, load_get_info("targets=lbr_test_int mode=raw lbr_filter=user",
+					   &info));
+		EXPECT_TRUE(kmsg_has(self->kmsg, "does not filter by CPL"));
+		EXPECT_NE(NULL, strstr(info.reason, "every CPL recorded"));
+		return;
+	}
 	ASSERT_EQ(0, load_get_info("targets=lbr_test_int mode=raw lbr_filter=any,jcc,ret",
 			       &info));
 	EXPECT_STREQ(info.backend == LBR_SNAP_BACKEND_NONE ? "none" : "raw",
