@@ -292,12 +292,20 @@ struct lbr_snap_info {
 	__u32 reserved3;
 	char  cpus_failed[40];	/* which ("1,3", cut if longer) */
 	char  cpu_failure[96];	/* the first one's reason */
+	/* Only when the caller's struct covers it: */
+	char  hypervisor[16];	/* the hypervisor this kernel runs under
+				 * ("kvm", "hyper-v", "vmware", "xen",
+				 * "xen-pv", "acrn", "jailhouse", "tcg",
+				 * else its CPUID signature), "" on bare
+				 * metal
+				 */
 };
 
 /* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks, ... */
 #define LBR_SNAP_INFO_SIZE_V1	208
 #define LBR_SNAP_INFO_SIZE_V2	472
 #define LBR_SNAP_INFO_SIZE_V3	480	/* before nr_cpus_failed */
+#define LBR_SNAP_INFO_SIZE_V4	624	/* before hypervisor */
 
 /* struct lbr_snap_info.lbr_read */
 #define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */

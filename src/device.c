@@ -48,7 +48,9 @@ static_assert(offsetof(struct lbr_snap_info, tree_tasks) ==
 	      LBR_SNAP_INFO_SIZE_V2);
 static_assert(offsetof(struct lbr_snap_info, nr_cpus_failed) ==
 	      LBR_SNAP_INFO_SIZE_V3);
-static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V3 + 144);
+static_assert(offsetof(struct lbr_snap_info, hypervisor) ==
+	      LBR_SNAP_INFO_SIZE_V4);
+static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V4 + 16);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
@@ -198,6 +200,7 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 	info.nr_cpu_types = lbr_hw_cpu_types(info.cpu_types,
 					     LBR_SNAP_MAX_CPU_TYPES);
 	lbr_tree_counts(&info.tree_tasks, &info.tree_missed);
+	strscpy(info.hypervisor, lbr_hw_hypervisor(), sizeof(info.hypervisor));
 	info.nr_cpus_failed = lbr_cpu_failed(info.cpus_failed,
 					     sizeof(info.cpus_failed),
 					     info.cpu_failure,

@@ -22,6 +22,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/cpufeature.h>
+#include <asm/hypervisor.h>
 #include <asm/perf_event.h>
 #include <asm/processor.h>
 
@@ -561,6 +562,56 @@ static void lbr_hw_reset(void)
 	lbr_hw.name = "none";
 }
 
+/* The hypervisor under this kernel, "" on bare metal (lbr_hw_hypervisor()). */
+static char lbr_hyper[16];
+
+/*
+ * Named once at detection: by the kernel's own finding where it has one
+ * (x86_hyper_type: a KVM or Xen guest with Hyper-V enlightenments shows
+ * Microsoft's signature at leaf 0x40000000 and its own further up), else
+ * by the signature there (QEMU's TCG says "TCGTCGTCGTCG"), printed as it
+ * is when unknown.
+ */
+static void lbr_hyper_detect(void)
+{
+	static const struct {
+		enum x86_hypervisor_type type;
+		const char *name;
+	} known[] = {
+		{ X86_HYPER_KVM, "kvm" },
+		{ X86_HYPER_MS_HYPERV, "hyper-v" },
+		{ X86_HYPER_VMWARE, "vmware" },
+		{ X86_HYPER_XEN_HVM, "xen" },
+		{ X86_HYPER_XEN_PV, "xen-pv" },
+		{ X86_HYPER_ACRN, "acrn" },
+		{ X86_HYPER_JAILHOUSE, "jailhouse" },
+	};
+	unsigned int eax, sig[3], i;
+	char s[13];
+
+	lbr_hyper[0] = '\0';
+	if (!boot_cpu_has(X86_FEATURE_HYPERVISOR))
+		return;
+	for (i = 0; i < ARRAY_SIZE(known); i++) {
+		if (hypervisor_is_type(known[i].type)) {
+			strscpy(lbr_hyper, known[i].name, sizeof(lbr_hyper));
+			return;
+		}
+	}
+	cpuid(0x40000000, &eax, &sig[0], &sig[1], &sig[2]);
+	memcpy(s, sig, sizeof(sig));
+	s[12] = '\0';
+	if (!strcmp(s, "TCGTCGTCGTCG"))
+		strscpy(lbr_hyper, "tcg", sizeof(lbr_hyper));
+	else
+		snprintf(lbr_hyper, sizeof(lbr_hyper), "%s", s[0] ? s : "unknown");
+}
+
+const char *lbr_hw_hypervisor(void)
+{
+	return lbr_hyper;
+}
+
 /**
  * lbr_hw_detect - pick the LBR backend
  * @force: "auto", "none" or a backend name
@@ -575,6 +626,7 @@ int lbr_hw_detect(const char *force)
 	unsigned int i;
 
 	lbr_hw_reset();
+	lbr_hyper_detect();
 	if (sysfs_streq(force, "none")) {
 		strscpy(lbr_hw.reason, "backend=none", sizeof(lbr_hw.reason));
 		return 0;
@@ -632,6 +684,8 @@ static int lbr_perf_fallback;	/* why mode=auto is raw, not perf */
  */
 void lbr_hw_report(void)
 {
+	const char *hv = lbr_hw_hypervisor();
+
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE)
 		pr_info("no usable LBR, records carry no branches: %s\n",
 			lbr_hw.reason);
@@ -640,6 +694,9 @@ void lbr_hw_report(void)
 	if (lbr_perf_fallback)
 		pr_info("perf cannot keep LBR on (%d): mode raw\n",
 			lbr_perf_fallback);
+	if (*hv && !strcmp(lbr_hw_mode(), "raw"))
+		pr_info("in a guest (%s): mode=raw writes the LBR control MSR twice a capture, a VM exit each where the hypervisor traps it (KVM does)\n",
+			hv);
 }
 
 /*

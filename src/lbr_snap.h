@@ -25,6 +25,7 @@
 
 int lbr_hw_detect(const char *force);
 void lbr_hw_report(void);
+const char *lbr_hw_hypervisor(void);
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);

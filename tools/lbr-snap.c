@@ -550,6 +550,9 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       core_type_name(t->core_type), t->nr_cpus,
 		       backend_name(t->backend), t->lbr_format, t->lbr_depth);
 	}
+	if (info->hypervisor[0])
+		printf("hypervisor: %.*s\n", (int)sizeof(info->hypervisor),
+		       info->hypervisor);
 	/* CPUs whose LBR failed its check (modules before it check none). */
 	if (info->nr_cpus_failed)
 		printf("cpus_failed: %u (cpus %.*s): %.*s\n",
@@ -604,7 +607,10 @@ static void print_info_json(const struct lbr_snap_info *info)
 	json_str(stdout, info->cpus_failed, sizeof(info->cpus_failed));
 	fputs(",\"reason\":", stdout);
 	json_str(stdout, info->cpu_failure, sizeof(info->cpu_failure));
-	fputs("}}\n", stdout);
+	/* "" from bare metal and from modules before it alike. */
+	fputs("},\"hypervisor\":", stdout);
+	json_str(stdout, info->hypervisor, sizeof(info->hypervisor));
+	fputs("}\n", stdout);
 }
 
 static int cmd_info(int fd, const struct opts *o)

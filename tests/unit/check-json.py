@@ -62,7 +62,8 @@ INFO = {
     "nr_cpus": INT, "buffer_kb": INT, "nr_targets": INT,
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
     "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
-    "cpu_types": list, "lbr_filter": OPT_STR,
+    "cpu_types": list, "lbr_filter": OPT_STR, "cpus_failed": dict,
+    "hypervisor": STR,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {

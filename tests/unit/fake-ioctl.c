@@ -146,6 +146,7 @@ static void fake_cpu_types(struct lbr_snap_info *info)
 	info->nr_cpus_failed = 1;
 	strcpy(info->cpus_failed, "11");
 	strcpy(info->cpu_failure, "cpu11: LBR MSR 0x1510 faults");
+	strcpy(info->hypervisor, "kvm");
 }
 
 static int fake_stats(struct lbr_snap_stats *st)

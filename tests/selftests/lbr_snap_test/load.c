@@ -430,6 +430,28 @@ TEST_F(load, forced_backend)
 	EXPECT_EQ(0, load("targets=lbr_test_int backend=none"));
 }
 
+/* Does /proc/cpuinfo's first flags line have @flag?  -1: no cpuinfo. */
+static int cpuinfo_flag(const char *flag)
+{
+	char *line = NULL, *p;
+	size_t len = 0, n = strlen(flag);
+	int found = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return -1;
+	while (getline(&line, &len, f) > 0) {
+		if (strncmp(line, "flags", 5))
+			continue;
+		for (p = strstr(line, flag); p && !found; p = strstr(p + 1, flag))
+			found = p[-1] == ' ' && (p[n] == ' ' || p[n] == '\n');
+		break;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
 TEST_F(load, info)
 {
 	struct lbr_snap_info info;
@@ -451,6 +473,16 @@ TEST_F(load, info)
 	}
 	TH_LOG("backend %s, format %u, depth %u: %s", info.backend_name,
 	       info.lbr_format, info.lbr_depth, info.reason);
+	/*
+	 * A hypervisor named exactly when the kernel's flags say there is
+	 * one; the lab's QEMU by its signature.
+	 */
+	ASSERT_LE(0, cpuinfo_flag("hypervisor"));
+	EXPECT_EQ(cpuinfo_flag("hypervisor"), info.hypervisor[0] != '\0')
+		TH_LOG("hypervisor '%s'", info.hypervisor);
+	if (lbr_lab_cpu())
+		EXPECT_STREQ("tcg", info.hypervisor);
+	TH_LOG("hypervisor: '%s'", info.hypervisor);
 	/* The lab's CPUs have LBR: there, no LBR test may skip for want of it. */
 	if (lbr_lab_cpu()) {
 		EXPECT_NE(LBR_SNAP_BACKEND_NONE, info.backend)
