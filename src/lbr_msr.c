@@ -820,6 +820,9 @@ static int lbr_filter_parse(const char *spec)
 
 static u64 lbr_select_value(void)
 {
+	/* No LBR_SELECT to write (lbr_sel_msr()): Core2, Bonnell, Saltwell. */
+	if (!lbr_hw.filter_kinds)
+		return 0;
 	return lbr_select_bits(lbr_filter.kernel, lbr_filter.user,
 			       lbr_filter.kinds, lbr_jmp_for_calls);
 }
@@ -940,7 +943,7 @@ static void lbr_raw_values(const struct lbr_saved *s, unsigned int depth,
 		return;
 	}
 	*ctl = s->ctl | lbr_hw.enable_mask;
-	*sel = lbr_sel_msr() ? lbr_select_value() : 0;
+	*sel = lbr_select_value();
 	/*
 	 * A FREEZE_LBRS_ON_PMI left set (perf sets it while it has an LBR
 	 * user) would let the next PMI, the NMI watchdog's, turn LBR off:
@@ -1296,7 +1299,7 @@ static void lbr_cpu_refilter(void *info)
 	 * which the kernel sets while a block-stepping task runs.  A CPU
 	 * left alone keeps its lbr_cpu_rets, lbr_snap's last filter's.
 	 */
-	sel = sel_msr ? lbr_select_value() : 0;
+	sel = lbr_select_value();
 	mask = lbr_hw.enable_mask |
 	       (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL ? LBR_DEBUGCTL_BTF : 0);
 	if (lbr_rdmsr_safe(lbr_hw.ctl_msr, &ctl) ||

@@ -13,8 +13,8 @@
  *   accessor (lbr_cpu_probe_msrs()): no write, so nothing another LBR
  *   user holds is lost;
  * - in mode=raw, where it programs LBR itself, records every kernel
- *   branch, makes a chain of three calls whose last freezes LBR before
- *   any return, and looks for the three calls as the newest entries
+ *   branch, runs a chain of four functions whose last freezes LBR before
+ *   any return, and looks for its three calls as the newest entries
  *   (lbr_cpu_selftest()).  In mode=perf the filter is perf's to program:
  *   a pattern it may not record proves nothing.
  * A CPU that fails gets no LBR (its records say NO_LBR), is logged each
@@ -24,6 +24,7 @@
  * values), which have their own log lines.
  */
 #include <linux/bug.h>
+#include <linux/build_bug.h>
 #include <linux/compiler.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
@@ -62,7 +63,7 @@ static void lbr_health_set(unsigned int cpu, u64 h)
 }
 
 /* Of the chain: calls, and tries (an NMI may come in between). */
-#define LBR_SELFTEST_CALLS	3	/* ARRAY_SIZE(chain) - 1 */
+#define LBR_SELFTEST_CALLS	3	/* into _b, _c and _d */
 #define LBR_SELFTEST_TRIES	3
 
 /* The self-test's copy of the LBR, one CPU at a time. */
@@ -191,6 +192,7 @@ static unsigned int lbr_selftest_once(unsigned int depth, u16 *entries)
 	unsigned int planes, n, i, found = 0;
 	u32 tos;
 
+	BUILD_BUG_ON(ARRAY_SIZE(chain) != LBR_SELFTEST_CALLS + 1);
 	lbr_selftest_a();
 	planes = lbr_hw_read_raw(lbr_selftest_raw, depth, &tos);
 	n = lbr_raw_decode(lbr_selftest_raw, depth, planes, tos,
