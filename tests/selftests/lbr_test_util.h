@@ -280,6 +280,36 @@ static inline bool lbr_cpu_filters(void)
 	return (b & 3) == 3;
 }
 
+/* Take @cpu offline (@on 0) or online: 0 or -errno. */
+static inline int set_online(int cpu, int on)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/* 1 online, 0 offline, or -errno. */
+static inline int cpu_is_online(int cpu)
+{
+	char path[64], c = 0;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, &c, 1);
+	close(fd);
+	return n == 1 ? c == '1' : -EIO;
+}
+
 static inline int get_info(int fd, struct lbr_snap_info *info)
 {
 	return ioctl(fd, LBR_SNAP_IOC_GET_INFO, info);

@@ -98,34 +98,6 @@ static int wrmsr_on(int cpu, unsigned int msr, unsigned long long val)
 	return msr_io(cpu, msr, &val, true);
 }
 
-static int set_online(int cpu, int on)
-{
-	char path[64];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
-	close(fd);
-	return ret;
-}
-
-static int cpu_is_online(int cpu)
-{
-	char path[64], c = 0;
-	int fd, n;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, &c, 1);
-	close(fd);
-	return n == 1 ? c == '1' : -EIO;
-}
-
 /*
  * Make sure @cpu is online, onlining it again (up to three tries) if it
  * did not come back.  Seen under multi-threaded TCG: on resume from S3 an

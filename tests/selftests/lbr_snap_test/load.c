@@ -527,28 +527,6 @@ static bool cpu_listed(const char *list, int cpu)
  * carry no branches (NO_LBR) while the others' do.  On every other lab boot no CPU
  * is refused.
  */
-/* Take @cpu offline or online: 0 or -errno (three tries to online it). */
-static int load_set_online(int cpu, int on)
-{
-	char path[64];
-	int fd, try, ret = -EIO;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
-		 cpu);
-	for (try = 0; try < 3 && ret; try++) {
-		fd = open(path, O_WRONLY);
-		if (fd < 0)
-			return -errno;
-		ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
-		close(fd);
-		if (ret && on)
-			usleep(500 * 1000);
-		else if (ret)
-			break;
-	}
-	return ret;
-}
-
 /* GET_INFO's word on the CPUs refused, as the test expects it. */
 static void expect_refused(struct __test_metadata *_metadata, const char *broken,
 			   int nr_broken, const char *how, const char *when)
@@ -631,8 +609,9 @@ TEST_F(load, each_cpu_checked)
 	 * onlining is safe), the last CPU taken offline and back.
 	 */
 	if (nr_broken && last > 0) {
-		ASSERT_EQ(0, load_set_online(last, 0));
-		ASSERT_EQ(0, load_set_online(last, 1));
+		ASSERT_EQ(0, set_online(last, 0));
+		ASSERT_EQ(0, set_online(last, 1));
+		ASSERT_EQ(1, cpu_is_online(last));
 		expect_refused(_metadata, broken, nr_broken, how,
 			       "after an offline and online");
 	}
