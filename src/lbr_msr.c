@@ -1182,7 +1182,7 @@ int lbr_hw_start(const char *mode, const char *filter)
 	 * filter asked for other than the default is told.
 	 */
 	if (!lbr_hw.filter_cpl && !(lbr_filter.kernel && lbr_filter.user)) {
-		if (strcmp(filter, "kernel"))
+		if (strcmp(filter, LBR_FILTER_DEFAULT))
 			pr_warn("lbr_filter=%s: this CPU's LBR does not filter by CPL (%s): records hold every CPL's branches\n",
 				filter, lbr_hw.backend == LBR_SNAP_BACKEND_ARCH ?
 				"CPUID.0x1c:EBX[0] clear" : "no LBR_SELECT");

@@ -26,6 +26,8 @@
 int lbr_hw_detect(const char *force);
 void lbr_hw_report(void);
 const char *lbr_hw_hypervisor(void);
+/* lbr_filter='s default: the kernel's branches of every kind. */
+#define LBR_FILTER_DEFAULT	"kernel"
 int lbr_hw_start(const char *mode, const char *filter);
 void lbr_hw_stop(void);
 const char *lbr_hw_mode(void);

@@ -41,7 +41,7 @@ module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode,
 		 "How LBR stays on: auto (default: perf if it can, else raw), perf (a branch-stack perf event per CPU), raw (lbr_snap programs the MSRs)");
 
-static char *lbr_filter = "kernel";
+static char *lbr_filter = LBR_FILTER_DEFAULT;
 module_param(lbr_filter, charp, 0444);
 MODULE_PARM_DESC(lbr_filter,
 		 "kernel (default), user or any, then optionally kinds to keep: jcc,rel_call,ind_call,ret,ind_jmp,rel_jmp,far or perf's any,any_call,any_return,cond,call,ind_jump (without the first word: the kernel's); SET_LBR_FILTER changes it, not this file");
