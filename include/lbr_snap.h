@@ -299,6 +299,18 @@ struct lbr_snap_info {
 				 * else its CPUID signature), "" on bare
 				 * metal
 				 */
+	/* Only when the caller's struct covers them: */
+	__u32 capture_msrs;	/* RDMSRs and WRMSRs a recorded return
+				 * makes on a CPU of lbr_depth entries:
+				 * the freeze, the read (none where one
+				 * XSAVES reads it), the check that LBR
+				 * stayed frozen and the unfreeze; 0
+				 * without LBR
+				 */
+	__u32 filtered_msrs;	/* those of a kretprobe's return that is
+				 * not recorded (its freeze and unfreeze);
+				 * an fexit trampoline's makes none
+				 */
 };
 
 /* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks, ... */
@@ -306,6 +318,7 @@ struct lbr_snap_info {
 #define LBR_SNAP_INFO_SIZE_V2	472
 #define LBR_SNAP_INFO_SIZE_V3	480	/* before nr_cpus_failed */
 #define LBR_SNAP_INFO_SIZE_V4	624	/* before hypervisor */
+#define LBR_SNAP_INFO_SIZE_V5	640	/* before capture_msrs */
 
 /* struct lbr_snap_info.lbr_read */
 #define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */

@@ -68,6 +68,39 @@ void __init lbr_capture_init(void)
 		lbr_fgraph_return = 0;
 }
 
+/**
+ * lbr_capture_msrs - what a return costs in MSR accesses, for GET_INFO
+ * @filtered: set to those of a kretprobe's return that is not recorded
+ *
+ * A recorded return, of either hook: the freeze's RDMSR and WRMSR
+ * (lbr_hw_freeze(), or the trampoline's), lbr_read_frozen() on a CPU of
+ * lbr_hw.depth entries (the legacy TOS and each entry's planes, or one
+ * XSAVES), lbr_hw_ran_again()'s RDMSR and the unfreeze's RDMSR and WRMSR.
+ * A kretprobe's filtered return freezes and unfreezes; an fexit
+ * trampoline's leaves before the freeze.  Not counted: the PMI check of a
+ * return in an NMI (lbr_hw_pmi_frozen()), and the unfreeze of a return
+ * that found LBR already off.  The LBR lab counts what a CPU does
+ * (tests/lbr-lab), and the selftest compares the two.
+ * Return: the accesses of a recorded return, 0 without LBR.
+ */
+u32 lbr_capture_msrs(u32 *filtered)
+{
+	unsigned int planes = lbr_hw.planes;
+	u32 n;
+
+	*filtered = 0;
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE || !lbr_hw.depth)
+		return 0;
+	*filtered = 4;
+	n = 2 + 1 + 2;
+	if (lbr_xsave_used())
+		return n;
+	if (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL)
+		n++;
+	return n + lbr_hw.depth * (1 + !!(planes & LBR_RAW_TO) +
+				   !!(planes & LBR_RAW_INFO));
+}
+
 /*
  * lbr_capture()'s record: everything but a return it filters out.  The
  * hook froze LBR; interrupts stay off from here to the commit: the LBR

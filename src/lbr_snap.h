@@ -247,6 +247,7 @@ int lbr_btf_func(struct lbr_btf *b, const char *name,
 /* capture.c (and capture.h: lbr_capture(), inline in the hooks) */
 void lbr_capture_set_every_return(bool all);
 void __init lbr_capture_init(void);
+u32 lbr_capture_msrs(u32 *filtered);
 bool lbr_capture_every_return(void);
 
 /* kretprobe_hook.c */

@@ -5,6 +5,7 @@
 # Builds lbr_snap and the test target for `uname -r`, installs them under
 # /lib/modules/$(uname -r)/extra for the duration, runs the suite, and
 # removes them again.  Tests that need LBR skip where the CPU has none.
+# Then lbr-snap selftest's report, as text and in lbr-snap-selftest.json.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 kver=$(uname -r)
@@ -35,4 +36,12 @@ install -D -m 644 "$bin/lbr_snap_test_target.ko" "$extra/lbr_snap_test_target.ko
 depmod -a "$kver"
 modprobe lbr_snap_test_target
 modprobe msr
-"$bin/lbr_snap_test"
+rc=0
+"$bin/lbr_snap_test" || rc=1
+# Then the report a user attaches to a bug (lbr-snap selftest): as text
+# here, and as JSON in lbr-snap-selftest.json.
+rmmod lbr_snap 2>/dev/null || true
+"$bin/lbr-snap" selftest || rc=1
+"$bin/lbr-snap" --json selftest >lbr-snap-selftest.json || rc=1
+echo "check-host: the report is in $(pwd)/lbr-snap-selftest.json"
+exit $rc

@@ -355,7 +355,12 @@ suite decode-unit bash "$LBR_TOP/tests/unit/decode.sh"
 suite ring-unit bash "$LBR_TOP/tests/unit/ring.sh"
 suite ret-class-unit bash "$LBR_TOP/tests/unit/ret_class.sh"
 
-vm() { "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@"; }
+# A guest's output goes through tests/guest/check-report.py, which checks
+# the selftest report the kselftest scripts end with.
+vm() {
+	"$LBR_TOP/tests/vm/run-vm.sh" --kver "$kver" "$@" |
+		"$LBR_TOP/tests/guest/check-report.py" "$@"
+}
 # The stock CPU (no LBR: backend none, the "nolbr" trampolines), with 4
 # vCPUs for the tests that race CPUs; 2 vCPUs run in every lane below.
 suite guest-smp4 vm --smp 4 --script "$LBR_TOP/tests/guest/selftests.sh"
@@ -470,7 +475,9 @@ else
 		for cpu in "${cpus[@]}"; do
 			echo "# $rel ($kv) on CPU $cpu"
 			LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" \
-				--cpu "$cpu" "$@" || rc=1
+				--cpu "$cpu" "$@" |
+				"$LBR_TOP/tests/guest/check-report.py" \
+					--cpu "$cpu" "$@" || rc=1
 		done
 		return $rc
 	}
@@ -518,7 +525,8 @@ else
 		kv=$("$LBR_TOP/tests/vm/debug-kernel.sh") ||
 			{ echo "not ok - building the debug kernel"; return 1; }
 		LBR_PREBUILT='' "$LBR_TOP/tests/vm/run-vm.sh" --kver "$kv" --smp 2 \
-			--timeout 2400 "$@"
+			--timeout 2400 "$@" |
+			"$LBR_TOP/tests/guest/check-report.py" "$@"
 	}
 	# The fuzzer runs three times longer there (20000 operations elsewhere);
 	# suspend to RAM must run (the resume path under the checkers).

@@ -34,6 +34,7 @@
 #include "pattern.h"
 #include "record.h"
 #include "report.h"
+#include "selftest.h"
 #include "srcline.h"
 #include "stream.h"
 #include "trace.h"
@@ -49,7 +50,7 @@
 enum cmd {
 	CMD_STREAM, CMD_INFO, CMD_STATS, CMD_FLUSH, CMD_REPORT, CMD_TRACE,
 	CMD_SPEC, CMD_ADD, CMD_DEL, CMD_CAPTURE, CMD_RECORD, CMD_FILTER,
-	CMD_WHY,
+	CMD_WHY, CMD_SELFTEST,
 };
 
 #define MAX_WORDS	256	/* command words before "--" or trace's CMD */
@@ -105,6 +106,7 @@ static const char usage[] =
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
 "       lbr-snap [OPTIONS] -i FILE [report]\n"
 "       lbr-snap [-n N] [--nonblock] -i FILE record -o FILE\n"
+"       lbr-snap [--json] selftest\n"
 "       lbr-snap --version\n"
 "\n"
 "Print the Last Branch Records the lbr_snap kernel module captures when the\n"
@@ -144,6 +146,15 @@ static const char usage[] =
 "                       source line of its last branch, and its LBR\n"
 "                       (--lbr, default any).  --json: one object per\n"
 "                       failure.  Exits with CMD's status; needs root\n"
+"  selftest             what lbr_snap does on this machine, as a report to\n"
+"                       attach to a bug: loads the module in each mode it\n"
+"                       can (raw, perf; Arch LBR read by XSAVES and by\n"
+"                       RDMSR), says what it found, makes open() fail on\n"
+"                       every CPU under each hook (fexit, kretprobe) and\n"
+"                       checks the records, and times a hooked return in\n"
+"                       TSC cycles beside the module's MSR accesses; then\n"
+"                       unloads it.  A module already loaded is only\n"
+"                       described.  Exits 1 if a check failed.  Needs root\n"
 "  add SPEC...          attach each SYM[%type][/N][@hook] (completed from\n"
 "                       BTF as spec does) to the loaded module, saying its\n"
 "                       id and hook; a SPEC that fails does not stop the\n"
@@ -559,6 +570,10 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       info->nr_cpus_failed, (int)sizeof(info->cpus_failed),
 		       info->cpus_failed, (int)sizeof(info->cpu_failure),
 		       info->cpu_failure);
+	/* 0 from modules before them, and without LBR. */
+	if (info->capture_msrs)
+		printf("msr_accesses: %u a recorded return, %u a kretprobe's filtered one, 0 an fexit one's\n",
+		       info->capture_msrs, info->filtered_msrs);
 }
 
 static void print_info_json(const struct lbr_snap_info *info)
@@ -610,7 +625,8 @@ static void print_info_json(const struct lbr_snap_info *info)
 	/* "" from bare metal and from modules before it alike. */
 	fputs("},\"hypervisor\":", stdout);
 	json_str(stdout, info->hypervisor, sizeof(info->hypervisor));
-	fputs("}\n", stdout);
+	printf(",\"capture_msrs\":%u,\"filtered_msrs\":%u}\n",
+	       info->capture_msrs, info->filtered_msrs);
 }
 
 static int cmd_info(int fd, const struct opts *o)
@@ -1196,6 +1212,7 @@ static int parse_cmd(struct opts *o, char **cmd)
 		[CMD_SPEC] = "spec", [CMD_ADD] = "add", [CMD_DEL] = "del",
 		[CMD_CAPTURE] = "capture", [CMD_RECORD] = "record",
 		[CMD_FILTER] = "filter", [CMD_WHY] = "why",
+		[CMD_SELFTEST] = "selftest",
 	};
 	unsigned int i;
 	int ret;
@@ -1559,6 +1576,8 @@ int main(int argc, char **argv)
 	}
 	if (o.cmd == CMD_SPEC)
 		return finish(cmd_spec(&o));
+	if (o.cmd == CMD_SELFTEST)
+		return finish(selftest_run(o.kallsyms, o.json));
 	if (o.cmd == CMD_ADD)
 		return finish(cmd_add(&o));
 	if (o.cmd == CMD_DEL)

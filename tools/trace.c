@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "module.h"
 #include "procev.h"
 #include "stream.h"
 #include "btf.h"
@@ -78,37 +79,6 @@ static void setup_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-static bool has_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2] = { 0 };
-
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return geteuid() == 0;
-	return data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &
-	       CAP_TO_MASK(CAP_SYS_ADMIN);
-}
-
-/* Run a command and wait; returns its exit status, or -1. */
-static int run_wait(char *const argv[])
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /*
@@ -174,11 +144,11 @@ static int load_module(struct tracer *tr)
 	}
 	snprintf(arg, sizeof(arg), "targets=%s", g ? g->spec : "");
 	tr->loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
-	ret = run_wait(argv);
+	ret = module_run(argv);
 	/* A buffer this machine cannot give: the default one. */
 	if (ret && argv[n - 1] == buf) {
 		argv[n - 1] = NULL;
-		ret = run_wait(argv);
+		ret = module_run(argv);
 	}
 	if (ret) {
 		pr_err("modprobe lbr_snap %s failed", arg);
@@ -188,34 +158,10 @@ static int load_module(struct tracer *tr)
 	return 0;
 }
 
-/*
- * rmmod lbr_snap, then, if this run loaded it, its dependency
- * lbr_snap_fexit.  That one holds itself until the removed trampolines
- * have drained: two RCU Tasks grace periods, or as long as a call stays
- * inside a traced function (the kernel log says which).  Wait up to 10 s
- * for the first; say so, not fail, for the second.
- */
+/* rmmod lbr_snap, and lbr_snap_fexit if this run loaded it. */
 static void unload_module(const struct tracer *tr)
 {
-	int i;
-
-	if (syscall(SYS_delete_module, "lbr_snap", O_NONBLOCK) &&
-	    errno != ENOENT) {
-		pr_err("rmmod lbr_snap failed: %s", strerror(errno));
-		return;
-	}
-	if (!tr->loaded_fexit)
-		return;
-	for (i = 0; i < 200; i++) {
-		if (!syscall(SYS_delete_module, "lbr_snap_fexit", O_NONBLOCK) ||
-		    errno == ENOENT)
-			return;
-		if (errno != EWOULDBLOCK && errno != EAGAIN)
-			break;
-		usleep(50 * 1000);
-	}
-	fprintf(stderr, "lbr-snap: lbr_snap_fexit stays loaded: %s (calls still inside traced functions: see the kernel log)\n",
-		strerror(errno));
+	module_unload(tr->loaded_fexit);
 }
 
 static int set_capture(struct tracer *tr, const struct lbr_snap_info *info)

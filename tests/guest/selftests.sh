@@ -9,4 +9,8 @@ rc=$?
 lbr_snap_batch_test || rc=1
 # The fuzzer, bounded (LBR_FUZZ_OPS, or 20000 operations).
 lbr_snap_fuzz_test || rc=1
+# The report a user attaches to a bug, checked on the host against what
+# the suites found on this CPU (tests/guest/check-report.py).
+report=$(lbr-snap --json selftest)
+echo "# selftest-report rc=$? $report"
 exit $rc

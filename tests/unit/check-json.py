@@ -63,7 +63,7 @@ INFO = {
     "capture": ("errors", "all", "unknown"), "reason": STR, "version": STR,
     "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
     "cpu_types": list, "lbr_filter": OPT_STR, "cpus_failed": dict,
-    "hypervisor": STR,
+    "hypervisor": STR, "capture_msrs": INT, "filtered_msrs": INT,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {

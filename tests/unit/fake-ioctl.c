@@ -147,6 +147,8 @@ static void fake_cpu_types(struct lbr_snap_info *info)
 	strcpy(info->cpus_failed, "11");
 	strcpy(info->cpu_failure, "cpu11: LBR MSR 0x1510 faults");
 	strcpy(info->hypervisor, "kvm");
+	info->capture_msrs = 70;
+	info->filtered_msrs = 4;
 }
 
 static int fake_stats(struct lbr_snap_stats *st)
