@@ -611,6 +611,78 @@ ago=$(( (now - ${w##*ns=}) / 1000000000 ))
 	why "the last write was 30 s ago, the waiter says $ago s ($w)"
 result "waiter: the time is the file's last write, not the waiter's read"
 
+# ------------------------------------------------------- check-report.py
+
+# The selftest report's check (tests/guest/check-report.py) on real
+# reports of the lab (tests/guest/reports/) and crafted ones: each thing
+# it holds the report to, broken, gives a "not ok".
+CHECK=$HERE/guest/check-report.py
+REPORTS=$HERE/guest/reports
+report() {	# report FILE RC [jq-like python edit]: the guest's line
+	python3 - "$1" "$2" "${3:-}" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+if sys.argv[3]:
+    exec(sys.argv[3])
+print("guest output before")
+print("# selftest-report rc=%s %s" % (sys.argv[2], json.dumps(rep)))
+PY
+}
+check_report() {	# check_report WANT_FAILURES NAME ARGS...: report on stdin
+	local want=$1 name=$2 out got
+	shift 2
+	out=$("$CHECK" "$@")
+	got=$(grep -c '^not ok ' <<<"$out")
+	[ -n "${SHOW:-}" ] && echo "$name: $(grep "^not ok " <<<"$out")" >&2
+	grep -q '^guest output before$' <<<"$out" ||
+		why "$name: the guest's own lines did not go through"
+	if [ "$want" = 0 ]; then
+		[ "$got" = 0 ] || why "$name: $(grep '^not ok ' <<<"$out")"
+	else
+		[ "$got" -ge 1 ] || why "$name: no failure"
+	fi
+	grep -q '^# Totals: pass:' <<<"$out" || why "$name: no totals"
+}
+LEG=(--cpu lbr-legacy-pmu3 --append "LBR_EXPECT_PERF=1" --script /x/selftests.sh)
+AMD=(--cpu lbr-amd --append "LBR_EXPECT_PERF=1" --script /x/selftests.sh)
+report "$REPORTS/lbr-legacy-pmu3.json" 0 | check_report 0 "legacy as it is" "${LEG[@]}"
+report "$REPORTS/lbr-amd.json" 0 | check_report 0 "AMD as it is" "${AMD[@]}"
+result "check-report: the lab's reports pass as they are"
+report "$REPORTS/lbr-amd.json" 0 | check_report 1 "an AMD report on lbr-legacy" \
+	--cpu lbr-legacy --append LBR_EXPECT_PERF=1 --script /x/selftests.sh
+report "$REPORTS/lbr-legacy-pmu3.json" 0 | check_report 1 "perf where none is" \
+	--cpu lbr-legacy --script /x/quirks.sh
+report "$REPORTS/lbr-legacy-pmu3.json" 0 \
+	'rep["configs"][0]["hooks"][0]["cpus"][1]["hook_entries"] = 2' |
+	check_report 1 "fexit took 2 entries" "${LEG[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 \
+	'rep["configs"][0]["hooks"][1]["cpus"][0]["verdict"] = "no entry left"' |
+	check_report 1 "a kretprobe left no entry of 32" "${LEG[@]}"
+report "$REPORTS/lbr-amd.json" 0 \
+	'rep["configs"][0]["hooks"][0]["cpus"][0]["verdict"] = "no entry left"' |
+	check_report 1 "fexit left no entry" "${AMD[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 \
+	'[c for c in rep["configs"] if c["mode"] == "raw"][0]["hooks"][0]["cost"]["recorded"]["cpu_msr_accesses"] = 69.0' |
+	check_report 1 "the vCPU counted one MSR access less than the module says" "${LEG[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 \
+	'[c for c in rep["configs"] if c["mode"] == "raw"][0]["hooks"][1]["cost"]["filtered"]["cpu_msr_accesses"] = None' |
+	check_report 1 "no MSR count where the lab counts" "${LEG[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 \
+	'rep["configs"][0]["info"]["cpus_failed"] = {"nr": 1, "cpus": "1", "reason": "x"}' |
+	check_report 1 "a CPU refused that is not broken" "${LEG[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 | check_report 1 "no CPU refused where one is broken" \
+	--cpu lbr-legacy-pmu3 --append "LBR_EXPECT_PERF=1 LBR_LAB_BROKEN_CPUS=1" --script /x/quirks.sh
+report "$REPORTS/lbr-legacy-pmu3.json" 1 | check_report 1 "exit 1 with verdict ok" "${LEG[@]}"
+report "$REPORTS/lbr-legacy-pmu3.json" 0 'rep["was_loaded"] = True' |
+	check_report 1 "a module loaded before" "${LEG[@]}"
+result "check-report: a wrong backend, perf, entries, MSR count, refused CPU or exit fails"
+echo "guest output before" | check_report 1 "no report" "${LEG[@]}"
+out=$(echo "guest output before" | "$CHECK" --script /x/stress.sh)
+[ "$out" = "guest output before" ] || why "another script's output changed: $out"
+report "$REPORTS/lbr-amd.json" 0 | sed 's/"verdict"/"verd/' |
+	check_report 1 "a report cut short" "${AMD[@]}"
+result "check-report: no report, or a broken one, fails the kselftest scripts only"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail skip:0"
 [ "$fail" = 0 ]
