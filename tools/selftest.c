@@ -450,7 +450,7 @@ static void check_msrs(struct st *s, const struct st_config *c, int h,
 		return;
 	fail = hk->cost.fail.msrs - c->base_fail.msrs;
 	ok = hk->cost.ok.msrs - c->base_ok.msrs;
-	if (fail < want_fail - 0.5 || fail > want_fail + 0.5 + want_fail / 50)
+	if (fail < want_fail - 0.5 || fail > want_fail + 0.5)
 		problem(s, "mode=%s %s: a recorded return made %.2f MSR accesses, the module says %.0f",
 			c->mode, st_hook_names[h], fail, want_fail);
 	if (ok < want_ok - 0.5 || ok > want_ok + 0.5)
