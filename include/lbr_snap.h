@@ -311,6 +311,15 @@ struct lbr_snap_info {
 				 * not recorded (its freeze and unfreeze);
 				 * an fexit trampoline's makes none
 				 */
+	__u32 nr_cpus_perf_off;	/* mode=perf: online CPUs where perf
+				 * does not run lbr_snap's event now (it
+				 * could not schedule it: no counter
+				 * free; or could not create it), so LBR
+				 * is off there and records say WAS_OFF;
+				 * the module asks perf again each second
+				 */
+	__u32 reserved5;
+	char  cpus_perf_off[40];	/* which ("1,3", cut if longer) */
 };
 
 /* The size of struct lbr_snap_info before nr_cpu_types, tree_tasks, ... */

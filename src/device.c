@@ -52,7 +52,7 @@ static_assert(offsetof(struct lbr_snap_info, hypervisor) ==
 	      LBR_SNAP_INFO_SIZE_V4);
 static_assert(offsetof(struct lbr_snap_info, capture_msrs) ==
 	      LBR_SNAP_INFO_SIZE_V5);
-static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V5 + 8);
+static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V5 + 56);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
@@ -208,6 +208,8 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 					     info.cpu_failure,
 					     sizeof(info.cpu_failure));
 	info.capture_msrs = lbr_capture_msrs(&info.filtered_msrs);
+	info.nr_cpus_perf_off = lbr_vlbr_cpus_off(info.cpus_perf_off,
+						  sizeof(info.cpus_perf_off));
 	/* An older caller's struct is smaller: it gets what it knows. */
 	return lbr_struct_out(arg, usize, &info, sizeof(info));
 }

@@ -1209,10 +1209,20 @@ int lbr_hw_start(const char *mode, const char *filter)
 			lbr_perf_mode = true;
 			return 0;
 		}
-		if (!is_auto) {
+		/*
+		 * EBUSY: perf has LBR and keeps it from lbr_snap on purpose,
+		 * for another user of the branch-tracing hardware that
+		 * excludes LBR (x86_add_exclusive(): Intel PT before Ice
+		 * Lake, BTS).  mode=raw would take it behind perf's back:
+		 * auto does not, only a mode=raw asked for.
+		 */
+		if (ret == -EBUSY)
+			pr_err("mode=%s: perf keeps LBR for another user of the branch-tracing hardware (Intel PT or BTS, -EBUSY); lbr_snap does not take it behind perf's back: stop that user, or load with mode=raw to override\n",
+			       mode);
+		else if (!is_auto)
 			pr_err("mode=perf: perf cannot keep LBR on (%d)\n", ret);
+		if (!is_auto || ret == -EBUSY)
 			return ret;
-		}
 		lbr_perf_fallback = ret;	/* said by lbr_hw_report() */
 	}
 

@@ -298,8 +298,6 @@ unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen)
 {
 	unsigned int cpu, nr = 0;
 	size_t at = 0;
-	char one[16];
-	int n;
 	u64 h;
 
 	cpus[0] = '\0';
@@ -310,11 +308,7 @@ unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen)
 			continue;
 		if (!nr++)
 			lbr_health_desc(cpu, h, why, wlen);
-		n = snprintf(one, sizeof(one), "%s%u", at ? "," : "", cpu);
-		if (at + n < clen) {
-			memcpy(cpus + at, one, n + 1);
-			at += n;
-		}
+		lbr_cpu_list_add(cpus, clen, &at, cpu);
 	}
 	return nr;
 }

@@ -12,15 +12,104 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/err.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
+#include <linux/workqueue.h>
 
 #include "lbr_snap.h"
 
 static DEFINE_PER_CPU(struct perf_event *, lbr_vlbr_event);
+/* perf_event_create_kernel_counter()'s error on this CPU, or 0. */
+static DEFINE_PER_CPU(int, lbr_vlbr_create_err);
+/* Said once a CPU's event is in error, until it runs again. */
+static DEFINE_PER_CPU(bool, lbr_vlbr_said);
 static enum cpuhp_state lbr_vlbr_state;
 static u64 lbr_vlbr_branch_type;
 static int lbr_vlbr_error;	/* the first failure while setting up */
+
+/*
+ * A pinned event perf cannot schedule (its counters taken by other
+ * pinned events) goes into error state and stays there: perf tries it
+ * again only when enabled again.  LBR is off on that CPU meanwhile, and
+ * its records say WAS_OFF.  Once a second, each such event is enabled
+ * again (perf_event_enable() takes it out of error and schedules it if
+ * it can), and the first time a CPU's fails, the log says so.
+ */
+#define LBR_VLBR_RETRY	HZ
+
+static void lbr_vlbr_retry(struct work_struct *work);
+static DECLARE_DELAYED_WORK(lbr_vlbr_work, lbr_vlbr_retry);
+/*
+ * Held while the events are set up or taken down, and by GET_INFO's look
+ * at them: cpus_read_lock() alone does not keep cpuhp_remove_state()'s
+ * callbacks from releasing them meanwhile.
+ */
+static DEFINE_MUTEX(lbr_vlbr_lock);
+
+/* Does perf not run @cpu's event now (in error, or none was created)? */
+static bool lbr_vlbr_off(unsigned int cpu, struct perf_event **evp)
+{
+	struct perf_event *ev = per_cpu(lbr_vlbr_event, cpu);
+
+	*evp = ev;
+	/* No event for a CPU whose LBR check failed: that one is not off. */
+	if (!ev)
+		return per_cpu(lbr_vlbr_create_err, cpu);
+	return READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR;
+}
+
+static void lbr_vlbr_retry(struct work_struct *work)
+{
+	struct perf_event *ev;
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (!lbr_vlbr_off(cpu, &ev) || !ev) {
+			per_cpu(lbr_vlbr_said, cpu) = false;
+			continue;
+		}
+		if (!per_cpu(lbr_vlbr_said, cpu)) {
+			per_cpu(lbr_vlbr_said, cpu) = true;
+			pr_warn("cpu%u: perf cannot schedule lbr_snap's branch-stack event (no counter free?): LBR is off there, its records say WAS_OFF, until perf can\n",
+				cpu);
+		}
+		perf_event_enable(ev);
+	}
+	cpus_read_unlock();
+	schedule_delayed_work(&lbr_vlbr_work, LBR_VLBR_RETRY);
+}
+
+/**
+ * lbr_vlbr_cpus_off - the online CPUs where perf does not run the event
+ * @cpus: their list ("1,3"), cut to @len
+ * @len: the room in @cpus
+ *
+ * Process context (GET_INFO).  0 outside mode=perf.
+ * Return: how many (all of them, listed or not).
+ */
+unsigned int lbr_vlbr_cpus_off(char *cpus, size_t len)
+{
+	struct perf_event *ev;
+	unsigned int cpu, nr = 0;
+	size_t at = 0;
+
+	cpus[0] = '\0';
+	mutex_lock(&lbr_vlbr_lock);
+	if (lbr_vlbr_state > 0) {
+		cpus_read_lock();
+		for_each_online_cpu(cpu) {
+			if (!lbr_vlbr_off(cpu, &ev))
+				continue;
+			nr++;
+			lbr_cpu_list_add(cpus, len, &at, cpu);
+		}
+		cpus_read_unlock();
+	}
+	mutex_unlock(&lbr_vlbr_lock);
+	return nr;
+}
 
 static int lbr_vlbr_online(unsigned int cpu)
 {
@@ -43,10 +132,12 @@ static int lbr_vlbr_online(unsigned int cpu)
 	 * schedule leaves LBR off: those records carry WAS_OFF).
 	 */
 	__this_cpu_write(lbr_cpu_depth, 0);
+	per_cpu(lbr_vlbr_create_err, cpu) = 0;
 	depth = lbr_hw_cpu_online(cpu, true);
 	if (!depth)
 		return 0;
 	ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+	per_cpu(lbr_vlbr_create_err, cpu) = PTR_ERR_OR_ZERO(ev);
 	if (IS_ERR(ev)) {
 		/*
 		 * Never fail a CPU's onlining for this: at setup the error
@@ -73,6 +164,7 @@ static int lbr_vlbr_offline(unsigned int cpu)
 
 	/* Nothing read from here once perf may let LBR go. */
 	__this_cpu_write(lbr_cpu_depth, 0);
+	per_cpu(lbr_vlbr_create_err, cpu) = 0;
 	per_cpu(lbr_vlbr_event, cpu) = NULL;
 	if (ev)
 		perf_event_release_kernel(ev);
@@ -87,18 +179,22 @@ int lbr_vlbr_start(u64 branch_type)
 {
 	int ret;
 
+	mutex_lock(&lbr_vlbr_lock);
 	lbr_vlbr_branch_type = branch_type;
 	lbr_vlbr_error = 0;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lbr_snap:vlbr",
 				lbr_vlbr_online, lbr_vlbr_offline);
-	if (ret < 0)
-		return ret;
-	if (lbr_vlbr_error) {
+	if (ret >= 0 && lbr_vlbr_error) {
 		cpuhp_remove_state(ret);
-		return lbr_vlbr_error;
+		ret = lbr_vlbr_error;
 	}
-	lbr_vlbr_state = ret;
-	return 0;
+	if (ret > 0) {
+		lbr_vlbr_state = ret;
+		ret = 0;
+		schedule_delayed_work(&lbr_vlbr_work, LBR_VLBR_RETRY);
+	}
+	mutex_unlock(&lbr_vlbr_lock);
+	return ret;
 }
 
 /* Are the events there (lbr_hw_set_filter() may have failed to renew them)? */
@@ -109,7 +205,11 @@ bool lbr_vlbr_running(void)
 
 void lbr_vlbr_stop(void)
 {
+	/* Before the events go: the work reads them. */
+	cancel_delayed_work_sync(&lbr_vlbr_work);
+	mutex_lock(&lbr_vlbr_lock);
 	if (lbr_vlbr_state > 0)
 		cpuhp_remove_state(lbr_vlbr_state);
 	lbr_vlbr_state = 0;
+	mutex_unlock(&lbr_vlbr_lock);
 }

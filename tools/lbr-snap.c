@@ -570,6 +570,10 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       info->nr_cpus_failed, (int)sizeof(info->cpus_failed),
 		       info->cpus_failed, (int)sizeof(info->cpu_failure),
 		       info->cpu_failure);
+	if (info->nr_cpus_perf_off)
+		printf("cpus_perf_off: %u (cpus %.*s): perf does not run lbr_snap's event there (no counter free?): LBR is off, records say WAS_OFF\n",
+		       info->nr_cpus_perf_off,
+		       (int)sizeof(info->cpus_perf_off), info->cpus_perf_off);
 	/* 0 from modules before them, and without LBR. */
 	if (info->capture_msrs)
 		printf("msr_accesses: %u a recorded return, %u a kretprobe's filtered one, 0 an fexit one's\n",
@@ -625,8 +629,12 @@ static void print_info_json(const struct lbr_snap_info *info)
 	/* "" from bare metal and from modules before it alike. */
 	fputs("},\"hypervisor\":", stdout);
 	json_str(stdout, info->hypervisor, sizeof(info->hypervisor));
-	printf(",\"capture_msrs\":%u,\"filtered_msrs\":%u}\n",
+	printf(",\"capture_msrs\":%u,\"filtered_msrs\":%u",
 	       info->capture_msrs, info->filtered_msrs);
+	printf(",\"cpus_perf_off\":{\"nr\":%u,\"cpus\":",
+	       info->nr_cpus_perf_off);
+	json_str(stdout, info->cpus_perf_off, sizeof(info->cpus_perf_off));
+	fputs("}}\n", stdout);
 }
 
 static int cmd_info(int fd, const struct opts *o)

@@ -540,6 +540,10 @@ static void run_config(struct st *s, struct st_config *c)
 	}
 	c->have_info = true;
 	s->depth = c->info.lbr_depth;
+	if (c->info.nr_cpus_perf_off)
+		problem(s, "mode=%s: perf does not run lbr_snap's event on cpus %.*s",
+			c->mode, (int)sizeof(c->info.cpus_perf_off),
+			c->info.cpus_perf_off);
 	if (c->info.nr_cpus_failed)
 		problem(s, "mode=%s: cpus %.*s refused: %.*s", c->mode,
 			(int)sizeof(c->info.cpus_failed), c->info.cpus_failed,
@@ -642,8 +646,10 @@ static void print_info_json(const struct lbr_snap_info *i)
 	json_str(stdout, i->cpus_failed, sizeof(i->cpus_failed));
 	fputs(",\"reason\":", stdout);
 	json_str(stdout, i->cpu_failure, sizeof(i->cpu_failure));
-	printf("},\"capture_msrs\":%u,\"filtered_msrs\":%u,\"version\":",
-	       i->capture_msrs, i->filtered_msrs);
+	printf("},\"capture_msrs\":%u,\"filtered_msrs\":%u,\"cpus_perf_off\":{\"nr\":%u,\"cpus\":",
+	       i->capture_msrs, i->filtered_msrs, i->nr_cpus_perf_off);
+	json_str(stdout, i->cpus_perf_off, sizeof(i->cpus_perf_off));
+	fputs("},\"version\":", stdout);
 	json_str(stdout, i->version, sizeof(i->version));
 	putchar('}');
 }
@@ -758,6 +764,9 @@ static void print_info_text(const char *prefix, const struct lbr_snap_info *i)
 		printf("  cpus refused: %.*s: %.*s\n",
 		       (int)sizeof(i->cpus_failed), i->cpus_failed,
 		       (int)sizeof(i->cpu_failure), i->cpu_failure);
+	if (i->nr_cpus_perf_off)
+		printf("  cpus where perf does not run lbr_snap's event: %.*s\n",
+		       (int)sizeof(i->cpus_perf_off), i->cpus_perf_off);
 	if (i->capture_msrs)
 		printf("  MSR accesses: %u a recorded return, %u a kretprobe's filtered one\n",
 		       i->capture_msrs, i->filtered_msrs);

@@ -64,6 +64,7 @@ INFO = {
     "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
     "cpu_types": list, "lbr_filter": OPT_STR, "cpus_failed": dict,
     "hypervisor": STR, "capture_msrs": INT, "filtered_msrs": INT,
+    "cpus_perf_off": dict,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {

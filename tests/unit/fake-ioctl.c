@@ -149,6 +149,8 @@ static void fake_cpu_types(struct lbr_snap_info *info)
 	strcpy(info->hypervisor, "kvm");
 	info->capture_msrs = 70;
 	info->filtered_msrs = 4;
+	info->nr_cpus_perf_off = 1;
+	strcpy(info->cpus_perf_off, "3");
 }
 
 static int fake_stats(struct lbr_snap_stats *st)

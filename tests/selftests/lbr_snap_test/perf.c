@@ -675,3 +675,112 @@ TEST_F_TIMEOUT(cap, perf_record_b_a_alongside, 300)
 		EXPECT_LT(0, after.with_branches);
 	}
 }
+
+#define PERF_HOGS	12	/* pinned events a CPU: more than any PMU's counters */
+
+/* A pinned cycles event on @cpu that counts at once, or -errno. */
+static int perf_hog_open(int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.pinned = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* One lbr_test_int error return on @cpu: its record's flags and entries. */
+static void perf_hog_capture(struct __test_metadata *_metadata, int fd,
+			     int cpu, struct rec *r)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(fd, r, MAX_RECS)) TH_LOG("%s", lbr_why);
+}
+
+/*
+ * mode=perf where other pinned events already hold every counter of each
+ * CPU: perf cannot schedule lbr_snap's event (pinned: it goes into error
+ * state and stays there), so LBR is off.  GET_INFO names those CPUs
+ * (cpus_perf_off), the log says so, the records say WAS_OFF.  Once the
+ * counters are free again, the module asks perf again (each second):
+ * within 3 s no CPU is off and the records carry LBR.
+ */
+TEST_F_TIMEOUT(load, perf_event_without_a_counter, 120)
+{
+	const char *env = getenv("LBR_EXPECT_PERF");
+	bool expect = env && !strcmp(env, "1");
+	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), cpu, k, fd, n;
+	static int hogs[64][PERF_HOGS];
+	struct lbr_snap_info info;
+	cpu_set_t all;
+	struct rec *r;
+
+	ASSERT_GT(64, ncpu);
+	if (!perfmon_version()) {
+		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and no PMU");
+		SKIP(return, "no PMU: no mode=perf here");
+	}
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
+	for (cpu = 0; cpu < ncpu; cpu++)
+		for (k = 0; k < PERF_HOGS; k++) {
+			hogs[cpu][k] = perf_hog_open(cpu);
+			ASSERT_LE(0, hogs[cpu][k]) TH_LOG("cpu%d, event %d", cpu, k);
+		}
+	if (load("targets=lbr_test_int%int mode=perf")) {
+		ASSERT_FALSE(expect) TH_LOG("LBR_EXPECT_PERF, and mode=perf does not load");
+		SKIP(goto out, "mode=perf does not load: perf has no LBR here");
+	}
+	r = calloc(MAX_RECS, sizeof(*r));
+	ASSERT_NE(NULL, r);
+	fd = dev_open(O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, get_info(fd, &info));
+	ASSERT_NE(LBR_SNAP_BACKEND_NONE, info.backend);
+	EXPECT_EQ(ncpu, info.nr_cpus_perf_off)
+		TH_LOG("cpus off: \"%.*s\"", (int)sizeof(info.cpus_perf_off),
+		       info.cpus_perf_off);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		perf_hog_capture(_metadata, fd, cpu, r);
+		EXPECT_TRUE(r->h.flags & LBR_SNAP_REC_WAS_OFF)
+			TH_LOG("cpu%d: flags 0x%x with every counter taken",
+			       cpu, r->h.flags);
+	}
+	usleep(1500 * 1000);
+	EXPECT_TRUE(kmsg_has(self->kmsg, "perf cannot schedule lbr_snap's branch-stack event"));
+
+	for (cpu = 0; cpu < ncpu; cpu++)
+		for (k = 0; k < PERF_HOGS; k++)
+			close(hogs[cpu][k]);
+	for (n = 0; n < 30; n++) {
+		ASSERT_EQ(0, get_info(fd, &info));
+		if (!info.nr_cpus_perf_off)
+			break;
+		usleep(100 * 1000);
+	}
+	EXPECT_EQ(0, info.nr_cpus_perf_off)
+		TH_LOG("3 s after the counters were freed, cpus \"%.*s\" still off",
+		       (int)sizeof(info.cpus_perf_off), info.cpus_perf_off);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		perf_hog_capture(_metadata, fd, cpu, r);
+		EXPECT_FALSE(r->h.flags & LBR_SNAP_REC_WAS_OFF)
+			TH_LOG("cpu%d: flags 0x%x with the counters free", cpu,
+			       r->h.flags);
+		EXPECT_LT(0, r->h.nr_entries);
+	}
+	close(fd);
+	free(r);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
+	return;
+out:
+	for (cpu = 0; cpu < ncpu; cpu++)
+		for (k = 0; k < PERF_HOGS; k++)
+			close(hogs[cpu][k]);
+}
