@@ -47,7 +47,10 @@
 #define LBR_SNAP_BR_ABORT	(1u << 3)	/* TSX abort */
 #define LBR_SNAP_BR_CYCLES	(1u << 4)	/* @cycles is valid */
 #define LBR_SNAP_BR_SPEC	(1u << 5)	/* AMD: recorded speculatively */
-#define LBR_SNAP_BR_WRONG_PATH	(1u << 6)	/* AMD: on a mispredicted path */
+#define LBR_SNAP_BR_WRONG_PATH	(1u << 6)	/* AMD: on a mispredicted path;
+						 * never set: such entries
+						 * are dropped, as holes are
+						 */
 
 /* struct lbr_snap_branch.type, when the hardware reports it (Arch LBR) */
 enum lbr_snap_branch_type {

@@ -201,10 +201,13 @@ decode_amd(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 	 * valid = 0 and spec = 0: nothing was recorded in this entry, and
 	 * erratum 1452's reserved bit marks a bogus record.  Neither ends the
 	 * stack: real parts leave holes, and amd_pmu_lbr_read() skips both
-	 * and goes on to the older entries.
+	 * and goes on to the older entries.  valid = 0 and spec = 1 is a
+	 * branch of a wrong path, which perf keeps (PERF_BR_SPEC_WRONG_PATH):
+	 * lbr_snap's records are the path the CPU took, so it goes too, and
+	 * what looks for the function's return or a hook's entries never
+	 * meets a branch that did not happen.
 	 */
-	if (!(raw->to & (AMD_TO_VALID | AMD_TO_SPEC)) ||
-	    (raw->to & AMD_TO_RESERVED))
+	if (!(raw->to & AMD_TO_VALID) || (raw->to & AMD_TO_RESERVED))
 		return LBR_DECODE_SKIP;
 
 	out->from = sign_extend(raw->from & mask, bits);
@@ -212,8 +215,6 @@ decode_amd(const struct lbr_decode_fmt *fmt, const struct lbr_raw_entry *raw,
 	set_mispred(out, raw->from & FROM_MISPRED);
 	if (raw->to & AMD_TO_SPEC)
 		out->flags |= LBR_SNAP_BR_SPEC;
-	if (!(raw->to & AMD_TO_VALID))
-		out->flags |= LBR_SNAP_BR_WRONG_PATH;
 	return LBR_DECODE_OK;
 }
 

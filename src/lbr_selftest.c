@@ -198,13 +198,13 @@ static unsigned int lbr_selftest_once(unsigned int depth, u16 *entries)
 	n = lbr_raw_decode(lbr_selftest_raw, depth, planes, tos,
 			   lbr_selftest_br);
 	*entries = n;
-	/* Oldest first: the newest at the end; AMD's wrong-path ones skipped. */
+	/*
+	 * Oldest first: the newest at the end (AMD's wrong-path entries are
+	 * not among them: lbr_raw_decode() drops them).
+	 */
 	for (i = n; i-- && found < LBR_SELFTEST_CALLS;) {
-		const struct lbr_snap_branch *b = &lbr_selftest_br[i];
-
-		if (b->flags & LBR_SNAP_BR_WRONG_PATH)
-			continue;
-		if (!lbr_selftest_call(b, chain[found + 1], chain[found]))
+		if (!lbr_selftest_call(&lbr_selftest_br[i], chain[found + 1],
+				       chain[found]))
 			break;
 		found++;
 	}

@@ -657,7 +657,9 @@ else
 	# use it (load.each_cpu_checked): CPU 1 of a legacy LBR records
 	# nothing; CPU 0 of an Arch LBR faults from entry 16; both CPUs of an
 	# AMD LbrExtV2 fault from entry 8.  Every other lab suite checks that
-	# no CPU is refused.  About a minute a boot.
+	# no CPU is refused.  And an AMD LbrExtV2 that leaves wrong-path
+	# entries, holes and erratum 1452 records between branches, as Zen 4
+	# and 5 do (cap.amd_wrong_path_and_holes).  About a minute a boot.
 	guest_lbr_quirks() {
 		local rc=0
 		vm --smp 2 --accel tcg,thread=single \
@@ -671,6 +673,10 @@ else
 		vm --smp 2 --accel tcg,thread=single \
 			--cpu lbr-amd-nopmu,lbr-lab-gp-from=8 \
 			--append "LBR_TESTS=each_cpu_checked LBR_LAB_BROKEN_CPUS=0,1 LBR_LAB_BROKEN=gp" \
+			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
+		vm --smp 2 --accel tcg,thread=single \
+			--cpu lbr-amd-nopmu,lbr-lab-amd-spec=3 \
+			--append "LBR_TESTS=each_cpu_checked,amd_wrong_path_and_holes LBR_LAB_AMD_SPEC=3" \
 			--script "$LBR_TOP/tests/guest/quirks.sh" || rc=1
 		return $rc
 	}

@@ -118,7 +118,6 @@ struct st {
 	unsigned char *buf;
 	size_t buf_len;
 	unsigned int calls;	/* open()s a timed run makes */
-	unsigned int depth;	/* the loaded module's lbr_depth */
 };
 
 static volatile sig_atomic_t st_stop;
@@ -326,7 +325,6 @@ static bool load(struct st_config *c, bool *loaded_fexit)
 /* Read every record there is; check those of this process and @id. */
 static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 {
-	unsigned int depth = s->depth;
 	struct lbr_snap_branch b;
 	unsigned long long off;
 	const char *name;
@@ -374,11 +372,15 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 					      strncmp(name, "retbleed_", 9)))
 					break;
 			}
-			/* The hook and a return thunk took every entry. */
-			if (i < 0 && r.hdr.nr_entries == depth)
+			/*
+			 * The hook and a return thunk took every entry there
+			 * is (AMD's 16, a hole or two fewer): nothing of the
+			 * function is left.
+			 */
+			if (i < 0)
 				sc->no_room++;
 			else if ((r.hdr.flags & LBR_SNAP_REC_NO_RETURN) ||
-				 i < 0 || !name || strcmp(name, ST_TARGET))
+				 !name || strcmp(name, ST_TARGET))
 				sc->no_return++;
 		}
 	}
@@ -539,7 +541,6 @@ static void run_config(struct st *s, struct st_config *c)
 		goto out_close;
 	}
 	c->have_info = true;
-	s->depth = c->info.lbr_depth;
 	if (c->info.nr_cpus_perf_off)
 		problem(s, "mode=%s: perf does not run lbr_snap's event on cpus %.*s",
 			c->mode, (int)sizeof(c->info.cpus_perf_off),

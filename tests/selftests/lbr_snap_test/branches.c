@@ -615,3 +615,57 @@ TEST_F(cap, iret_onto_the_return_site_is_no_return)
 	EXPECT_LE(2, kept);
 	EXPECT_GE(2, unlanded);
 }
+
+/*
+ * AMD Zen 4 and 5 put entries of a wrong path (valid 0, spec 1), holes
+ * (valid 0, spec 0) and erratum 1452's bogus records (reserved bit)
+ * between retired branches.  The lab does so where LBR_LAB_AMD_SPEC says
+ * (lbr-lab-amd-spec=N: after every Nth branch, every 2Nth and every 3Nth,
+ * each newer than the branch).  Records must hold retired branches only,
+ * none of those: no entry flagged WRONG_PATH and none from or to 0, and
+ * a hole must not end the stack (some records then have fewer than the
+ * 16 entries, never fewer than 8: at lbr-lab-amd-spec=3 a third of the
+ * slots hold such entries, and a hole comes every 6 branches, so a stack
+ * that ended at one would keep 6 at most).  With fexit every record
+ * still has its function's return newest (probe_entries 0): a wrong path
+ * after the return, kept, would count as the hook's.  A kretprobe's path
+ * takes 15 of the 16 entries without them: no room is left there.
+ */
+TEST_F(cap, amd_wrong_path_and_holes)
+{
+	const char *env = getenv("LBR_LAB_AMD_SPEC");
+	int i, j, n, fewer = 0, least = LBR_SNAP_MAX_ENTRIES;
+
+	if (!env || !*env)
+		SKIP(return, "LBR_LAB_AMD_SPEC not set: the lab records retired branches only");
+	if (!is_fexit(variant))
+		SKIP(return, "a kretprobe's path takes 15 of AMD's 16 entries: none left with these");
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(LBR_SNAP_BACKEND_AMD, self->info.backend);
+	ASSERT_EQ(0, trigger("int", -22, 30));
+	n = drain(self->fd, self->recs, MAX_RECS);
+	ASSERT_EQ(30, n) TH_LOG("%s", lbr_why);
+	for (i = 0; i < n; i++) {
+		const struct rec *r = &self->recs[i];
+
+		for (j = 0; j < r->h.nr_entries; j++) {
+			EXPECT_FALSE(r->br[j].flags & LBR_SNAP_BR_WRONG_PATH)
+				TH_LOG("record %d, entry %d: a wrong path's", i, j);
+			EXPECT_TRUE(r->br[j].from && r->br[j].to)
+				TH_LOG("record %d, entry %d: 0x%llx -> 0x%llx", i,
+				       j, (unsigned long long)r->br[j].from,
+				       (unsigned long long)r->br[j].to);
+		}
+		EXPECT_FALSE(r->h.flags & LBR_SNAP_REC_NO_RETURN)
+			TH_LOG("record %d: no return", i);
+		EXPECT_EQ(0, r->h.probe_entries)
+			TH_LOG("record %d: %u entries after the return", i,
+			       r->h.probe_entries);
+		fewer += r->h.nr_entries < self->info.lbr_depth;
+		if (r->h.nr_entries < least)
+			least = r->h.nr_entries;
+	}
+	EXPECT_LT(0, fewer) TH_LOG("no record lost an entry: is the quirk on?");
+	EXPECT_LE((int)self->info.lbr_depth / 2, least)
+		TH_LOG("a record of %d entries: did a hole end the stack?", least);
+}
