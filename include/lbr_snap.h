@@ -310,18 +310,26 @@ struct lbr_snap_info {
 				 * stayed frozen and the unfreeze; 0
 				 * without LBR
 				 */
-	__u32 filtered_msrs;	/* those of a kretprobe's return that is
-				 * not recorded (its freeze and unfreeze);
-				 * an fexit trampoline's makes none
+	__u32 filtered_msrs;	/* those of a return filtered after the
+				 * freeze (its freeze and unfreeze): every
+				 * kretprobe's, an fexit one's left out by
+				 * an errno list or the task filter; an
+				 * fexit trampoline lets a success go
+				 * under capture=errors with none.  Both 0
+				 * from modules before them
 				 */
 	__u32 nr_cpus_perf_off;	/* mode=perf: online CPUs where perf
-				 * does not run lbr_snap's event now (it
-				 * could not schedule it: no counter
-				 * free; or could not create it), so LBR
-				 * is off there and records say WAS_OFF;
-				 * the module asks perf again each second
+				 * does not run lbr_snap's event now: in
+				 * error state (another pinned event holds
+				 * its counter or the LBR filter; records
+				 * say WAS_OFF; the module asks perf again
+				 * each second), or never created (records
+				 * say NO_LBR; the log says why); every
+				 * CPU when no event is left (a filter
+				 * change perf refused).  0 from modules
+				 * before it
 				 */
-	__u32 reserved5;
+	__u32 reserved4;
 	char  cpus_perf_off[40];	/* which ("1,3", cut if longer) */
 };
 

@@ -76,29 +76,33 @@ void __init lbr_capture_init(void)
  * (lbr_hw_freeze(), or the trampoline's), lbr_read_frozen() on a CPU of
  * lbr_hw.depth entries (the legacy TOS and each entry's planes, or one
  * XSAVES), lbr_hw_ran_again()'s RDMSR and the unfreeze's RDMSR and WRMSR.
- * A kretprobe's filtered return freezes and unfreezes; an fexit
- * trampoline's leaves before the freeze.  Not counted: the PMI check of a
- * return in an NMI (lbr_hw_pmi_frozen()), and the unfreeze of a return
- * that found LBR already off.  The LBR lab counts what a CPU does
+ * A return filtered after the freeze (every kretprobe's; an fexit one's
+ * left out by an errno list or the task filter) freezes and unfreezes;
+ * an fexit trampoline lets a success go before the freeze.  Not counted:
+ * the PMI check of a return in an NMI (lbr_hw_pmi_frozen()), the
+ * unfreeze of a return that found LBR already off, an XSAVES read that
+ * falls back to the MSRs, a CPU of fewer entries (hybrid parts), and the
+ * wakeup of a waiting reader (irq_work: a self-IPI, an x2APIC's a WRMSR).  The LBR lab counts what a CPU does
  * (tests/lbr-lab), and the selftest compares the two.
  * Return: the accesses of a recorded return, 0 without LBR.
  */
 u32 lbr_capture_msrs(u32 *filtered)
 {
-	unsigned int planes = lbr_hw.planes;
 	u32 n;
 
 	*filtered = 0;
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_NONE || !lbr_hw.depth)
 		return 0;
+	/* The freeze's RDMSR and WRMSR, and the unfreeze's. */
 	*filtered = 4;
-	n = 2 + 1 + 2;
+	/* Those, and lbr_hw_ran_again()'s RDMSR. */
+	n = 4 + 1;
 	if (lbr_xsave_used())
 		return n;
+	/* lbr_hw_read_raw(): the legacy TOS, and each MSR of the copy. */
 	if (lbr_hw.backend == LBR_SNAP_BACKEND_INTEL)
 		n++;
-	return n + lbr_hw.depth * (1 + !!(planes & LBR_RAW_TO) +
-				   !!(planes & LBR_RAW_INFO));
+	return n + lbr_raw_msrs(lbr_hw.planes, lbr_hw.depth);
 }
 
 /*

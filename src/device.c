@@ -208,8 +208,12 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 					     info.cpu_failure,
 					     sizeof(info.cpu_failure));
 	info.capture_msrs = lbr_capture_msrs(&info.filtered_msrs);
-	info.nr_cpus_perf_off = lbr_vlbr_cpus_off(info.cpus_perf_off,
-						  sizeof(info.cpus_perf_off));
+	/* A look under the events' lock: only for a caller that has room. */
+	if (usize > offsetof(struct lbr_snap_info, nr_cpus_perf_off) &&
+	    lbr_vlbr_cpus_off(!strcmp(lbr_hw_mode(), "perf"),
+			      info.cpus_perf_off, sizeof(info.cpus_perf_off),
+			      &info.nr_cpus_perf_off))
+		return -EINTR;
 	/* An older caller's struct is smaller: it gets what it knows. */
 	return lbr_struct_out(arg, usize, &info, sizeof(info));
 }

@@ -1147,7 +1147,8 @@ static bool lbr_syscore_on;
  * @mode: "auto", "perf" or "raw"
  * @filter: lbr_filter= string
  *
- * "auto" asks perf first and programs LBR itself when perf cannot.
+ * "auto" asks perf first and programs LBR itself when perf cannot, but
+ * not when perf refuses with -EBUSY (it keeps LBR for another user).
  */
 int lbr_hw_start(const char *mode, const char *filter)
 {
@@ -1217,7 +1218,7 @@ int lbr_hw_start(const char *mode, const char *filter)
 		 * auto does not, only a mode=raw asked for.
 		 */
 		if (ret == -EBUSY)
-			pr_err("mode=%s: perf keeps LBR for another user of the branch-tracing hardware (Intel PT or BTS, -EBUSY); lbr_snap does not take it behind perf's back: stop that user, or load with mode=raw to override\n",
+			pr_err("mode=%s: perf keeps LBR from a new user (-EBUSY; on Intel, most likely Intel PT or BTS in use); lbr_snap does not take it behind perf's back: stop that user, or load with mode=raw to override\n",
 			       mode);
 		else if (!is_auto)
 			pr_err("mode=perf: perf cannot keep LBR on (%d)\n", ret);

@@ -5,12 +5,10 @@
 #ifndef LBR_SNAP_INTERNAL_H
 #define LBR_SNAP_INTERNAL_H
 
-#include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/refcount.h>
-#include <linux/string.h>
 #include <linux/types.h>
 
 #include "../include/lbr_snap.h"
@@ -117,19 +115,6 @@ static __always_inline bool lbr_hw_was_off(u32 ctl)
 	return !(ctl & lbr_hw.enable_mask) || lbr_hw_pmi_frozen(ctl);
 }
 
-/* Append @cpu to a GET_INFO list of CPUs ("1,3"), cut to @len. */
-static inline void lbr_cpu_list_add(char *list, size_t len, size_t *at,
-				    unsigned int cpu)
-{
-	char one[16];
-	int n = snprintf(one, sizeof(one), "%s%u", *at ? "," : "", cpu);
-
-	if (*at + n < len) {
-		memcpy(list + *at, one, n + 1);
-		*at += n;
-	}
-}
-
 /* --- each CPU's LBR checked before use (lbr_selftest.c) --- */
 
 void lbr_cpu_health_clear(unsigned int cpu);
@@ -138,13 +123,15 @@ void lbr_cpu_write_faulted(unsigned int cpu, u32 msr);
 int lbr_cpu_selftest(unsigned int cpu, unsigned int depth, u64 ctl);
 void lbr_cpu_health_report(unsigned int cpu);
 unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen);
+void lbr_cpu_list_add(char *list, size_t len, size_t *at, unsigned int cpu);
 
 /* --- mode=perf (vlbr_event.c) --- */
 
 int lbr_vlbr_start(u64 branch_type);
 void lbr_vlbr_stop(void);
 bool lbr_vlbr_running(void);
-unsigned int lbr_vlbr_cpus_off(char *cpus, size_t len);
+int lbr_vlbr_cpus_off(bool perf_mode, char *cpus, size_t len,
+		      unsigned int *nr);
 
 /* --- LBR back on after a debug exception, mode=raw (lbr_db.c) --- */
 

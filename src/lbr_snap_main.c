@@ -39,7 +39,7 @@ MODULE_PARM_DESC(backend, "LBR backend: auto (default), intel, arch, amd, none")
 static char *mode = "auto";
 module_param(mode, charp, 0444);
 MODULE_PARM_DESC(mode,
-		 "How LBR stays on: auto (default: perf if it can, else raw), perf (a branch-stack perf event per CPU), raw (lbr_snap programs the MSRs)");
+		 "How LBR stays on: auto (default: perf if it can, else raw, but not where perf refuses with EBUSY), perf (a branch-stack perf event per CPU), raw (lbr_snap programs the MSRs)");
 
 static char *lbr_filter = LBR_FILTER_DEFAULT;
 module_param(lbr_filter, charp, 0444);

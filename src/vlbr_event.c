@@ -29,35 +29,37 @@ static u64 lbr_vlbr_branch_type;
 static int lbr_vlbr_error;	/* the first failure while setting up */
 
 /*
- * A pinned event perf cannot schedule (its counters taken by other
- * pinned events) goes into error state and stays there: perf tries it
- * again only when enabled again.  LBR is off on that CPU meanwhile, and
- * its records say WAS_OFF.  Once a second, each such event is enabled
- * again (perf_event_enable() takes it out of error and schedules it if
- * it can), and the first time a CPU's fails, the log says so.
- */
-#define LBR_VLBR_RETRY	HZ
-
-static void lbr_vlbr_retry(struct work_struct *work);
-static DECLARE_DELAYED_WORK(lbr_vlbr_work, lbr_vlbr_retry);
-/*
  * Held while the events are set up or taken down, and by GET_INFO's look
  * at them: cpus_read_lock() alone does not keep cpuhp_remove_state()'s
  * callbacks from releasing them meanwhile.
  */
 static DEFINE_MUTEX(lbr_vlbr_lock);
 
-/* Does perf not run @cpu's event now (in error, or none was created)? */
-static bool lbr_vlbr_off(unsigned int cpu, struct perf_event **evp)
+/*
+ * Does perf not run @cpu's event now?  In error state (no counter, or
+ * the LBR filter, free for a pinned event), or none was created there
+ * (perf_event_create_kernel_counter() failed: its records say NO_LBR).
+ * A CPU whose LBR check failed has no event and is not counted here.
+ */
+static bool lbr_vlbr_off(unsigned int cpu)
 {
 	struct perf_event *ev = per_cpu(lbr_vlbr_event, cpu);
 
-	*evp = ev;
-	/* No event for a CPU whose LBR check failed: that one is not off. */
 	if (!ev)
-		return per_cpu(lbr_vlbr_create_err, cpu);
+		return per_cpu(lbr_vlbr_create_err, cpu) != 0;
 	return READ_ONCE(ev->state) == PERF_EVENT_STATE_ERROR;
 }
+
+/*
+ * A pinned event perf cannot schedule goes into error state and stays
+ * there: perf tries it again only when it is enabled again.  LBR is off
+ * on that CPU meanwhile, and its records say WAS_OFF.  Once a second
+ * (deferrable: no idle CPU is woken for it), each such event is enabled
+ * again (perf_event_enable() takes it out of error and schedules it if
+ * it can), and the first time a CPU's fails, the log says so.  An event
+ * perf would not create is not tried again: the log said why.
+ */
+#define LBR_VLBR_RETRY	HZ
 
 static void lbr_vlbr_retry(struct work_struct *work)
 {
@@ -66,49 +68,58 @@ static void lbr_vlbr_retry(struct work_struct *work)
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		if (!lbr_vlbr_off(cpu, &ev) || !ev) {
+		ev = per_cpu(lbr_vlbr_event, cpu);
+		if (!ev || !lbr_vlbr_off(cpu)) {
 			per_cpu(lbr_vlbr_said, cpu) = false;
 			continue;
 		}
 		if (!per_cpu(lbr_vlbr_said, cpu)) {
 			per_cpu(lbr_vlbr_said, cpu) = true;
-			pr_warn("cpu%u: perf cannot schedule lbr_snap's branch-stack event (no counter free?): LBR is off there, its records say WAS_OFF, until perf can\n",
+			pr_warn("cpu%u: perf cannot schedule lbr_snap's branch-stack event (another pinned event holds its counter or the LBR filter): LBR is off there, its records say WAS_OFF, until perf can\n",
 				cpu);
 		}
 		perf_event_enable(ev);
 	}
 	cpus_read_unlock();
-	schedule_delayed_work(&lbr_vlbr_work, LBR_VLBR_RETRY);
+	schedule_delayed_work(to_delayed_work(work), LBR_VLBR_RETRY);
 }
+
+static DECLARE_DEFERRABLE_WORK(lbr_vlbr_work, lbr_vlbr_retry);
 
 /**
  * lbr_vlbr_cpus_off - the online CPUs where perf does not run the event
+ * @perf_mode: lbr_snap runs in mode=perf
  * @cpus: their list ("1,3"), cut to @len
  * @len: the room in @cpus
+ * @nr: set to how many (all of them, listed or not)
  *
- * Process context (GET_INFO).  0 outside mode=perf.
- * Return: how many (all of them, listed or not).
+ * Process context (GET_INFO).  In mode=perf with no events at all (a
+ * filter perf took neither new nor old, lbr_hw_set_filter()), every
+ * online CPU; outside mode=perf, none.
+ * Return: 0, or -EINTR.
  */
-unsigned int lbr_vlbr_cpus_off(char *cpus, size_t len)
+int lbr_vlbr_cpus_off(bool perf_mode, char *cpus, size_t len,
+		      unsigned int *nr)
 {
-	struct perf_event *ev;
-	unsigned int cpu, nr = 0;
+	unsigned int cpu;
 	size_t at = 0;
 
 	cpus[0] = '\0';
-	mutex_lock(&lbr_vlbr_lock);
-	if (lbr_vlbr_state > 0) {
-		cpus_read_lock();
-		for_each_online_cpu(cpu) {
-			if (!lbr_vlbr_off(cpu, &ev))
-				continue;
-			nr++;
-			lbr_cpu_list_add(cpus, len, &at, cpu);
-		}
-		cpus_read_unlock();
+	*nr = 0;
+	if (!perf_mode)
+		return 0;
+	if (mutex_lock_killable(&lbr_vlbr_lock))
+		return -EINTR;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (lbr_vlbr_state > 0 && !lbr_vlbr_off(cpu))
+			continue;
+		(*nr)++;
+		lbr_cpu_list_add(cpus, len, &at, cpu);
 	}
+	cpus_read_unlock();
 	mutex_unlock(&lbr_vlbr_lock);
-	return nr;
+	return 0;
 }
 
 static int lbr_vlbr_online(unsigned int cpu)
@@ -133,6 +144,7 @@ static int lbr_vlbr_online(unsigned int cpu)
 	 */
 	__this_cpu_write(lbr_cpu_depth, 0);
 	per_cpu(lbr_vlbr_create_err, cpu) = 0;
+	per_cpu(lbr_vlbr_said, cpu) = false;
 	depth = lbr_hw_cpu_online(cpu, true);
 	if (!depth)
 		return 0;
@@ -203,6 +215,7 @@ bool lbr_vlbr_running(void)
 	return lbr_vlbr_state > 0;
 }
 
+/* Process context, never under cpus_read_lock(): the work takes it. */
 void lbr_vlbr_stop(void)
 {
 	/* Before the events go: the work reads them. */

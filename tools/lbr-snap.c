@@ -576,7 +576,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       (int)sizeof(info->cpus_perf_off), info->cpus_perf_off);
 	/* 0 from modules before them, and without LBR. */
 	if (info->capture_msrs)
-		printf("msr_accesses: %u a recorded return, %u a kretprobe's filtered one, 0 an fexit one's\n",
+		printf("msr_accesses: %u a recorded return, %u one filtered after the freeze, 0 a success an fexit trampoline lets go\n",
 		       info->capture_msrs, info->filtered_msrs);
 }
 

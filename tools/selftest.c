@@ -107,6 +107,7 @@ struct st {
 	struct ksyms ks;
 	int *cpus;		/* online when the selftest began */
 	unsigned int nr_cpus;
+	unsigned int nr_not_allowed;	/* online, outside our affinity */
 	cpu_set_t *affinity;	/* the caller's, put back at the end */
 	size_t affinity_size;
 	bool was_loaded;
@@ -118,6 +119,7 @@ struct st {
 	unsigned char *buf;
 	size_t buf_len;
 	unsigned int calls;	/* open()s a timed run makes */
+	bool loaded_fexit;	/* lbr_snap_fexit was not there before */
 };
 
 static volatile sig_atomic_t st_stop;
@@ -190,6 +192,8 @@ static bool pin(const struct st *s, int cpu)
 	cpu_set_t *set = CPU_ALLOC(ST_MAX_CPUS);
 	bool ok;
 
+	if (!set)
+		oom();
 	CPU_ZERO_S(s->affinity_size, set);
 	CPU_SET_S(cpu, s->affinity_size, set);
 	ok = !sched_setaffinity(0, s->affinity_size, set);
@@ -297,8 +301,12 @@ static int kmsg_open(void)
 	return fd;
 }
 
-/* modprobe lbr_snap for @c; its error, from the kernel log, if it fails. */
-static bool load(struct st_config *c, bool *loaded_fexit)
+/*
+ * modprobe lbr_snap for @c; its error, from the kernel log, if it fails.
+ * Never over a module still loaded (a failed unload): modprobe would say
+ * yes and the old one would be tested under @c's name.
+ */
+static bool load(struct st *s, struct st_config *c)
 {
 	char mode[32], read[32];
 	/* It loads with one target at least: run_config() takes it off. */
@@ -307,9 +315,19 @@ static bool load(struct st_config *c, bool *loaded_fexit)
 	int kmsg = kmsg_open();
 	int ret;
 
+	if (!access("/sys/module/lbr_snap", F_OK)) {
+		snprintf(c->error, sizeof(c->error),
+			 "not tried: lbr_snap is still loaded");
+		problem(s, "mode=%s: lbr_snap could not be unloaded before it",
+			c->mode);
+		if (kmsg >= 0)
+			close(kmsg);
+		return false;
+	}
 	snprintf(mode, sizeof(mode), "mode=%s", c->mode);
 	snprintf(read, sizeof(read), "lbr_read=%s", c->read);
-	*loaded_fexit = access("/sys/module/lbr_snap_fexit", F_OK) != 0;
+	if (access("/sys/module/lbr_snap_fexit", F_OK))
+		s->loaded_fexit = true;
 	ret = module_run(argv);
 	if (ret) {
 		snprintf(c->error, sizeof(c->error), "modprobe exited %d", ret);
@@ -317,9 +335,15 @@ static bool load(struct st_config *c, bool *loaded_fexit)
 	}
 	if (kmsg >= 0)
 		close(kmsg);
-	if (ret)
-		module_unload(*loaded_fexit);
 	return !ret;
+}
+
+/* @name is @func, or a clone of it (func.isra.0, func.constprop.0). */
+static bool same_function(const char *name, const char *func)
+{
+	size_t n = strlen(func);
+
+	return !strncmp(name, func, n) && (!name[n] || name[n] == '.');
 }
 
 /* Read every record there is; check those of this process and @id. */
@@ -327,23 +351,29 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 {
 	struct lbr_snap_branch b;
 	unsigned long long off;
+	unsigned int reads, size;
 	const char *name;
 	struct rec r;
 	size_t at;
 	ssize_t n;
 	int i;
 
-	while ((n = read(fd, s->buf, s->buf_len)) > 0) {
+	/* Bounded: other tasks' failing open()s may keep coming. */
+	for (reads = 0; reads < 256 &&
+	     (n = read(fd, s->buf, s->buf_len)) > 0; reads++) {
 		for (at = 0; at + LBR_SNAP_RECORD_SIZE_V1 <= (size_t)n;
-		     at += r.hdr.size) {
+		     at += size) {
 			char why[128];
 
-			rec_load(&r, s->buf + at);
-			if (rec_check(&r, why, sizeof(why)) != REC_OK ||
-			    at + r.hdr.size > (size_t)n) {
-				sc->no_return++;
+			memcpy(&size, s->buf + at, sizeof(size));
+			if (rec_check_size(size, why, sizeof(why)) ==
+			    REC_CORRUPT || at + size > (size_t)n) {
+				problem(s, "a corrupt record: %s", why);
 				return;
 			}
+			rec_load(&r, s->buf + at);
+			if (rec_check(&r, why, sizeof(why)) != REC_OK)
+				continue;
 			if (r.hdr.tgid != (__u32)getpid() ||
 			    r.hdr.target_id != id || (int)r.hdr.cpu != sc->cpu)
 				continue;
@@ -369,7 +399,8 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 				name = ksyms_name(&s->ks, b.from, &off);
 				if (!name || (!strstr(name, "return_thunk") &&
 					      strncmp(name, "srso_", 5) &&
-					      strncmp(name, "retbleed_", 9)))
+					      strncmp(name, "retbleed_", 9) &&
+					      strcmp(name, "__x86_return_skl")))
 					break;
 			}
 			/*
@@ -380,7 +411,7 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 			if (i < 0)
 				sc->no_room++;
 			else if ((r.hdr.flags & LBR_SNAP_REC_NO_RETURN) ||
-				 !name || strcmp(name, ST_TARGET))
+				 !name || !same_function(name, ST_TARGET))
 				sc->no_return++;
 		}
 	}
@@ -446,7 +477,9 @@ static void check_msrs(struct st *s, const struct st_config *c, int h,
 	double fail, ok, want_fail = c->info.capture_msrs;
 	double want_ok = h == ST_FEXIT ? 0 : c->info.filtered_msrs;
 
-	if (strcmp(c->info.mode, "raw") ||
+	/* A counter that did not move (an MSR a hypervisor reads as 0). */
+	if (strcmp(c->info.mode, "raw") || !c->info.capture_msrs ||
+	    hk->cost.fail.msrs <= 0 ||
 	    hk->cost.fail.msrs < 0 || c->base_fail.msrs < 0 ||
 	    hk->cost.ok.msrs < 0 || c->base_ok.msrs < 0)
 		return;
@@ -525,11 +558,10 @@ static int cost_cpu(const struct st *s, const struct st_config *c)
 
 static void run_config(struct st *s, struct st_config *c)
 {
-	bool loaded_fexit;
 	int fd, h, msr_fd;
 
-	if (!load(c, &loaded_fexit))
-		return;
+	if (!load(s, c))
+		goto out;
 	fd = open_device(LBR_SNAP_DEVICE, O_RDWR | O_NONBLOCK);
 	if (fd < 0) {
 		snprintf(c->error, sizeof(c->error), "loaded, but %s cannot be opened",
@@ -538,6 +570,16 @@ static void run_config(struct st *s, struct st_config *c)
 	}
 	if (get_device_info(fd, LBR_SNAP_DEVICE, &c->info)) {
 		snprintf(c->error, sizeof(c->error), "loaded, but GET_INFO failed");
+		goto out_close;
+	}
+	if (strncmp(c->info.mode, c->mode, sizeof(c->info.mode))) {
+		char got[sizeof(c->info.mode) + 1] = "";
+
+		memcpy(got, c->info.mode, sizeof(c->info.mode));
+		snprintf(c->error, sizeof(c->error), "loaded, but in mode=%s",
+			 got);
+		problem(s, "mode=%s: the module loaded in mode=%s", c->mode,
+			got);
 		goto out_close;
 	}
 	c->have_info = true;
@@ -576,7 +618,8 @@ static void run_config(struct st *s, struct st_config *c)
 out_close:
 	close(fd);
 out:
-	module_unload(loaded_fexit);
+	/* lbr_snap_fexit, if the selftest loaded it, once at the end. */
+	module_unload(false);
 }
 
 static void add_config(struct st *s, const char *mode, const char *read)
@@ -602,12 +645,12 @@ static void cpuinfo(const char *key, char *out, size_t len)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || (line[klen] != ' ' &&
-						 line[klen] != '\t'))
+		if (strncmp(line, key, klen))
 			continue;
-		v = strchr(line, ':');
-		if (!v)
-			break;
+		v = line + klen;
+		v += strspn(v, " \t");
+		if (*v != ':')
+			continue;
 		v += 1 + (v[1] == ' ');
 		v[strcspn(v, "\n")] = '\0';
 		snprintf(out, len, "%s", v);
@@ -719,7 +762,8 @@ static void print_json(const struct st *s, const struct utsname *u,
 	       strtol(family, NULL, 0), strtol(model, NULL, 0),
 	       strtol(stepping, NULL, 0));
 	json_str(stdout, name, sizeof(name));
-	printf(",\"online\":%u},\"was_loaded\":%s", s->nr_cpus,
+	printf(",\"online\":%u,\"not_allowed\":%u},\"was_loaded\":%s",
+	       s->nr_cpus + s->nr_not_allowed, s->nr_not_allowed,
 	       s->was_loaded ? "true" : "false");
 	if (s->was_loaded) {
 		fputs(",\"loaded\":", stdout);
@@ -819,7 +863,10 @@ static void print_text(const struct st *s, const struct utsname *u,
 	printf("lbr-snap selftest %s on %s (%s)\n", LBR_SNAP_TOOL_VERSION,
 	       u->release, u->machine);
 	printf("cpu: %s, family %s model %s stepping %s, %u online\n", name,
-	       family, model, stepping, s->nr_cpus);
+	       family, model, stepping, s->nr_cpus + s->nr_not_allowed);
+	if (s->nr_not_allowed)
+		printf("  not tested: %u online CPUs outside this task's affinity\n",
+		       s->nr_not_allowed);
 	if (s->was_loaded) {
 		print_info_text("lbr_snap was loaded: ", &s->loaded_info);
 		puts("  not tested: its records are its reader's (rmmod lbr_snap, then run the selftest)");
@@ -888,7 +935,16 @@ int selftest_run(const char *kallsyms, bool json)
 		pr_err("sched_getaffinity: %s", strerror(errno));
 		return EXIT_ERROR;
 	}
-	s.nr_cpus = online_cpus(s.cpus, ST_MAX_CPUS);
+	/* The online CPUs this task may run on; the others are said. */
+	n = online_cpus(s.cpus, ST_MAX_CPUS);
+	for (i = 0; i < n; i++) {
+		if (CPU_ISSET_S(s.cpus[i], s.affinity_size, s.affinity))
+			s.cpus[s.nr_cpus++] = s.cpus[i];
+		else
+			s.nr_not_allowed++;
+	}
+	if (!s.nr_cpus)
+		problem(&s, "no online CPU this task may run on");
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -910,11 +966,21 @@ int selftest_run(const char *kallsyms, bool json)
 				s.loaded_info.cpu_failure);
 	} else {
 		ksyms_load(&s.ks, kallsyms);
-		add_config(&s, "raw", "auto");
+		/*
+		 * perf first: where it keeps LBR for another user (EBUSY),
+		 * raw, which would take it behind perf's back, is not tried.
+		 */
 		add_config(&s, "perf", "auto");
+		add_config(&s, "raw", "auto");
 		for (i = 0; i < s.nr_configs && !st_stop; i++) {
 			struct st_config *c = &s.configs[i];
 
+			if (!strcmp(c->mode, "raw") &&
+			    strstr(s.configs[0].error, "EBUSY")) {
+				snprintf(c->error, sizeof(c->error),
+					 "not tried: perf keeps LBR for another user");
+				continue;
+			}
 			fprintf(stderr, "lbr-snap: selftest: mode=%s lbr_read=%s\n",
 				c->mode, c->read);
 			run_config(&s, c);
@@ -928,6 +994,8 @@ int selftest_run(const char *kallsyms, bool json)
 				add_config(&s, mode, "msr");
 			}
 		}
+		if (s.loaded_fexit)
+			module_unload(true);
 		for (i = n = 0; i < s.nr_configs; i++)
 			n += s.configs[i].have_info;
 		if (!n && !st_stop)
