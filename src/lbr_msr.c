@@ -1071,10 +1071,14 @@ static int lbr_cpu_stop(unsigned int cpu)
 		ctl = lbr_give_back(s->ctl, s->ctl_set, now_ctl);
 		sel = lbr_give_back_whole(s->select, s->select_set, now_sel);
 	}
-	if (now_ctl != s->ctl_set || now_sel != s->select_set)
+	/* Without LBR_SELECT (Core 2, Bonnell) the control MSR alone. */
+	if (sel_msr && (now_ctl != s->ctl_set || now_sel != s->select_set))
 		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx, found %#llx), %#x = %#llx (set %#llx, found %#llx); leaving %#llx, %#llx\n",
 			cpu, lbr_hw.ctl_msr, now_ctl, s->ctl_set, s->ctl,
 			sel_msr, now_sel, s->select_set, s->select, ctl, sel);
+	else if (!sel_msr && now_ctl != s->ctl_set)
+		pr_warn("cpu%u: LBR control changed underneath lbr_snap: %#x = %#llx (set %#llx, found %#llx); leaving %#llx\n",
+			cpu, lbr_hw.ctl_msr, now_ctl, s->ctl_set, s->ctl, ctl);
 	if (ctl != now_ctl)
 		lbr_wrmsr_safe(lbr_hw.ctl_msr, ctl);
 	if (sel != now_sel)
