@@ -511,7 +511,9 @@ static void run_config(struct st *s, struct st_config *c)
 		snprintf(c->error, sizeof(c->error), "loaded, but GET_INFO failed");
 		goto out_close;
 	}
-	if (strncmp(c->info.mode, c->mode, sizeof(c->info.mode))) {
+	/* Without LBR the mode is "none", whichever was asked for. */
+	if (c->info.backend != LBR_SNAP_BACKEND_NONE &&
+	    strncmp(c->info.mode, c->mode, sizeof(c->info.mode))) {
 		char got[sizeof(c->info.mode) + 1] = "";
 
 		memcpy(got, c->info.mode, sizeof(c->info.mode));
