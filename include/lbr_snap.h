@@ -313,21 +313,27 @@ struct lbr_snap_info {
 	__u32 filtered_msrs;	/* those of a return filtered after the
 				 * freeze (its freeze and unfreeze): every
 				 * kretprobe's, an fexit one's left out by
-				 * an errno list or the task filter; an
-				 * fexit trampoline lets a success go
-				 * under capture=errors with none.  Both 0
-				 * from modules before them
+				 * the task filter; an fexit trampoline
+				 * lets go with none the returns it can
+				 * filter by value (successes when only
+				 * errors are wanted: capture=errors or an
+				 * errno list).  Both 0 from modules
+				 * before them
 				 */
+	/* Only when the caller's struct covers them: */
 	__u32 nr_cpus_perf_off;	/* mode=perf: online CPUs where perf
 				 * does not run lbr_snap's event now: in
 				 * error state (another pinned event holds
 				 * its counter or the LBR filter; records
 				 * say WAS_OFF; the module asks perf again
-				 * each second), or never created (records
-				 * say NO_LBR; the log says why); every
-				 * CPU when no event is left (a filter
-				 * change perf refused).  0 from modules
-				 * before it
+				 * about once a second), or never created
+				 * (records say NO_LBR; the log says why).
+				 * Every online CPU while no event is
+				 * there: during a filter change, and for
+				 * good after SET_LBR_FILTER failed with
+				 * EIO (records say NO_LBR; a CPU refused
+				 * by its check is then in both lists).
+				 * 0 from modules before it
 				 */
 	__u32 reserved4;
 	char  cpus_perf_off[40];	/* which ("1,3", cut if longer) */
@@ -339,6 +345,7 @@ struct lbr_snap_info {
 #define LBR_SNAP_INFO_SIZE_V3	480	/* before nr_cpus_failed */
 #define LBR_SNAP_INFO_SIZE_V4	624	/* before hypervisor */
 #define LBR_SNAP_INFO_SIZE_V5	640	/* before capture_msrs */
+#define LBR_SNAP_INFO_SIZE_V6	648	/* before nr_cpus_perf_off */
 
 /* struct lbr_snap_info.lbr_read */
 #define LBR_SNAP_READ_MSR	0	/* RDMSR of each FROM, TO (, INFO) */

@@ -70,15 +70,15 @@ void __init lbr_capture_init(void)
 
 /**
  * lbr_capture_msrs - what a return costs in MSR accesses, for GET_INFO
- * @filtered: set to those of a kretprobe's return that is not recorded
+ * @filtered: set to those of a return filtered after the freeze
  *
  * A recorded return, of either hook: the freeze's RDMSR and WRMSR
  * (lbr_hw_freeze(), or the trampoline's), lbr_read_frozen() on a CPU of
  * lbr_hw.depth entries (the legacy TOS and each entry's planes, or one
  * XSAVES), lbr_hw_ran_again()'s RDMSR and the unfreeze's RDMSR and WRMSR.
  * A return filtered after the freeze (every kretprobe's; an fexit one's
- * left out by an errno list or the task filter) freezes and unfreezes;
- * an fexit trampoline lets a success go before the freeze.  Not counted:
+ * left out by the task filter) freezes and unfreezes; an fexit
+ * trampoline lets go before the freeze what it filters by value.  Not counted:
  * the PMI check of a return in an NMI (lbr_hw_pmi_frozen()), the
  * unfreeze of a return that found LBR already off, an XSAVES read that
  * falls back to the MSRs, a CPU of fewer entries (hybrid parts), and the

@@ -52,7 +52,9 @@ static_assert(offsetof(struct lbr_snap_info, hypervisor) ==
 	      LBR_SNAP_INFO_SIZE_V4);
 static_assert(offsetof(struct lbr_snap_info, capture_msrs) ==
 	      LBR_SNAP_INFO_SIZE_V5);
-static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V5 + 56);
+static_assert(offsetof(struct lbr_snap_info, nr_cpus_perf_off) ==
+	      LBR_SNAP_INFO_SIZE_V6);
+static_assert(sizeof(struct lbr_snap_info) == LBR_SNAP_INFO_SIZE_V6 + 48);
 static_assert(offsetof(struct lbr_snap_stats, flags) ==
 	      LBR_SNAP_STATS_SIZE_V1);
 static_assert(offsetof(struct lbr_snap_target_ctl, flags) ==
@@ -169,6 +171,18 @@ static int lbr_struct_out(void __user *u, size_t usize, const void *k,
 	return 0;
 }
 
+/* Append @cpu to a GET_INFO list of CPUs ("1,3"), cut to @len. */
+void lbr_cpu_list_add(char *list, size_t len, size_t *at, unsigned int cpu)
+{
+	char one[16];
+	int n = snprintf(one, sizeof(one), "%s%u", *at ? "," : "", cpu);
+
+	if (*at + n < len) {
+		memcpy(list + *at, one, n + 1);
+		*at += n;
+	}
+}
+
 static long lbr_ioc_info(void __user *arg, size_t usize)
 {
 	struct lbr_snap_info info = {
@@ -209,7 +223,7 @@ static long lbr_ioc_info(void __user *arg, size_t usize)
 					     sizeof(info.cpu_failure));
 	info.capture_msrs = lbr_capture_msrs(&info.filtered_msrs);
 	/* A look under the events' lock: only for a caller that has room. */
-	if (usize > offsetof(struct lbr_snap_info, nr_cpus_perf_off) &&
+	if (usize > LBR_SNAP_INFO_SIZE_V6 &&
 	    lbr_vlbr_cpus_off(!strcmp(lbr_hw_mode(), "perf"),
 			      info.cpus_perf_off, sizeof(info.cpus_perf_off),
 			      &info.nr_cpus_perf_off))

@@ -1153,6 +1153,7 @@ static bool lbr_syscore_on;
  *
  * "auto" asks perf first and programs LBR itself when perf cannot, but
  * not when perf refuses with -EBUSY (it keeps LBR for another user).
+ * Return: 0, or a negative errno.
  */
 int lbr_hw_start(const char *mode, const char *filter)
 {

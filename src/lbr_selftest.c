@@ -32,8 +32,6 @@
 #include <linux/percpu.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
-#include <linux/kernel.h>
-#include <linux/string.h>
 
 #include "compat.h"
 #include "lbr_snap.h"
@@ -286,18 +284,6 @@ void lbr_cpu_health_report(unsigned int cpu)
 	lbr_health_desc(cpu, READ_ONCE(*per_cpu_ptr(&lbr_cpu_health, cpu)),
 			why, sizeof(why));
 	pr_warn("%s: no LBR records from it\n", why);
-}
-
-/* Append @cpu to a GET_INFO list of CPUs ("1,3"), cut to @len. */
-void lbr_cpu_list_add(char *list, size_t len, size_t *at, unsigned int cpu)
-{
-	char one[16];
-	int n = snprintf(one, sizeof(one), "%s%u", *at ? "," : "", cpu);
-
-	if (*at + n < len) {
-		memcpy(list + *at, one, n + 1);
-		*at += n;
-	}
 }
 
 /**

@@ -5,10 +5,12 @@
 #ifndef LBR_SNAP_INTERNAL_H
 #define LBR_SNAP_INTERNAL_H
 
+#include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/refcount.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 #include "../include/lbr_snap.h"
@@ -123,6 +125,7 @@ void lbr_cpu_write_faulted(unsigned int cpu, u32 msr);
 int lbr_cpu_selftest(unsigned int cpu, unsigned int depth, u64 ctl);
 void lbr_cpu_health_report(unsigned int cpu);
 unsigned int lbr_cpu_failed(char *cpus, size_t clen, char *why, size_t wlen);
+/* device.c: a CPU appended to a GET_INFO list ("1,3"), cut to @len. */
 void lbr_cpu_list_add(char *list, size_t len, size_t *at, unsigned int cpu);
 
 /* --- mode=perf (vlbr_event.c) --- */

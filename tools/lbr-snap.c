@@ -571,7 +571,7 @@ static void print_info_text(const struct lbr_snap_info *info)
 		       info->cpus_failed, (int)sizeof(info->cpu_failure),
 		       info->cpu_failure);
 	if (info->nr_cpus_perf_off)
-		printf("cpus_perf_off: %u (cpus %.*s): perf does not run lbr_snap's event there (no counter free?): LBR is off, records say WAS_OFF\n",
+		printf("cpus_perf_off: %u (cpus %.*s): perf does not run lbr_snap's event there now: LBR is off, records say WAS_OFF (or NO_LBR where perf created none)\n",
 		       info->nr_cpus_perf_off,
 		       (int)sizeof(info->cpus_perf_off), info->cpus_perf_off);
 	/* 0 from modules before them, and without LBR. */
