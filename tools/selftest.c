@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "btf.h"
 #include "device.h"
 #include "ksym.h"
 #include "module.h"
@@ -250,7 +251,7 @@ static bool load(struct st *s, struct st_config *c)
 	char mode[32], read[32];
 	/* It loads with one target at least: run_config() takes it off. */
 	char *argv[] = { "modprobe", "lbr_snap", mode, read,
-			 "targets=" ST_TARGET "%long", NULL };
+			 "targets=" ST_TARGET, NULL };
 	int kmsg = kmsg_open();
 	int ret;
 
@@ -443,11 +444,18 @@ static void run_hook(struct st *s, struct st_config *c, int fd, int h)
 {
 	struct st_hook *hk = &c->hooks[h];
 	struct lbr_snap_target_ctl ctl = { 0 };
+	char spec[sizeof(ctl.spec)], why[128];
 	unsigned int i;
 	int msr_fd;
 
-	snprintf(ctl.spec, sizeof(ctl.spec), "%s%%long@%s", ST_TARGET,
-		 st_hook_names[h]);
+	/*
+	 * Its return type from BTF (long on 6.1, int on 7.2); without BTF
+	 * the default int, which reads either's errno right.
+	 */
+	snprintf(spec, sizeof(spec), "%s@%s", ST_TARGET, st_hook_names[h]);
+	if (btf_complete_spec(spec, ctl.spec, sizeof(ctl.spec), why,
+			      sizeof(why)))
+		snprintf(ctl.spec, sizeof(ctl.spec), "%s", spec);
 	if (ioctl(fd, LBR_SNAP_IOC_ADD_TARGET, &ctl) < 0) {
 		snprintf(hk->error, sizeof(hk->error), "cannot attach: %s",
 			 strerror(errno));
