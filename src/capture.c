@@ -78,12 +78,13 @@ void __init lbr_capture_init(void)
  * XSAVES), lbr_hw_ran_again()'s RDMSR and the unfreeze's RDMSR and WRMSR.
  * A return filtered after the freeze (every kretprobe's; an fexit one's
  * left out by the task filter) freezes and unfreezes; an fexit
- * trampoline lets go before the freeze what it filters by value.  Not counted:
- * the PMI check of a return in an NMI (lbr_hw_pmi_frozen()), the
- * unfreeze of a return that found LBR already off, an XSAVES read that
- * falls back to the MSRs, a CPU of fewer entries (hybrid parts), and the
- * wakeup of a waiting reader (irq_work: a self-IPI, an x2APIC's a WRMSR).  The LBR lab counts what a CPU does
- * (tests/lbr-lab), and the selftest compares the two.
+ * trampoline lets go before the freeze what it filters by value.
+ * Not counted: the PMI check of a return in an NMI (lbr_hw_pmi_frozen()),
+ * the unfreeze of a return that found LBR already off, an XSAVES read
+ * that falls back to the MSRs, a CPU of fewer entries (hybrid parts), and
+ * the wakeup of a waiting reader (irq_work: a self-IPI, an x2APIC's a
+ * WRMSR).  The LBR lab counts what a CPU does (tests/lbr-lab), and the
+ * selftest compares the two.
  * Return: the accesses of a recorded return, 0 without LBR.
  */
 u32 lbr_capture_msrs(u32 *filtered)

@@ -5,12 +5,10 @@
 #ifndef LBR_SNAP_INTERNAL_H
 #define LBR_SNAP_INTERNAL_H
 
-#include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/refcount.h>
-#include <linux/string.h>
 #include <linux/types.h>
 
 #include "../include/lbr_snap.h"

@@ -318,8 +318,6 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 			    r.hdr.target_id != id || (int)r.hdr.cpu != sc->cpu)
 				continue;
 			sc->records++;
-			if (r.hdr.nr_entries < sc->min_entries)
-				sc->min_entries = r.hdr.nr_entries;
 			if (r.hdr.flags & LBR_SNAP_REC_NO_LBR) {
 				sc->no_lbr++;
 				continue;
@@ -362,7 +360,6 @@ static void check_cpu(struct st *s, struct st_config *c, int fd,
 {
 	int i, f;
 
-	sc->min_entries = UINT32_MAX;
 	sc->refused = c->info.nr_cpus_failed &&
 		      cpu_listed(c->info.cpus_failed,
 				 sizeof(c->info.cpus_failed), sc->cpu);
@@ -376,8 +373,6 @@ static void check_cpu(struct st *s, struct st_config *c, int fd,
 			close(f);
 	}
 	drain(s, fd, id, sc);
-	if (sc->min_entries == UINT32_MAX)
-		sc->min_entries = 0;
 	if (sc->records < ST_PER_CPU)
 		sc->verdict = "records missing";
 	else if (c->info.backend == LBR_SNAP_BACKEND_NONE)
@@ -598,7 +593,7 @@ static const char *verdict(const struct st *s)
 	if (s->nr_problems)
 		return "failed";
 	if (s->was_loaded)
-		return s->loaded_info.nr_cpus_failed ? "failed" : "described";
+		return "described";
 	if (st_stop)
 		return "interrupted";
 	return lbr ? "ok" : "no LBR";

@@ -29,7 +29,6 @@ struct st_cpu {
 	unsigned int no_lbr, was_off, no_return;
 	unsigned int no_room;		/* the hook left the user no entry */
 	unsigned int hook_entries;	/* the most a record's hook took */
-	unsigned int min_entries;	/* the fewest entries a record had */
 	bool refused;			/* GET_INFO names it */
 	const char *verdict;
 };
