@@ -178,6 +178,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	}
 	if (!lbr_task_wanted()) {
 		c->filtered++;
+		/* Its next calls here may go before the freeze. */
+		lbr_follow_learn();
 		goto out_unfreeze;
 	}
 

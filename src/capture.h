@@ -77,6 +77,12 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	}
 	this_cpu_inc(c->hits);
 	this_cpu_inc(c->filtered);
+	/*
+	 * A kretprobe's success froze all the same: a task the tree filter
+	 * leaves out may have its next calls let go before (task_follow.c).
+	 */
+	if (t->hook == LBR_SNAP_HOOK_KRETPROBE)
+		lbr_follow_learn();
 	/* See lbr_capture_record(). */
 	if (frozen) {
 		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl)) {
@@ -102,6 +108,17 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 		if (flags & X86_EFLAGS_IF)
 			native_irq_enable();
 	}
+}
+
+/*
+ * A call of @t let go at its entry: its task is one the task filter
+ * surely leaves out (task_follow.c).  A hit, filtered; one instruction
+ * each, any context.
+ */
+static __always_inline void lbr_capture_skipped(struct lbr_target *t)
+{
+	this_cpu_inc(t->counters->hits);
+	this_cpu_inc(t->counters->filtered);
 }
 
 #endif /* LBR_SNAP_CAPTURE_H */

@@ -31,6 +31,19 @@
 	_ASM_EXTABLE_HANDLE(from, to, ex_handler_wrmsr_unsafe)
 #endif
 
+/*
+ * The current task's per-CPU word, for assembly: current_task in 5.10.262,
+ * 6.1.192 and 7.2.13, the first word of struct pcpu_hot in 6.12.118 (from
+ * 6.2 until the hot per-CPU section took its words apart).  Probed in
+ * Kbuild from arch/x86/include/asm/current.h (LBR_CURRENT_IN_PCPU_HOT);
+ * fexit_slots.c checks the offset.
+ */
+#ifdef LBR_CURRENT_IN_PCPU_HOT
+#define LBR_CURRENT_TASK	pcpu_hot
+#else
+#define LBR_CURRENT_TASK	current_task
+#endif
+
 #ifdef __ASSEMBLY__
 /* --- for fexit_tramp.S --- */
 
@@ -53,7 +66,14 @@
 #else /* !__ASSEMBLY__ */
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
+#include <linux/stddef.h>
+#include <asm/current.h>
 #include <asm/msr.h>
+
+/* LBR_CURRENT_TASK above: the word at pcpu_hot's start is current_task. */
+#ifdef LBR_CURRENT_IN_PCPU_HOT
+static_assert(offsetof(struct pcpu_hot, current_task) == 0);
+#endif
 
 /*
  * Per-function sanitizer opt-outs for the code before the freeze.

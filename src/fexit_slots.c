@@ -724,7 +724,12 @@ struct lbr_fexit_trace {
 	unsigned long entries[LBR_FEXIT_EXIT_DEPTH];
 };
 
-static DEFINE_PER_CPU(struct lbr_fexit_trace, lbr_fexit_trace);
+/*
+ * Allocated, not static: a module's static per-CPU data comes out of a
+ * reserve the whole kernel's modules share (PERCPU_MODULE_RESERVE, 8 KiB
+ * on x86-64), which the trampolines' counts take half of already.
+ */
+static struct lbr_fexit_trace __percpu *lbr_fexit_trace;
 static unsigned long lbr_fexit_text_lo, lbr_fexit_text_hi;
 static unsigned long lbr_fexit_do_exit, lbr_fexit_do_exit_end;
 static struct tracepoint *lbr_fexit_tp_exit;
@@ -779,7 +784,7 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 	if (bitmap_empty(lbr_fexit_used, LBR_FEXIT_SLOTS) ||
 	    !lbr_fexit_may_be_inside())
 		return;
-	tr = get_cpu_ptr(&lbr_fexit_trace);
+	tr = get_cpu_ptr(lbr_fexit_trace);
 	n = stack_trace_save(tr->entries, LBR_FEXIT_EXIT_DEPTH, 0);
 	for (i = 0; i < n; i++) {
 		unsigned long ret = tr->entries[i];
@@ -793,7 +798,7 @@ static void notrace lbr_fexit_task_exit(void *data, LBR_TP_EXIT_ARGS)
 		if (slot >= 0)
 			this_cpu_dec(lbr_fexit_calls.n[slot]);
 	}
-	put_cpu_ptr(&lbr_fexit_trace);
+	put_cpu_ptr(lbr_fexit_trace);
 	if (!below)
 		pr_warn_once("sched_process_exit: no do_exit() on the exiting task's stack: its calls inside traced functions cannot be counted out\n");
 }
@@ -823,8 +828,11 @@ static void __init lbr_fexit_watch_exits(void)
 
 	for_each_kernel_tracepoint(lbr_fexit_find_tp, NULL);
 	ret = lbr_fexit_find_do_exit();
+	lbr_fexit_trace = alloc_percpu(struct lbr_fexit_trace);
+	if (!lbr_fexit_trace)
+		ret = -ENOMEM;
 	if (!lbr_fexit_tp_exit || ret) {
-		pr_warn("no sched_process_exit tracepoint or no do_exit (%d): a task exiting inside a traced function will keep this module loaded\n",
+		pr_warn("no sched_process_exit tracepoint, no do_exit or no memory (%d): a task exiting inside a traced function will keep this module loaded\n",
 			ret);
 		lbr_fexit_tp_exit = NULL;
 		return;
@@ -987,6 +995,7 @@ static void __exit lbr_fexit_exit(void)
 					    lbr_fexit_task_exit, NULL);
 		tracepoint_synchronize_unregister();
 	}
+	free_percpu(lbr_fexit_trace);
 	cancel_delayed_work_sync(&lbr_fexit_drain_work);
 }
 

@@ -32,6 +32,8 @@
 
 #include "ret_class.h"
 
+struct task_struct;
+
 /**
  * struct lbr_fexit_client - what lbr_snap gives lbr_snap_fexit
  * @capture: a traced function of the slot got with @data returned @ax
@@ -77,11 +79,13 @@ struct lbr_fexit_client {
  * refuses one past the ceiling (compat.h) with -E2BIG, and
  * lbr_fexit_direct_calls() tells the count; the trampoline unfreezes
  * LBR as it leaves, not ->capture().
+ * Version 8: lbr_fexit_unfollowed, the task a trampoline lets go at
+ * its entry.
  */
-#define lbr_fexit_register	lbr_fexit_register_v7
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v7
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v7
-#define lbr_fexit_direct_calls	lbr_fexit_direct_calls_v7
+#define lbr_fexit_register	lbr_fexit_register_v8
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v8
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v8
+#define lbr_fexit_direct_calls	lbr_fexit_direct_calls_v8
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
@@ -119,8 +123,24 @@ struct lbr_fexit_calls {
 	long n[LBR_FEXIT_SLOTS];	/* 8 bytes each: fexit_tramp.S */
 };
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
-/* Returns each slot's trampoline let go on this CPU (no freeze, no client). */
+/*
+ * Returns each slot's trampoline let go on this CPU (no freeze, no
+ * client), and calls it let go at its entry (lbr_fexit_unfollowed).
+ */
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
+
+/*
+ * The task running on this CPU when the client's filter surely leaves it
+ * out, or NULL; the client keeps it (task_follow.c), and it is NULL
+ * whenever no client is registered.  A trampoline entered by that task
+ * counts the call as let go and returns into the traced function at
+ * once: the function returns straight to its caller, with no copy, no
+ * count in flight, and no freeze, so no MSR access.  Compared with the
+ * current task, not a flag: on the way from one task to the next (the
+ * sched_switch tracepoint runs before the switch) the old task's calls
+ * are not let go for the new one's sake.
+ */
+DECLARE_PER_CPU(struct task_struct *, lbr_fexit_unfollowed);
 
 void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);

@@ -36,6 +36,12 @@
  * outer record holds the entries of the trampoline's way in and of its
  * return, not those of the capture (unless perf's PMI turned LBR back on
  * in between, as it does before perfmon version 4).
+ *
+ * Before all that, on entry: a call of the task the client's filter
+ * leaves out on this CPU (lbr_fexit_unfollowed) is counted as let go and
+ * returns into the traced function at once, which then returns to its
+ * caller as if it were not hooked.  For any other task the JE is not
+ * taken, and the way in is as above.
  */
 #include <linux/linkage.h>
 #include <linux/objtool.h>
@@ -75,6 +81,15 @@
 SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	ENDBR
 	CALL_DEPTH_ACCOUNT
+	/*
+	 * A task the client's filter surely leaves out: the call goes on as
+	 * if not hooked (fexit_slots.h, lbr_fexit_unfollowed).  R11 is free
+	 * at a function's entry: no argument, and no static chain in the
+	 * kernel.  Any other task falls through.
+	 */
+	movq	PER_CPU_VAR(lbr_fexit_unfollowed), %r11
+	cmpq	PER_CPU_VAR(LBR_CURRENT_TASK), %r11
+	je	.Lunfollowed_\kind\()_\n
 	pushq	%rbp
 	movq	%rsp, %rbp
 	/* Room for the caller's stack arguments, just above .Lret's slot. */
@@ -198,6 +213,18 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	addq	$8, %rsp
 	UNWIND_HINT_FUNC
 .Lquiet_ret_\kind\()_\n:
+	RET
+	/*
+	 * The call of a task left out, in the same line, its RET at bit 5
+	 * too (at most 5 + 9 bytes after the one above, at 32; the --its
+	 * check of tests/freeze-first sees each build): counted as let go,
+	 * back into the traced function, whose own return then goes to its
+	 * caller.  Nothing to undo: the entry touched no register but R11
+	 * and the flags.
+	 */
+.Lunfollowed_\kind\()_\n:
+	incq	PER_CPU_VAR(lbr_fexit_quiet + 8 * \n)
+.Lunfollowed_ret_\kind\()_\n:
 	RET
 SYM_FUNC_END(lbr_fexit_\kind\()_\n)
 _ASM_NOKPROBE(lbr_fexit_\kind\()_\n)

@@ -83,6 +83,27 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 }
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
 
+/*
+ * The entry handler: the call of a task the task filter surely leaves out
+ * (task_follow.c) is not armed, so its return neither goes through the
+ * kretprobe's trampoline nor freezes LBR (no MSR access).  For any other
+ * task its branches are at the function's entry, before the function's
+ * own.
+ */
+static int notrace lbr_ret_entry(struct kretprobe_instance *ri,
+				 struct pt_regs *regs)
+{
+	struct kretprobe *rp;
+
+	if (likely(!lbr_follow_skip()))
+		return 0;
+	rp = lbr_get_kretprobe(ri);
+	if (rp)
+		lbr_capture_skipped(container_of(rp, struct lbr_target, rp));
+	return 1;
+}
+NOKPROBE_SYMBOL(lbr_ret_entry);
+
 /* Returns the address it will return to: the trampoline once probed. */
 static noinline unsigned long lbr_ret_site_probe(void)
 {
@@ -158,6 +179,7 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 	t->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	t->rp.handler = lbr_hw.backend == LBR_SNAP_BACKEND_NONE ?
 			lbr_ret_handler_nolbr : lbr_ret_handler;
+	t->rp.entry_handler = lbr_ret_entry;
 	/*
 	 * A batch's may be thousands: the kernel's default instances each
 	 * (max(10, 2 * CPUs) on 6.1 and later, one a CPU on 5.10), where a

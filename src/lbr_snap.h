@@ -210,11 +210,21 @@ unsigned int lbr_stack_save(u64 *out, unsigned int max, unsigned long caller,
 int lbr_errno_by_name(const char *name);
 
 /* --- the task filter (task_filter.c) --- */
+struct task_struct;
 bool lbr_task_wanted(void);
+bool lbr_task_surely_out(const struct task_struct *t);
 int lbr_task_filter_set(const struct lbr_snap_filter *f);
+
+/* --- what the hooks skip before they freeze (task_follow.c) --- */
+void lbr_follow_update(u32 flags);
+void lbr_follow_learn(void);
+void lbr_follow_unname(struct task_struct *t);
+bool lbr_follow_skip(void);
+void lbr_follow_exit_module(void);
 
 /* --- the tree filter's tasks and their system calls (task_tree.c) --- */
 bool lbr_tree_follows(void);
+bool lbr_tree_has(const struct task_struct *t);
 bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns, bool *compat);
 void lbr_tree_counts(u32 *tasks, u32 *missed);
 int lbr_tree_check(pid_t tgid);

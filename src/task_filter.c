@@ -77,6 +77,33 @@ notrace bool lbr_task_wanted(void)
 }
 NOKPROBE_SYMBOL(lbr_task_wanted);
 
+/**
+ * lbr_task_surely_out - whether the filter leaves task @t out, for certain
+ * @t: a task that cannot go while this runs
+ *
+ * Any context.  What task_follow.c lets the hooks skip before they
+ * freeze: only by the tree filter's table, which a task joins only as it
+ * is created or as the filter is set, never while it runs on.  A pid, a
+ * tgid or a comm leaves no task out here (a thread's exec takes its
+ * leader's pid, a comm changes with no tracepoint): their returns are
+ * filtered after the freeze.  False while the filter changes.
+ */
+notrace bool lbr_task_surely_out(const struct task_struct *t)
+{
+	unsigned int seq = READ_ONCE(lbr_task_filter.seq);
+	bool out;
+
+	/* Pairs with the first smp_wmb() in lbr_task_filter_publish(). */
+	smp_rmb();
+	if (seq & 1 || !(READ_ONCE(lbr_task_filter.flags) & LBR_SNAP_FILTER_TREE))
+		return false;
+	out = !lbr_tree_has(t);
+	/* Pairs with the second smp_wmb() there: the words were whole. */
+	smp_rmb();
+	return out && READ_ONCE(lbr_task_filter.seq) == seq;
+}
+NOKPROBE_SYMBOL(lbr_task_surely_out);
+
 /* Make @f the filter, under the lock: a reader sees the old or the new. */
 static void lbr_task_filter_publish(const struct lbr_snap_filter *f)
 {
@@ -153,6 +180,8 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	/* Refused after all (the process exited meanwhile): the old words. */
 	if (ret)
 		lbr_task_filter_publish(&old);
+	/* What the hooks skip, as of the filter now in force. */
+	lbr_follow_update(lbr_task_filter.flags);
 	mutex_unlock(&lbr_task_filter_lock);
 	return ret;
 }

@@ -146,6 +146,9 @@ static bool lbr_tree_insert(struct task_struct *t)
 	lbr_tree_tasks++;
 out:
 	raw_spin_unlock_irqrestore(&lbr_tree_slots_lock, flags);
+	/* A word that names its memory (an old task's) skips it no more. */
+	if (ok)
+		lbr_follow_unname(t);
 	return ok;
 }
 
@@ -241,6 +244,18 @@ notrace bool lbr_tree_follows(void)
 	return lbr_tree_find(READ_ONCE(lbr_tree), current) != NULL;
 }
 NOKPROBE_SYMBOL(lbr_tree_follows);
+
+/**
+ * lbr_tree_has - whether the tree filter follows task @t
+ * @t: a task that cannot go while this runs
+ *
+ * Any context, NMI included.
+ */
+notrace bool lbr_tree_has(const struct task_struct *t)
+{
+	return lbr_tree_find(READ_ONCE(lbr_tree), t) != NULL;
+}
+NOKPROBE_SYMBOL(lbr_tree_has);
 
 /**
  * lbr_tree_syscall - the system call the current task is in

@@ -10,7 +10,11 @@ and fails unless
 - in each fexit trampoline that freezes (lbr_fexit_lbr_N), there is one
   CALL of lbr_fexit_call_rest (what the traced function returns past),
   before it no transfer but CALLs of lbr_fexit_enter (the count in) and
-  direct jumps forward to no further than that CALL, and
+  direct jumps forward to no further than that CALL, or the entry's
+  let-go test (fexit_tramp.S: the per-CPU lbr_fexit_unfollowed compared
+  with the current task's word, a JE, taken only for the task the filter
+  leaves out, to exactly the count of the slot's let-go calls and a
+  return), and
   between it and the next WRMSR no transfer, and a CLI with no STI or POPF
   after it: interrupts are off when LBR freezes and stay off,
 - in the chain each CPU's LBR is checked with (lbr_selftest_a to _d),
@@ -267,24 +271,70 @@ def quiet_test(name, slot, insns, body):
     return len(shape) + 1, quiet_path(name, slot, path)
 
 
+def per_cpu(i, mnems, syms, off):
+    """@i is one of @mnems on the per-CPU word of one of @syms at @off:
+    %gs:sym+off, absolute up to 6.x, RIP-relative since (PER_CPU_VAR)"""
+    if i.mnem not in mnems or i.reloc is None or not i.ops.startswith("%gs:"):
+        return False
+    where = i.target() if "(%rip)" in i.ops else i.reloc[:2]
+    return where in [(sym, off) for sym in syms]
+
+
+def is_return(i):
+    return i.mnem in ("ret", "retq") or \
+        (i.mnem == "jmp" and i.reloc is not None and i.reloc[0] == "__x86_return_thunk")
+
+
+# The current task's per-CPU word: its own variable, or pcpu_hot's first
+# (src/compat.h, LBR_CURRENT_TASK).
+CURRENT = ("current_task", "pcpu_hot")
+
+
+def entry_let_go(name, slot, body, k):
+    """body[k], a transfer before the call of the function's rest: "" if
+    it is the JE of the entry's let-go test (fexit_tramp.S: the per-CPU
+    lbr_fexit_unfollowed loaded into a register, compared with the current
+    task's word, JE), taken only for the task the filter leaves out, to a
+    path that is exactly the count of the slot's let-go calls and a
+    return (into the traced function: its return is then not hooked);
+    else what is wrong"""
+    i = body[k]
+    if i.mnem not in ("je", "jz"):
+        return f"{name}: '{i.text}' before the call of the function's rest"
+    m = re.match(r"^([0-9a-f]+) <", i.ops)
+    load, cmp = (body[k - 2], body[k - 1]) if k >= 2 else (None, None)
+    reg = load.ops.rsplit(",", 1)[-1] if load else ""
+    if not m or i.reloc or not load or \
+            not per_cpu(load, ("mov", "movq"), ("lbr_fexit_unfollowed",), 0) or \
+            not re.match(r"^%r\w+$", reg) or \
+            not per_cpu(cmp, ("cmp", "cmpq"), CURRENT, 0) or \
+            cmp.ops.rsplit(",", 1)[-1] != reg:
+        return (f"{name}: '{i.text}' at {i.addr:#x} before the call of the function's rest, "
+                "not the JE of the entry's test of lbr_fexit_unfollowed against the current task")
+    dest = int(m.group(1), 16)
+    path = [j for j in body if j.addr >= dest]
+    if not path or path[0].addr != dest:
+        return f"{name}: the entry's JE goes to {dest:#x}, no instruction of it"
+    if len(path) < 2 or not per_cpu(path[0], ("incq",), ("lbr_fexit_quiet",), 8 * slot) or \
+            not is_return(path[1]):
+        got = "; ".join(j.text for j in path[:2])
+        return (f"{name}: the entry's let-go path is '{got}', not "
+                f"incq %gs:lbr_fexit_quiet+{8 * slot} and a return")
+    return ""
+
+
 def quiet_path(name, slot, path):
     """the quiet path, exactly: count the return, count the call out,
     restore the flags, drop the frame and the fentry call's return, return;
     "" or what is wrong"""
-    def per_cpu(i, mnem, sym):
-        # %gs:sym+off, absolute up to 6.x, RIP-relative since (PER_CPU_VAR)
-        if i.mnem != mnem or i.reloc is None or not i.ops.startswith("%gs:"):
-            return False
-        where = i.target() if "(%rip)" in i.ops else i.reloc[:2]
-        return where == (sym, 8 * slot)
-    want = [(lambda i: per_cpu(i, "incq", "lbr_fexit_quiet"), f"incq %gs:lbr_fexit_quiet+{8 * slot}"),
-            (lambda i: per_cpu(i, "decq", "lbr_fexit_calls"), f"decq %gs:lbr_fexit_calls+{8 * slot}"),
+    want = [(lambda i: per_cpu(i, ("incq",), ("lbr_fexit_quiet",), 8 * slot),
+             f"incq %gs:lbr_fexit_quiet+{8 * slot}"),
+            (lambda i: per_cpu(i, ("decq",), ("lbr_fexit_calls",), 8 * slot),
+             f"decq %gs:lbr_fexit_calls+{8 * slot}"),
             (lambda i: i.mnem in ("popf", "popfq"), "popf"),
             (lambda i: i.mnem in ("leave", "leaveq"), "leave"),
             (lambda i: i.mnem in ("add", "addq") and i.ops == "$0x8,%rsp", "add $0x8,%rsp"),
-            (lambda i: i.mnem in ("ret", "retq") or
-             (i.mnem == "jmp" and i.reloc is not None and i.reloc[0] == "__x86_return_thunk"),
-             "a return")]
+            (is_return, "a return")]
     for k, (ok, what) in enumerate(want):
         if k >= len(path) or not ok(path[k]):
             got = f"'{path[k].text}' at {path[k].addr:#x}" if k < len(path) else "the end"
@@ -389,10 +439,15 @@ def main(objs):
         # to no further than it (the count in, or not, by the slot's
         # regs_only): any other transfer there would be a second way into
         # the rest of the function.
-        for i in body[:rest[0]]:
+        # The entry's let-go test is the one way around the call: for the
+        # task the filter leaves out, exactly counted and returned.
+        for k, i in enumerate(body[:rest[0]]):
             if i.transfers() and not is_call_to(i, "lbr_fexit_enter") and \
                     not local_forward(i, body, body[rest[0]].addr):
-                print(f"not ok - {t}: '{i.text}' before the call of the function's rest")
+                msg = entry_let_go(t, int(t.rsplit("_", 1)[1]), body, k)
+                if not msg:
+                    continue
+                print(f"not ok - {msg}")
                 bad += 1
                 break
         else:
@@ -425,6 +480,8 @@ def main(objs):
     else:
         print(f"ok - fexit trampolines: all {len(tramps)} freeze with the control "
               "MSR before any control transfer after the traced function returns "
+              "(the way in: the call of its rest, or the let-go test's JE to a count "
+              "and a return) "
               "but the quiet test's JB, not taken for an error, interrupts off "
               "from the return; the quiet path counts, restores the flags and "
               "returns, nothing else")

@@ -61,6 +61,7 @@ lbr_fexit_lbr_0:
 	pop %rbp
 	ret
 9:	@QP@
+8:	@SKP@
 lbr_detect:
 	movl $0x1d9, lbr_hw+0x10(%rip)
 	movl $0x14ce, lbr_hw+0x10(%rip)
@@ -68,26 +69,35 @@ lbr_detect:
 	.data
 	.globl lbr_hw, lbr_fexit_ctl_msr, lbr_fexit_rets
 	.globl lbr_fexit_quiet, lbr_fexit_calls
+	.globl lbr_fexit_unfollowed, current_task, pcpu_hot
 lbr_hw:	.zero 64
 lbr_fexit_ctl_msr:	.long 0
 lbr_fexit_rets:	.zero 64
 lbr_fexit_quiet:	.zero 16
 lbr_fexit_calls:	.zero 16
+lbr_fexit_unfollowed:	.zero 16
+current_task:	.zero 16
+pcpu_hot:	.zero 64
 ASM
 
 # The quiet test of slot 0 (src/ret_quiet.S) and its path.
 quiet='mov lbr_fexit_rets+16(%rip), %rcx; mov %rax, %r10; shl %cl, %r10; sar %cl, %r10; sub lbr_fexit_rets+8(%rip), %r10; cmp lbr_fexit_rets(%rip), %r10; jb 9f'
 qpath='incq %gs:lbr_fexit_quiet; decq %gs:lbr_fexit_calls; popfq; leave; add \$8, %rsp; ret'
+# The entry's let-go test (src/fexit_tramp.S) and its path.
+skip='mov %gs:lbr_fexit_unfollowed, %r11; cmp %gs:current_task, %r11; je 8f'
+spath='incq %gs:lbr_fexit_quiet; ret'
 
 # $1 name, $2 handler line, $3 trampoline line, $4 ECX line, $5 before the
 # trampoline's call; $6 = pass|fail; $7 the trampoline's CLI (default cli),
 # $8 what follows its WRMSR (default nop), $9 its quiet test (default
-# $quiet), $10 its quiet path (default $qpath)
+# $quiet), $10 its quiet path (default $qpath), $11 the path at label 8
+# (default $spath, the entry's let-go path)
 crafted() {
 	local o=$tmp/$1.o got
 	sed -e "s|@H@|$2|" -e "s|@T@|$3|" -e "s|@ECX@|$4|" -e "s|@PRE@|$5|" \
 		-e "s|@CLI@|${7-cli}|" -e "s|@POST@|${8-nop}|" \
 		-e "s|@Q@|${9-$quiet}|" -e "s|@QP@|${10-$qpath}|" \
+		-e "s|@SKP@|${11-$spath}|" \
 		"$tmp/tmpl.S" >"$tmp/$1.S"
 	if ! as --64 -o "$o" "$tmp/$1.S" 2>"$tmp/$1.as"; then
 		notok "$1: the assembler refuses it: $(head -n1 "$tmp/$1.as")"
@@ -256,6 +266,34 @@ crafted "quiet path: another slot's count" nop nop "$ecx" nop fail cli nop \
 	"$quiet" "$(p 's/incq %gs:lbr_fexit_quiet/incq %gs:lbr_fexit_quiet+8/')"
 crafted "quiet path: no POPF (interrupts stay off)" nop nop "$ecx" nop fail \
 	cli nop "$quiet" "$(p 's/popfq; //')"
+# The entry's let-go test: the one way around the call of the function's
+# rest, JE on the per-CPU task left out being the current one, to exactly
+# the count of the slot's let-go calls and a return.
+k() { printf '%s' "$skip" | sed "$1"; }
+crafted "let-go test at the entry" nop nop "$ecx" "$skip" pass
+crafted "let-go test, RIP-relative (6.12 on)" nop nop "$ecx" \
+	"$(k 's/%gs:lbr_fexit_unfollowed,/%gs:lbr_fexit_unfollowed(%rip),/; s/%gs:current_task,/%gs:pcpu_hot(%rip),/')" pass
+crafted "let-go test: JNE, taken for a task followed" nop nop "$ecx" \
+	"$(k 's/je 8f/jne 8f/')" fail
+crafted "let-go test: compared with another word" nop nop "$ecx" \
+	"$(k 's/%gs:current_task/%gs:lbr_fexit_calls/')" fail
+crafted "let-go test: current_task+8" nop nop "$ecx" \
+	"$(k 's/%gs:current_task/%gs:current_task+8/')" fail
+crafted "let-go test: loaded from another word" nop nop "$ecx" \
+	"$(k 's/%gs:lbr_fexit_unfollowed/%gs:lbr_fexit_calls/')" fail
+crafted "let-go test: not per CPU" nop nop "$ecx" \
+	"$(k 's/%gs:lbr_fexit_unfollowed/lbr_fexit_unfollowed(%rip)/')" fail
+crafted "let-go test: another register compared" nop nop "$ecx" \
+	"$(k 's/cmp %gs:current_task, %r11/cmp %gs:current_task, %r10/')" fail
+crafted "let-go test: JE without the compare" nop nop "$ecx" 'je 8f' fail
+crafted "let-go path: no count" nop nop "$ecx" "$skip" fail cli nop \
+	"$quiet" "$qpath" 'ret'
+crafted "let-go path: another slot's count" nop nop "$ecx" "$skip" fail cli \
+	nop "$quiet" "$qpath" 'incq %gs:lbr_fexit_quiet+8; ret'
+crafted "let-go path: a call before the return" nop nop "$ecx" "$skip" fail \
+	cli nop "$quiet" "$qpath" 'incq %gs:lbr_fexit_quiet; call lbr_detect; ret'
+crafted "let-go path: to the exit path's POPF" nop nop "$ecx" \
+	"$(k 's/je 8f/je 1f/')" fail
 # The WRMSR must write the LBR control MSR.
 crafted "WRMSR of MSR 0x10 (TSC)" nop nop 'mov $0x10, %ecx' nop fail
 crafted "WRMSR of another lbr_hw field" nop nop 'mov lbr_hw+0x14(%rip), %ecx' nop fail

@@ -6,57 +6,6 @@
  */
 
 /*
- * The RDMSRs and WRMSRs this CPU has executed: the LBR lab's counter, MSR
- * 0x4c4252 (tests/lbr-lab/README.md, "Counting MSR accesses").  -1 where
- * there is none: real silicon faults on it, stock QEMU reads 0.
- */
-#define LAB_MSR_ACCESSES	0x4c4252
-
-static long long lab_msr_accesses(int cpu)
-{
-	unsigned long long a, b;
-
-	if (msr_io(cpu, LAB_MSR_ACCESSES, &a, false) ||
-	    msr_io(cpu, LAB_MSR_ACCESSES, &b, false) || b <= a)
-		return -1;
-	return b;
-}
-
-/*
- * trigger(@fn, @v, @n) on CPU 0 (the caller runs there): 0, or -errno;
- * *@cost its MSR accesses, -1 without the lab's counter.
- */
-static int msr_cost(const char *fn, long v, unsigned long n,
-		    long long *cost)
-{
-	long long before = lab_msr_accesses(0), after;
-	int ret = trigger(fn, v, n);
-
-	after = lab_msr_accesses(0);
-	*cost = before < 0 || after < 0 ? -1 : after - before;
-	return ret;
-}
-
-/*
- * msr_cost() @runs times, *@cost the least: a timer or a perf PMI that
- * lands inside one run adds its own accesses, which no call made.
- */
-static int msr_cost_least(const char *fn, long v, unsigned long n,
-			  unsigned long runs, long long *cost)
-{
-	long long c;
-	int ret = 0;
-
-	*cost = -1;
-	for (; runs && !ret; runs--) {
-		ret = msr_cost(fn, v, n, &c);
-		if (c >= 0 && (*cost < 0 || c < *cost))
-			*cost = c;
-	}
-	return ret;
-}
-
-/*
  * A return its target does not record leaves the fexit trampoline before
  * the freeze (ret_class.h): counted as a hit and filtered, no record, and
  * on the LBR lab, whose vCPUs count RDMSR and WRMSR, no MSR access at all,

@@ -334,3 +334,139 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	EXPECT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
 	expect_stats(_metadata, variant, self->fd, 0, 15, 12, 3);
 }
+
+/* A child that waits to be killed (and dies with the test): a live tgid. */
+static pid_t idle_child(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * n errors of lbr_test_int on CPU 0, @runs times: *@cost the MSR
+ * accesses of the run that took fewest beyond @base (the same calls
+ * unhooked); -1 without the lab's counter.
+ */
+static int error_cost(unsigned long n, unsigned long runs, long long base,
+		      long long *cost)
+{
+	int ret = msr_cost_least("int", -22, n, runs, cost);
+
+	if (*cost >= 0 && base >= 0)
+		*cost -= base;
+	else
+		*cost = -1;
+	return ret;
+}
+
+/*
+ * A task the tree filter leaves out costs no MSR access once it is
+ * known: its first return turned away on a CPU teaches that CPU
+ * (task_follow.c), and each hook lets its next calls go at their entry,
+ * hits filtered, where each froze and unfroze LBR before (four accesses
+ * on these CPUs).  The lab's vCPUs count their RDMSRs and WRMSRs.  Set to
+ * the test's own tree, the same task is recorded again, with branches: a
+ * change of filter forgets what was learnt.  A filter of a tgid or a comm
+ * is applied after the freeze, as it was; with no filter every error is
+ * recorded.
+ */
+TEST_F(cap, left_out_task_costs_no_msr)
+{
+	const unsigned long n = 100;
+	static const struct {
+		const char *what;
+		__u32 flags;
+		bool own;	/* the filter names the test's process */
+		bool skipped;	/* the test's calls cost no MSR access */
+		bool recorded;
+	} cases[] = {
+		{ "tree of another process", LBR_SNAP_FILTER_TREE, false, true, false },
+		{ "tree of the test's", LBR_SNAP_FILTER_TREE, true, false, true },
+		{ "tree of another again", LBR_SNAP_FILTER_TREE, false, true, false },
+		{ "tgid of another process", LBR_SNAP_FILTER_TGID, false, false, false },
+		{ "comm of another", LBR_SNAP_FILTER_COMM, false, false, false },
+		{ "none", 0, false, false, true },
+	};
+	unsigned long long hits = 0, captured = 0, filtered = 0;
+	long long base, base_ok, cost;
+	unsigned int c;
+	cpu_set_t one;
+	pid_t kid;
+	int got, k;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, msr_cost_least("int", -22, n, 3, &base));
+	ASSERT_EQ(0, msr_cost_least("int", 5, n, 3, &base_ok));
+	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	kid = idle_child();
+	ASSERT_LT(0, kid);
+
+	for (c = 0; c < ARRAY_SIZE(cases); c++) {
+		__u32 fl = cases[c].flags;
+		pid_t id = cases[c].own ? getpid() : kid;
+		/* Least of three where timers could hide a cost of none. */
+		unsigned long runs = cases[c].skipped ? 3 : 1;
+
+		ASSERT_EQ(0, set_filter(self->fd, fl, 0,
+					fl & (LBR_SNAP_FILTER_TGID |
+					      LBR_SNAP_FILTER_TREE) ? id : 0,
+					fl == LBR_SNAP_FILTER_COMM ?
+					"lbr_no_such" : NULL))
+			TH_LOG("%s", cases[c].what);
+		ASSERT_EQ(0, error_cost(n, runs, base, &cost))
+			TH_LOG("%s", cases[c].what);
+		hits += runs * n;
+		got = drain(self->fd, self->recs, MAX_RECS);
+		if (cases[c].recorded) {
+			captured += runs * n;
+			EXPECT_EQ(runs * n, got) TH_LOG("%s: %s", cases[c].what,
+							 lbr_why);
+			for (k = 0; k < got; k++)
+				if (self->info.backend != LBR_SNAP_BACKEND_NONE)
+					EXPECT_LT(0, self->recs[k].h.nr_entries)
+						TH_LOG("%s: record %d",
+						       cases[c].what, k);
+		} else {
+			filtered += runs * n;
+			EXPECT_EQ(0, got) TH_LOG("%s", cases[c].what);
+		}
+		expect_stats(_metadata, variant, self->fd, 0, hits, captured,
+			     filtered);
+		if (cost < 0 || self->info.backend == LBR_SNAP_BACKEND_NONE)
+			continue;
+		TH_LOG("%s: %.2f MSR accesses per error return", cases[c].what,
+		       (double)cost / n);
+		if (cases[c].skipped) {
+			/* The first return's freeze, and timers'. */
+			EXPECT_GE((long long)n / 10, cost)
+				TH_LOG("%s", cases[c].what);
+		} else {	/* the freeze's RDMSR and WRMSR at least */
+			EXPECT_LE(2 * (long long)n, cost)
+				TH_LOG("%s", cases[c].what);
+		}
+		if (c)
+			continue;
+		/* Successes too: a kretprobe froze for each of them. */
+		ASSERT_EQ(0, msr_cost_least("int", 5, n, 3, &cost));
+		hits += 3 * n;
+		filtered += 3 * n;
+		expect_stats(_metadata, variant, self->fd, 0, hits, captured,
+			     filtered);
+		TH_LOG("%s: %.2f MSR accesses per success", cases[c].what,
+		       (double)(cost - base_ok) / n);
+		EXPECT_GE((long long)n / 10, cost - base_ok)
+			TH_LOG("%s, successes", cases[c].what);
+	}
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	if (base < 0)
+		TH_LOG("no LBR lab MSR counter on this CPU: MSR accesses not measured");
+}
