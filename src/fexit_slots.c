@@ -101,6 +101,22 @@ struct lbr_ret_quiet lbr_fexit_rets[LBR_FEXIT_SLOTS]
 	__read_mostly __aligned(LBR_RET_QUIET_SIZE);
 DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 
+/*
+ * The task the client leaves out on each CPU, or NULL (fexit_slots.h):
+ * written by the client, read by the trampolines on every call.
+ */
+DEFINE_PER_CPU(struct task_struct *, lbr_fexit_unfollowed);
+EXPORT_PER_CPU_SYMBOL_GPL(lbr_fexit_unfollowed);
+
+/* No task left out on any CPU: a client's filter starts from nothing. */
+static void lbr_fexit_follow_all(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu(lbr_fexit_unfollowed, cpu), NULL);
+}
+
 static void lbr_fexit_drain(struct work_struct *work);
 static DECLARE_DELAYED_WORK(lbr_fexit_drain_work, lbr_fexit_drain);
 static void lbr_fexit_detach_locked(unsigned int slot);
@@ -302,6 +318,7 @@ int lbr_fexit_register(const struct lbr_fexit_client *client)
 		if (client->freeze)
 			WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
 		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0U);
+		lbr_fexit_follow_all();
 		WRITE_ONCE(lbr_fexit_client, client);
 	}
 	mutex_unlock(&lbr_fexit_lock);
@@ -337,6 +354,8 @@ void lbr_fexit_unregister(void)
 		  LBR_FEXIT_SLOTS);
 	WRITE_ONCE(lbr_fexit_keep, ~0U);
 	WRITE_ONCE(lbr_fexit_client, NULL);
+	/* What it left is of no use to the next, and may name a freed task. */
+	lbr_fexit_follow_all();
 	mutex_unlock(&lbr_fexit_lock);
 	/*
 	 * Every callback runs with interrupts off, from the freeze on: an RCU
