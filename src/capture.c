@@ -78,7 +78,10 @@ void __init lbr_capture_init(void)
  * XSAVES), lbr_hw_ran_again()'s RDMSR and the unfreeze's RDMSR and WRMSR.
  * A return filtered after the freeze (every kretprobe's; an fexit one's
  * left out by the task filter) freezes and unfreezes; an fexit
- * trampoline lets go before the freeze what it filters by value.
+ * trampoline lets go before the freeze what it filters by value, and
+ * both hooks let go at the entry the calls of a task the tree filter
+ * leaves out, once its CPU knows it (task_follow.c): @filtered is what
+ * such a return costs at most.
  * Not counted: the PMI check of a return in an NMI (lbr_hw_pmi_frozen()),
  * the unfreeze of a return that found LBR already off, an XSAVES read
  * that falls back to the MSRs, a CPU of fewer entries (hybrid parts), and

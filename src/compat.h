@@ -36,7 +36,7 @@
  * 6.1.192 and 7.2.13, the first word of struct pcpu_hot in 6.12.118 (from
  * 6.2 until the hot per-CPU section took its words apart).  Probed in
  * Kbuild from arch/x86/include/asm/current.h (LBR_CURRENT_IN_PCPU_HOT);
- * fexit_slots.c checks the offset.
+ * the offset is checked below.
  */
 #ifdef LBR_CURRENT_IN_PCPU_HOT
 #define LBR_CURRENT_TASK	pcpu_hot

@@ -284,8 +284,9 @@ void lbr_fexit_recapture(const struct lbr_target *t, bool all)
 }
 
 /*
- * Returns @t's trampoline let go, on top of its counters; a group's
- * trampoline counts them for all its targets: none for one of them.
+ * Calls @t's trampoline let go (successes before the freeze, a task left
+ * out at the entry), on top of its counters; a group's trampoline counts
+ * them for all its targets: none for one of them.
  */
 u64 lbr_fexit_quiet_returns(const struct lbr_target *t)
 {

@@ -130,15 +130,16 @@ DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_calls);
 DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 
 /*
- * The task running on this CPU when the client's filter surely leaves it
- * out, or NULL; the client keeps it (task_follow.c), and it is NULL
- * whenever no client is registered.  A trampoline entered by that task
- * counts the call as let go and returns into the traced function at
- * once: the function returns straight to its caller, with no copy, no
- * count in flight, and no freeze, so no MSR access.  Compared with the
- * current task, not a flag: on the way from one task to the next (the
- * sched_switch tracepoint runs before the switch) the old task's calls
- * are not let go for the new one's sake.
+ * Per CPU, a task the client's filter leaves out, or NULL; the client
+ * keeps it (task_follow.c) and never names a task it follows there, on
+ * any CPU.  A trampoline entered by that task counts the call as let go
+ * and returns into the traced function at once: the function returns
+ * straight to its caller, with no copy, no count in flight, and no
+ * freeze, so no MSR access.  The word is read as the call comes in, on
+ * the CPU it came in on: a task moved between the load and the compare
+ * compares another CPU's word with itself, which is as good, and a call
+ * entered just before the client changes its filter may be let go just
+ * after.  Cleared as a client registers and once it has gone.
  */
 DECLARE_PER_CPU(struct task_struct *, lbr_fexit_unfollowed);
 

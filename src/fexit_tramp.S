@@ -82,10 +82,12 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	ENDBR
 	CALL_DEPTH_ACCOUNT
 	/*
-	 * A task the client's filter surely leaves out: the call goes on as
-	 * if not hooked (fexit_slots.h, lbr_fexit_unfollowed).  R11 is free
-	 * at a function's entry: no argument, and no static chain in the
-	 * kernel.  Any other task falls through.
+	 * A task the client's filter leaves out: the call goes on as if not
+	 * hooked (fexit_slots.h, lbr_fexit_unfollowed).  R11 is free at a
+	 * function's entry: no argument is passed in it, the call-site
+	 * thunks (retpoline, kCFI, FineIBT, ITS) use it before the call
+	 * only, and ftrace_regs_caller does not restore it before jumping
+	 * here.  Any other task falls through.
 	 */
 	movq	PER_CPU_VAR(lbr_fexit_unfollowed), %r11
 	cmpq	PER_CPU_VAR(LBR_CURRENT_TASK), %r11

@@ -9,6 +9,7 @@
 #include <linux/module.h>
 
 #include "capture.h"
+#include "fexit_slots.h"
 
 /*
  * Where a probed function's RET lands: the kretprobe (rethook) trampoline.
@@ -84,18 +85,19 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
 
 /*
- * The entry handler: the call of a task the task filter surely leaves out
+ * The entry handler: the call of a task the tree filter leaves out
  * (task_follow.c) is not armed, so its return neither goes through the
  * kretprobe's trampoline nor freezes LBR (no MSR access).  For any other
- * task its branches are at the function's entry, before the function's
- * own.
+ * task its call and return are at the function's entry, before the
+ * function's own branches, with kprobes' own.
  */
 static int notrace lbr_ret_entry(struct kretprobe_instance *ri,
 				 struct pt_regs *regs)
 {
 	struct kretprobe *rp;
 
-	if (likely(!lbr_follow_skip()))
+	/* The fexit trampolines' test (fexit_tramp.S), inline. */
+	if (likely(this_cpu_read(lbr_fexit_unfollowed) != current))
 		return 0;
 	rp = lbr_get_kretprobe(ri);
 	if (rp)

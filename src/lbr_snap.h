@@ -216,10 +216,10 @@ bool lbr_task_surely_out(const struct task_struct *t);
 int lbr_task_filter_set(const struct lbr_snap_filter *f);
 
 /* --- what the hooks skip before they freeze (task_follow.c) --- */
+void lbr_follow_pause(void);
 void lbr_follow_update(u32 flags);
 void lbr_follow_learn(void);
 void lbr_follow_unname(struct task_struct *t);
-bool lbr_follow_skip(void);
 void lbr_follow_exit_module(void);
 
 /* --- the tree filter's tasks and their system calls (task_tree.c) --- */

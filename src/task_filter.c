@@ -82,11 +82,10 @@ NOKPROBE_SYMBOL(lbr_task_wanted);
  * @t: a task that cannot go while this runs
  *
  * Any context.  What task_follow.c lets the hooks skip before they
- * freeze: only by the tree filter's table, which a task joins only as it
- * is created or as the filter is set, never while it runs on.  A pid, a
- * tgid or a comm leaves no task out here (a thread's exec takes its
- * leader's pid, a comm changes with no tracepoint): their returns are
- * filtered after the freeze.  False while the filter changes.
+ * freeze: only by the tree filter's table.  A pid, a tgid or a comm
+ * leaves no task out here (a thread's exec takes its leader's pid, a
+ * comm changes with no tracepoint): their returns are filtered after the
+ * freeze.  False while the filter changes.
  */
 notrace bool lbr_task_surely_out(const struct task_struct *t)
 {
@@ -166,6 +165,8 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 			return ret;
 		}
 	}
+	/* Nothing let go before the freeze on the old filter's word. */
+	lbr_follow_pause();
 	/* The old tree let go first: its filter then records nothing. */
 	lbr_tree_set(0);
 	old = (struct lbr_snap_filter){
@@ -180,7 +181,7 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	/* Refused after all (the process exited meanwhile): the old words. */
 	if (ret)
 		lbr_task_filter_publish(&old);
-	/* What the hooks skip, as of the filter now in force. */
+	/* Learning again, of the filter now in force. */
 	lbr_follow_update(lbr_task_filter.flags);
 	mutex_unlock(&lbr_task_filter_lock);
 	return ret;
