@@ -72,6 +72,7 @@ static bool lbr_follow_on;
  */
 notrace void lbr_follow_learn(void)
 {
+	/* Pairs with lbr_follow_update()'s release: the words cleared. */
 	if (!smp_load_acquire(&lbr_follow_on) ||
 	    !lbr_task_surely_out(current))
 		return;
@@ -113,6 +114,7 @@ static void lbr_follow_clear(void)
 {
 	unsigned int cpu;
 
+	/* What changed before, the words after: pairs with the learner's. */
 	smp_mb();
 	for_each_possible_cpu(cpu)
 		WRITE_ONCE(per_cpu(lbr_fexit_unfollowed, cpu), NULL);
@@ -147,6 +149,7 @@ void lbr_follow_update(u32 flags)
 		return;
 	/* What was learnt meanwhile, under the old filter or the new. */
 	lbr_follow_clear();
+	/* The words cleared before: pairs with lbr_follow_learn()'s acquire. */
 	smp_store_release(&lbr_follow_on, true);
 }
 
