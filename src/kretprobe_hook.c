@@ -106,6 +106,28 @@ static int notrace lbr_ret_entry(struct kretprobe_instance *ri,
 }
 NOKPROBE_SYMBOL(lbr_ret_entry);
 
+/*
+ * Whether kretprobes get the entry handler: from the first tree filter
+ * on (task_follow.c), not before, since its indirect call costs every
+ * call some 20 instructions (make bench's kretprobe lines) when no task
+ * is left out.  Never taken back: kprobes read
+ * rp->entry_handler twice, with no READ_ONCE(), so it may go from NULL
+ * to the handler while armed, never back.
+ */
+static bool lbr_kr_entry_check;
+
+/**
+ * lbr_kretprobe_check_entry - @t's kretprobe, and those attached after,
+ *	test the task left out at their entry
+ * @t: a target, of any hook; under the targets' lock
+ */
+void lbr_kretprobe_check_entry(struct lbr_target *t)
+{
+	WRITE_ONCE(lbr_kr_entry_check, true);
+	if (t->hook == LBR_SNAP_HOOK_KRETPROBE)
+		WRITE_ONCE(t->rp.entry_handler, lbr_ret_entry);
+}
+
 /* Returns the address it will return to: the trampoline once probed. */
 static noinline unsigned long lbr_ret_site_probe(void)
 {
@@ -181,7 +203,8 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 	t->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	t->rp.handler = lbr_hw.backend == LBR_SNAP_BACKEND_NONE ?
 			lbr_ret_handler_nolbr : lbr_ret_handler;
-	t->rp.entry_handler = lbr_ret_entry;
+	t->rp.entry_handler = READ_ONCE(lbr_kr_entry_check) ? lbr_ret_entry :
+			      NULL;
 	/*
 	 * A batch's may be thousands: the kernel's default instances each
 	 * (max(10, 2 * CPUs) on 6.1 and later, one a CPU on 5.10), where a

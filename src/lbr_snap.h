@@ -199,6 +199,7 @@ int lbr_targets_register(const char *spec);
 int lbr_targets_watch_modules(void);
 void lbr_targets_unwatch_modules(void);
 int lbr_targets_set_capture(bool all);
+void lbr_targets_check_entry(void);
 
 /* --- the call stack of a record (call_stack.c) --- */
 int lbr_stack_set_depth(unsigned int depth);
@@ -218,7 +219,15 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f);
 /* --- what the hooks skip before they freeze (task_follow.c) --- */
 void lbr_follow_pause(void);
 void lbr_follow_update(u32 flags);
-void lbr_follow_learn(void);
+void __lbr_follow_learn(void);
+extern bool lbr_follow_on;
+
+/* A return turned away: learn its task, where the tree filter is set. */
+static __always_inline void lbr_follow_learn(void)
+{
+	if (READ_ONCE(lbr_follow_on))
+		__lbr_follow_learn();
+}
 void lbr_follow_unname(struct task_struct *t);
 void lbr_follow_exit_module(void);
 
@@ -267,6 +276,7 @@ bool lbr_capture_every_return(void);
 /* kretprobe_hook.c */
 void lbr_kretprobe_init(void);
 int lbr_kretprobe_attach(struct lbr_target *t);
+void lbr_kretprobe_check_entry(struct lbr_target *t);
 int lbr_kretprobe_enable(struct lbr_target *t);
 void lbr_kretprobe_set_max(unsigned int max);
 unsigned int lbr_kretprobe_max(void);

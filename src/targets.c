@@ -496,6 +496,25 @@ int lbr_targets_set_capture(bool all)
 	return t ? -EBUSY : 0;
 }
 
+/**
+ * lbr_targets_check_entry - every kretprobe tests at its entry for the
+ *	task the tree filter leaves out (lbr_kretprobe_check_entry())
+ *
+ * Process context; waits for a batch being attached, killably (an
+ * interrupted wait leaves the kretprobes as they were: it costs their
+ * returns MSR accesses, never a record).
+ */
+void lbr_targets_check_entry(void)
+{
+	unsigned int i;
+
+	if (mutex_lock_killable(&lbr_targets_lock))
+		return;
+	for (i = 0; i < lbr_nr_targets; i++)
+		lbr_kretprobe_check_entry(lbr_targets[i]);
+	mutex_unlock(&lbr_targets_lock);
+}
+
 unsigned int lbr_targets_count(void)
 {
 	return READ_ONCE(lbr_nr_targets);

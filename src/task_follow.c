@@ -17,10 +17,10 @@
  * away (lbr_follow_learn()), or is NULL.  A fexit trampoline compares it
  * with the current task as it is entered and lets the call go at once
  * (fexit_tramp.S); a kretprobe's entry handler does the same
- * (kretprobe_hook.c).  For a task the filter follows the trampoline's one
- * branch is not taken, at a function's entry at that: its records are as
- * before (a kretprobe's gain the entry handler's call and return at the
- * function's entry).  A task left out pays the freeze once per stretch
+ * (kretprobe_hook.c), from the first tree filter on.  For a task the
+ * filter follows the trampoline's one branch is not taken, at a
+ * function's entry at that: its records are as before (a kretprobe's
+ * gain the entry handler's call and return at the function's entry).  A task left out pays the freeze once per stretch
  * on a CPU (its first return turned away there, after another's), and
  * nothing after.
  *
@@ -61,16 +61,20 @@
 #include "fexit_slots.h"
 #include "lbr_snap.h"
 
-/* Set while the filter in force is the tree's: captures may learn. */
-static bool lbr_follow_on;
+/*
+ * Set while the filter in force is the tree's: captures may learn (read
+ * inline by them first, lbr_follow_learn() in lbr_snap.h).
+ */
+bool lbr_follow_on __read_mostly;
 
 /**
- * lbr_follow_learn - a return of the current task was turned away
+ * __lbr_follow_learn - a return of the current task was turned away
  *
- * Capture path, interrupts off: if the tree filter leaves this task out,
- * its next calls on this CPU are let go before the freeze.
+ * Capture path, interrupts off, through lbr_follow_learn(): if the tree
+ * filter leaves this task out, its next calls on this CPU are let go
+ * before the freeze.
  */
-notrace void lbr_follow_learn(void)
+notrace void __lbr_follow_learn(void)
 {
 	/* Pairs with lbr_follow_update()'s release: the words cleared. */
 	if (!smp_load_acquire(&lbr_follow_on) ||
@@ -82,7 +86,7 @@ notrace void lbr_follow_learn(void)
 	if (!READ_ONCE(lbr_follow_on) || !lbr_task_surely_out(current))
 		this_cpu_cmpxchg(lbr_fexit_unfollowed, current, NULL);
 }
-NOKPROBE_SYMBOL(lbr_follow_learn);
+NOKPROBE_SYMBOL(__lbr_follow_learn);
 
 /**
  * lbr_follow_unname - no word names @t, which the tree now follows
@@ -147,6 +151,8 @@ void lbr_follow_update(u32 flags)
 {
 	if (!(flags & LBR_SNAP_FILTER_TREE))
 		return;
+	/* The kretprobes' test too, from now on. */
+	lbr_targets_check_entry();
 	/* What was learnt meanwhile, under the old filter or the new. */
 	lbr_follow_clear();
 	/* The words cleared before: pairs with lbr_follow_learn()'s acquire. */
