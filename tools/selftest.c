@@ -324,8 +324,8 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 			}
 			if (r.hdr.flags & LBR_SNAP_REC_WAS_OFF)
 				sc->was_off++;
-			if (r.hdr.probe_entries > sc->hook_entries)
-				sc->hook_entries = r.hdr.probe_entries;
+			if (r.hdr.probe_entries > sc->hook_most)
+				sc->hook_most = r.hdr.probe_entries;
 			/*
 			 * The newest entry before the hook's, return thunks
 			 * passed over: a branch out of do_sys_openat2.
@@ -346,10 +346,15 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 			 * is (AMD's 16, a hole or two fewer): nothing of the
 			 * function is left.
 			 */
-			if (i < 0)
+			if (i < 0) {
 				sc->no_room++;
-			else if ((r.hdr.flags & LBR_SNAP_REC_NO_RETURN) ||
-				 !name || !same_function(name, ST_TARGET))
+				continue;
+			}
+			if (sc->records - sc->no_lbr - sc->no_room == 1 ||
+			    r.hdr.probe_entries < sc->hook_entries)
+				sc->hook_entries = r.hdr.probe_entries;
+			if ((r.hdr.flags & LBR_SNAP_REC_NO_RETURN) ||
+			    !name || !same_function(name, ST_TARGET))
 				sc->no_return++;
 		}
 	}
@@ -387,10 +392,13 @@ static void check_cpu(struct st *s, struct st_config *c, int fd,
 		sc->verdict = "LBR found off";
 	else if (sc->no_return)
 		sc->verdict = "the return is not the newest entry";
-	else if (sc->no_room)
+	else if (sc->no_room == sc->records) {
+		/* Every record: the hook (and a return thunk) took it all. */
 		sc->verdict = "no entry left";
-	else
+		sc->hook_entries = sc->hook_most;
+	} else {
 		sc->verdict = "ok";
+	}
 }
 
 static bool verdict_ok(const struct st_cpu *sc)

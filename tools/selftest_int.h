@@ -27,8 +27,14 @@ struct st_cpu {
 	int cpu;
 	unsigned int records;
 	unsigned int no_lbr, was_off, no_return;
-	unsigned int no_room;		/* the hook left the user no entry */
-	unsigned int hook_entries;	/* the most a record's hook took */
+	unsigned int no_room;		/* records whose every entry was taken */
+	/*
+	 * The fewest a record's hook took, of the records with room; the
+	 * most, where none had room.  Fewest: an interrupt that lands in a
+	 * kretprobe's return path, before its handler freezes, adds its own.
+	 */
+	unsigned int hook_entries;
+	unsigned int hook_most;		/* the most, of any record */
 	bool refused;			/* GET_INFO names it */
 	const char *verdict;
 };
