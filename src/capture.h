@@ -78,11 +78,10 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	this_cpu_inc(c->hits);
 	this_cpu_inc(c->filtered);
 	/*
-	 * A kretprobe's success froze all the same: a task the tree filter
+	 * It froze all the same (a kretprobe's): a task the tree filter
 	 * leaves out may have its next calls let go before (task_follow.c).
 	 */
-	if (t->hook == LBR_SNAP_HOOK_KRETPROBE)
-		lbr_follow_learn();
+	lbr_follow_learn();
 	/* See lbr_capture_record(). */
 	if (frozen) {
 		if (__this_cpu_read(lbr_cpu_depth) && lbr_hw_was_off(ctl)) {

@@ -103,13 +103,13 @@ DEFINE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
 
 /*
  * The task the client leaves out on each CPU, or NULL (fexit_slots.h):
- * written by the client, read by the trampolines on every call; cleared
- * as a client registers and once it has gone.
+ * written by the client, read by the trampolines on every call; all NULL
+ * whenever no client is registered (cleared once one has gone).
  */
 DEFINE_PER_CPU(struct task_struct *, lbr_fexit_unfollowed);
 EXPORT_PER_CPU_SYMBOL_GPL(lbr_fexit_unfollowed);
 
-/* No task left out on any CPU: a client's filter starts from nothing. */
+/* No task left out on any CPU: what a client that has gone left. */
 static void lbr_fexit_follow_all(void)
 {
 	unsigned int cpu;
@@ -319,7 +319,6 @@ int lbr_fexit_register(const struct lbr_fexit_client *client)
 		if (client->freeze)
 			WRITE_ONCE(lbr_fexit_ctl_msr, client->ctl_msr);
 		WRITE_ONCE(lbr_fexit_keep, client->freeze ? client->keep : ~0U);
-		lbr_fexit_follow_all();
 		WRITE_ONCE(lbr_fexit_client, client);
 	}
 	mutex_unlock(&lbr_fexit_lock);

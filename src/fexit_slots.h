@@ -139,7 +139,7 @@ DECLARE_PER_CPU(struct lbr_fexit_calls, lbr_fexit_quiet);
  * the CPU it came in on: a task moved between the load and the compare
  * compares another CPU's word with itself, which is as good, and a call
  * entered just before the client changes its filter may be let go just
- * after.  Cleared as a client registers and once it has gone.
+ * after.  All NULL whenever no client is registered.
  */
 DECLARE_PER_CPU(struct task_struct *, lbr_fexit_unfollowed);
 

@@ -229,10 +229,8 @@ static __always_inline void lbr_follow_learn(void)
 		__lbr_follow_learn();
 }
 void lbr_follow_unname(struct task_struct *t);
-void lbr_follow_exit_module(void);
 
 /* --- the tree filter's tasks and their system calls (task_tree.c) --- */
-bool lbr_tree_follows(void);
 bool lbr_tree_has(const struct task_struct *t);
 bool lbr_tree_syscall(u32 *seq, s32 *nr, u64 *begun_ns, bool *compat);
 void lbr_tree_counts(u32 *tasks, u32 *missed);

@@ -207,7 +207,6 @@ static void __exit lbr_snap_exit(void)
 	lbr_targets_unregister();
 	lbr_fexit_stop();
 	/* No capture runs now, a draining trampoline's included. */
-	lbr_follow_exit_module();
 	lbr_tree_exit_module();
 	lbr_xsave_stop();
 	lbr_hw_stop();

@@ -70,7 +70,7 @@ notrace bool lbr_task_wanted(void)
 	if (flags & LBR_SNAP_FILTER_COMM)
 		ok &= lbr_comm_is(current->comm);
 	if (flags & LBR_SNAP_FILTER_TREE)
-		ok &= lbr_tree_follows();
+		ok &= lbr_tree_has(current);
 	/* Pairs with the second smp_wmb() there: the words were whole. */
 	smp_rmb();
 	return ok && !(seq & 1) && READ_ONCE(lbr_task_filter.seq) == seq;

@@ -20,9 +20,9 @@
  * (kretprobe_hook.c), from the first tree filter on.  For a task the
  * filter follows the trampoline's one branch is not taken, at a
  * function's entry at that: its records are as before (a kretprobe's
- * gain the entry handler's call and return at the function's entry).  A task left out pays the freeze once per stretch
- * on a CPU (its first return turned away there, after another's), and
- * nothing after.
+ * gain the entry handler's call and return at the function's entry).  A
+ * task left out pays the freeze once per stretch on a CPU (its first
+ * return turned away there, after another's), and nothing after.
  *
  * Learnt, not kept by a probe of sched_switch, which would name the task
  * at every switch: registering one patches __schedule(), which perf and
@@ -157,11 +157,4 @@ void lbr_follow_update(u32 flags)
 	lbr_follow_clear();
 	/* The words cleared before: pairs with lbr_follow_learn()'s acquire. */
 	smp_store_release(&lbr_follow_on, true);
-}
-
-/* Module exit, no capture or hook running: no word left for the next. */
-void lbr_follow_exit_module(void)
-{
-	WRITE_ONCE(lbr_follow_on, false);
-	lbr_follow_clear();
 }

@@ -235,17 +235,6 @@ static void notrace lbr_tree_exit(void *data, LBR_TP_EXIT_ARGS)
 }
 
 /**
- * lbr_tree_follows - whether the tree filter follows the current task
- *
- * Any context, NMI included.
- */
-notrace bool lbr_tree_follows(void)
-{
-	return lbr_tree_find(READ_ONCE(lbr_tree), current) != NULL;
-}
-NOKPROBE_SYMBOL(lbr_tree_follows);
-
-/**
  * lbr_tree_has - whether the tree filter follows task @t
  * @t: a task that cannot go while this runs
  *
