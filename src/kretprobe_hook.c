@@ -116,15 +116,23 @@ NOKPROBE_SYMBOL(lbr_ret_entry);
  */
 static bool lbr_kr_entry_check;
 
+/* Whether kretprobes attached from now on get the entry handler. */
+bool lbr_kretprobe_entry_checked(void)
+{
+	return READ_ONCE(lbr_kr_entry_check);
+}
+
 /**
  * lbr_kretprobe_check_entry - @t's kretprobe, and those attached after,
  *	test the task left out at their entry
- * @t: a target, of any hook; under the targets' lock
+ * @t: a target, of any hook, or NULL for those attached after only;
+ *	under the targets' lock, which lbr_kretprobe_attach() is called
+ *	under too
  */
 void lbr_kretprobe_check_entry(struct lbr_target *t)
 {
 	WRITE_ONCE(lbr_kr_entry_check, true);
-	if (t->hook == LBR_SNAP_HOOK_KRETPROBE)
+	if (t && t->hook == LBR_SNAP_HOOK_KRETPROBE && !t->rp.entry_handler)
 		WRITE_ONCE(t->rp.entry_handler, lbr_ret_entry);
 }
 

@@ -199,7 +199,7 @@ int lbr_targets_register(const char *spec);
 int lbr_targets_watch_modules(void);
 void lbr_targets_unwatch_modules(void);
 int lbr_targets_set_capture(bool all);
-void lbr_targets_check_entry(void);
+int lbr_targets_check_entry(void);
 
 /* --- the call stack of a record (call_stack.c) --- */
 int lbr_stack_set_depth(unsigned int depth);
@@ -274,6 +274,7 @@ bool lbr_capture_every_return(void);
 /* kretprobe_hook.c */
 void lbr_kretprobe_init(void);
 int lbr_kretprobe_attach(struct lbr_target *t);
+bool lbr_kretprobe_entry_checked(void);
 void lbr_kretprobe_check_entry(struct lbr_target *t);
 int lbr_kretprobe_enable(struct lbr_target *t);
 void lbr_kretprobe_set_max(unsigned int max);

@@ -500,19 +500,24 @@ int lbr_targets_set_capture(bool all)
  * lbr_targets_check_entry - every kretprobe tests at its entry for the
  *	task the tree filter leaves out (lbr_kretprobe_check_entry())
  *
- * Process context; waits for a batch being attached, killably (an
- * interrupted wait leaves the kretprobes as they were: it costs their
- * returns MSR accesses, never a record).
+ * Process context, before the tree filter is set (the word is NULL until
+ * it is: the handler lets nothing go before).  Once, for good: then at
+ * once.  Waits for a batch being attached, killably.
+ * Return: 0, or -EINTR.
  */
-void lbr_targets_check_entry(void)
+int lbr_targets_check_entry(void)
 {
 	unsigned int i;
 
+	if (lbr_kretprobe_entry_checked())
+		return 0;
 	if (mutex_lock_killable(&lbr_targets_lock))
-		return;
+		return -EINTR;
+	lbr_kretprobe_check_entry(NULL);
 	for (i = 0; i < lbr_nr_targets; i++)
 		lbr_kretprobe_check_entry(lbr_targets[i]);
 	mutex_unlock(&lbr_targets_lock);
+	return 0;
 }
 
 unsigned int lbr_targets_count(void)

@@ -155,6 +155,12 @@ int lbr_task_filter_set(const struct lbr_snap_filter *f)
 	    (comm && !memchr(f->comm, '\0', sizeof(f->comm))) ||
 	    (!comm && memchr_inv(f->comm, 0, sizeof(f->comm))))
 		return -EINVAL;
+	/*
+	 * The kretprobes' entry test, before the filter's lock: it may wait
+	 * for a batch being attached (task_follow.c).
+	 */
+	if (tree && lbr_targets_check_entry())
+		return -EINTR;
 	/* The tree's tracepoints may take long to let go: killable. */
 	if (mutex_lock_killable(&lbr_task_filter_lock))
 		return -EINTR;

@@ -70,12 +70,16 @@ bool lbr_follow_on __read_mostly;
 /**
  * __lbr_follow_learn - a return of the current task was turned away
  *
- * Capture path, interrupts off, through lbr_follow_learn(): if the tree
+ * Capture path, preemption off, through lbr_follow_learn(): if the tree
  * filter leaves this task out, its next calls on this CPU are let go
- * before the freeze.
+ * before the freeze.  An interrupt in between learns the same task: both
+ * per-CPU operations are single instructions.
  */
 notrace void __lbr_follow_learn(void)
 {
+	/* Known already (a call entered before it was learnt, an NMI's). */
+	if (this_cpu_read(lbr_fexit_unfollowed) == current)
+		return;
 	/* Pairs with lbr_follow_update()'s release: the words cleared. */
 	if (!smp_load_acquire(&lbr_follow_on) ||
 	    !lbr_task_surely_out(current))
@@ -151,9 +155,11 @@ void lbr_follow_update(u32 flags)
 {
 	if (!(flags & LBR_SNAP_FILTER_TREE))
 		return;
-	/* The kretprobes' test too, from now on. */
-	lbr_targets_check_entry();
-	/* What was learnt meanwhile, under the old filter or the new. */
+	/*
+	 * What was learnt meanwhile (belt and braces: a learner that sees
+	 * learning on sees the table filled, and the pause's clear and the
+	 * learner's re-check already cover the change).
+	 */
 	lbr_follow_clear();
 	/* The words cleared before: pairs with lbr_follow_learn()'s acquire. */
 	smp_store_release(&lbr_follow_on, true);

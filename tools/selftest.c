@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -350,8 +351,7 @@ static void drain(struct st *s, int fd, unsigned int id, struct st_cpu *sc)
 				sc->no_room++;
 				continue;
 			}
-			if (sc->records - sc->no_lbr - sc->no_room == 1 ||
-			    r.hdr.probe_entries < sc->hook_entries)
+			if (r.hdr.probe_entries < sc->hook_entries)
 				sc->hook_entries = r.hdr.probe_entries;
 			if ((r.hdr.flags & LBR_SNAP_REC_NO_RETURN) ||
 			    !name || !same_function(name, ST_TARGET))
@@ -377,7 +377,10 @@ static void check_cpu(struct st *s, struct st_config *c, int fd,
 		if (f >= 0)
 			close(f);
 	}
+	sc->hook_entries = UINT_MAX;
 	drain(s, fd, id, sc);
+	if (sc->hook_entries == UINT_MAX)	/* no record with room */
+		sc->hook_entries = sc->hook_most;
 	if (sc->records < ST_PER_CPU)
 		sc->verdict = "records missing";
 	else if (c->info.backend == LBR_SNAP_BACKEND_NONE)
@@ -392,13 +395,11 @@ static void check_cpu(struct st *s, struct st_config *c, int fd,
 		sc->verdict = "LBR found off";
 	else if (sc->no_return)
 		sc->verdict = "the return is not the newest entry";
-	else if (sc->no_room == sc->records) {
+	else if (!st_with_room(sc))
 		/* Every record: the hook (and a return thunk) took it all. */
 		sc->verdict = "no entry left";
-		sc->hook_entries = sc->hook_most;
-	} else {
+	else
 		sc->verdict = "ok";
-	}
 }
 
 static bool verdict_ok(const struct st_cpu *sc)

@@ -39,6 +39,12 @@ struct st_cpu {
 	const char *verdict;
 };
 
+/* Records with LBR where the hook left an entry of the function's path. */
+static inline unsigned int st_with_room(const struct st_cpu *sc)
+{
+	return sc->records - sc->no_lbr - sc->no_room;
+}
+
 /* Per open(): TSC cycles, and what the CPU counted (-1: it counts none). */
 struct st_time {
 	double cycles, msrs;

@@ -82,7 +82,7 @@ static void print_info_json(const struct lbr_snap_info *i)
 static unsigned int user_entries(const struct st_config *c,
 				 const struct st_cpu *sc)
 {
-	if (sc->no_room == sc->records || c->info.lbr_depth <= sc->hook_entries)
+	if (!st_with_room(sc) || c->info.lbr_depth <= sc->hook_entries)
 		return 0;
 	return c->info.lbr_depth - sc->hook_entries;
 }
