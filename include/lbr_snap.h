@@ -206,12 +206,22 @@ struct lbr_snap_record {
 				 */
 	__s32 syscall_nr;	/* its number, in the task's ABI */
 	__u64 syscall_ns;	/* CLOCK_MONOTONIC when it began, ns */
+	/*
+	 * CLOCK_MONOTONIC when the target was called, ns, from the TSC its
+	 * hook read then: @ts_ns - @entry_ns is the call's duration.  0 when
+	 * not known: a kretprobe without its entry handler (no tree filter
+	 * was set since lbr_snap loaded), a TSC whose rate the kernel does
+	 * not know, or a module before it.
+	 */
+	__u64 entry_ns;
 	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */
 	/* __u64 stack[nr_stack] after them */
 };
 
 /* The header's size before the syscall fields. */
 #define LBR_SNAP_RECORD_SIZE_V1	88
+/* ... and before entry_ns. */
+#define LBR_SNAP_RECORD_SIZE_V2	104
 
 #define LBR_SNAP_RECORD_MAX	(sizeof(struct lbr_snap_record) + \
 				 LBR_SNAP_MAX_ENTRIES * sizeof(struct lbr_snap_branch) + \

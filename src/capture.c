@@ -2,7 +2,9 @@
 /*
  * Writing a record: what both hooks do once LBR is frozen.
  */
+#include <asm/tsc.h>
 #include <linux/irqflags.h>
+#include <linux/math64.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -110,6 +112,25 @@ u32 lbr_capture_msrs(u32 *filtered)
 }
 
 /*
+ * When the call came in, in CLOCK_MONOTONIC ns, from the TSC its hook read
+ * then (@entry_tsc) and the TSC and the clock now (@now_ns): 0 when not
+ * known.  The TSC is read by RDTSC, no MSR access; its rate is the
+ * kernel's calibration (tsc_khz).  A task moved to another CPU in between
+ * compares two CPUs' TSCs, which the kernel keeps in step where it uses
+ * the TSC as its clock; one read before the other is no duration (0).
+ */
+static u64 notrace lbr_entry_ns(u64 entry_tsc, u64 now_ns)
+{
+	unsigned int khz = READ_ONCE(tsc_khz);
+	u64 now = rdtsc(), d;
+
+	if (!entry_tsc || !khz || now < entry_tsc)
+		return 0;
+	d = mul_u64_u32_div(now - entry_tsc, NSEC_PER_MSEC, khz);
+	return d < now_ns ? now_ns - d : 0;
+}
+
+/*
  * lbr_capture()'s record: everything but a return it filters out.  The
  * hook froze LBR; interrupts stay off from here to the commit: the LBR
  * read must not be disturbed and the per-CPU counters need no atomics.
@@ -121,7 +142,7 @@ u32 lbr_capture_msrs(u32 *filtered)
 noinline void notrace lbr_capture_record(struct lbr_target *t,
 					 unsigned long ax, unsigned long caller,
 					 bool frozen, u32 ctl,
-					 unsigned long ret_site)
+					 unsigned long ret_site, u64 entry_tsc)
 {
 	/*
 	 * A void function's RAX is whatever it held.  Void targets are
@@ -247,6 +268,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	rec->nr_entries = 0;
 	rec->flags = 0;
 	rec->ts_ns = ktime_get_mono_fast_ns();
+	rec->entry_ns = lbr_entry_ns(entry_tsc, rec->ts_ns);
 	rec->cpu = smp_processor_id();
 	rec->pid = current->pid;
 	rec->tgid = current->tgid;

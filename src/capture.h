@@ -21,7 +21,7 @@ extern bool lbr_capture_all;
 
 void lbr_capture_record(struct lbr_target *t, unsigned long ax,
 			unsigned long caller, bool frozen, u32 ctl,
-			unsigned long ret_site);
+			unsigned long ret_site, u64 entry_tsc);
 
 /*
  * A freeze found LBR off: if the enable bit itself was clear (not a PMI's
@@ -42,6 +42,7 @@ static __always_inline void lbr_capture_found_off(u32 ctl)
  * @frozen: LBR was frozen by the hook (false for the "none" backend)
  * @ctl: the control MSR's low half as lbr_hw_freeze() found it
  * @ret_site: where the target's RET landed (see lbr_probe_entries())
+ * @entry_tsc: the TSC as the call came in, 0 if the hook did not read it
  * @irqs_on: interrupts may be on (the "none" backend's kretprobe
  *	handler); the hooks that freeze have them off
  *
@@ -64,7 +65,8 @@ static __always_inline void lbr_capture_found_off(u32 ctl)
 static __always_inline void lbr_capture(struct lbr_target *t,
 					unsigned long ax, unsigned long caller,
 					bool frozen, u32 ctl,
-					unsigned long ret_site, bool irqs_on)
+					unsigned long ret_site, u64 entry_tsc,
+					bool irqs_on)
 {
 	struct lbr_counters __percpu *c = t->counters;
 	unsigned long flags;
@@ -72,7 +74,8 @@ static __always_inline void lbr_capture(struct lbr_target *t,
 	if (READ_ONCE(lbr_capture_all) ||
 	    lbr_is_error(t->ret_type, lbr_retval(t->ret_type, ax)) ||
 	    __this_cpu_read(lbr_capture_nesting)) {
-		lbr_capture_record(t, ax, caller, frozen, ctl, ret_site);
+		lbr_capture_record(t, ax, caller, frozen, ctl, ret_site,
+				   entry_tsc);
 		return;
 	}
 	this_cpu_inc(c->hits);

@@ -110,7 +110,7 @@ lbr_group_find(const struct lbr_group *g, unsigned long fentry_ret)
 static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 				      unsigned long caller, u32 ctl,
 				      unsigned long ret_site,
-				      unsigned long fentry_ret)
+				      unsigned long fentry_ret, u64 entry_tsc)
 {
 	bool frozen = lbr_hw.backend != LBR_SNAP_BACKEND_NONE;
 	struct lbr_group *g = lbr_group_of(data);
@@ -125,7 +125,7 @@ static void notrace lbr_fexit_capture(void *data, unsigned long ax,
 		WARN_ON_ONCE(!t);
 		return;
 	}
-	lbr_capture(t, ax, caller, frozen, ctl, ret_site, false);
+	lbr_capture(t, ax, caller, frozen, ctl, ret_site, entry_tsc, false);
 }
 NOKPROBE_SYMBOL(lbr_fexit_capture);
 

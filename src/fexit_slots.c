@@ -235,26 +235,27 @@ NOKPROBE_SYMBOL(lbr_fexit_enter);
  */
 void notrace lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 				unsigned long caller, u32 ctl,
-				unsigned long fentry_ret)
+				unsigned long fentry_ret, u64 entry_tsc)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, ctl,
-			   lbr_fexit_ret_site(0, slot), fentry_ret);
+			   lbr_fexit_ret_site(0, slot), fentry_ret, entry_tsc);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_lbr);
 
 /* Called by a "nolbr" trampoline (the "none" backend), interrupts off. */
 void notrace lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
-				  unsigned long caller, unsigned long fentry_ret)
+				  unsigned long caller, unsigned long fentry_ret,
+				  u64 entry_tsc)
 {
 	const struct lbr_fexit_client *c = READ_ONCE(lbr_fexit_client);
 
 	if (c && !test_bit(slot, lbr_fexit_orphan))
 		c->capture(lbr_fexit_slots[slot].data, ax, caller, 0, 0,
-			   fentry_ret);
+			   fentry_ret, entry_tsc);
 	this_cpu_dec(lbr_fexit_calls.n[slot]);
 }
 NOKPROBE_SYMBOL(lbr_fexit_exit_nolbr);

@@ -43,7 +43,7 @@ struct task_struct;
  *	returned, as it leaves: @capture does not.  @ret_site is
  *	the instruction the function returned to; @fentry_ret, the return
  *	address of its fentry call (its ftrace site + 5): which function,
- *	for a slot of many.
+ *	for a slot of many; @entry_tsc, the TSC as the call came in.
  * @released: the slot got with @data, given back with lbr_fexit_slot_put(),
  *	has no call in flight any more and will not call @capture again.
  *	Process context, under lbr_snap_fexit's lock: may not call it.
@@ -55,7 +55,7 @@ struct task_struct;
 struct lbr_fexit_client {
 	void (*capture)(void *data, unsigned long ax, unsigned long caller,
 			u32 ctl, unsigned long ret_site,
-			unsigned long fentry_ret);
+			unsigned long fentry_ret, u64 entry_tsc);
 	void (*released)(void *data);
 	u32 ctl_msr;
 	u32 keep;
@@ -81,11 +81,12 @@ struct lbr_fexit_client {
  * LBR as it leaves, not ->capture().
  * Version 8: lbr_fexit_unfollowed, the task a trampoline lets go at
  * its entry.
+ * Version 9: ->capture() gets the TSC the trampoline read at the entry.
  */
-#define lbr_fexit_register	lbr_fexit_register_v8
-#define lbr_fexit_slot_get	lbr_fexit_slot_get_v8
-#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v8
-#define lbr_fexit_direct_calls	lbr_fexit_direct_calls_v8
+#define lbr_fexit_register	lbr_fexit_register_v9
+#define lbr_fexit_slot_get	lbr_fexit_slot_get_v9
+#define lbr_fexit_slot_unhook	lbr_fexit_slot_unhook_v9
+#define lbr_fexit_direct_calls	lbr_fexit_direct_calls_v9
 
 int lbr_fexit_register(const struct lbr_fexit_client *client);
 void lbr_fexit_unregister(void);
@@ -147,9 +148,10 @@ void lbr_fexit_enter(unsigned int slot, const unsigned long *args,
 		     unsigned long *copy);
 void lbr_fexit_exit_lbr(unsigned int slot, unsigned long ax,
 			unsigned long caller, u32 ctl,
-			unsigned long fentry_ret);
+			unsigned long fentry_ret, u64 entry_tsc);
 void lbr_fexit_exit_nolbr(unsigned int slot, unsigned long ax,
-			  unsigned long caller, unsigned long fentry_ret);
+			  unsigned long caller, unsigned long fentry_ret,
+			  u64 entry_tsc);
 #endif
 
 #endif /* LBR_SNAP_FEXIT_SLOTS_H */

@@ -94,6 +94,20 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	je	.Lunfollowed_\kind\()_\n
 	pushq	%rbp
 	movq	%rsp, %rbp
+	/*
+	 * When the call came in, for its record's duration: the TSC at
+	 * -8(%rbp) (LBR_FEXIT_ENTRY_TSC).  RDTSC is no MSR access and no
+	 * branch; it takes EAX (the vector registers of a varargs call) and
+	 * EDX (the third argument), kept in R11 and on the stack.
+	 */
+	movq	%rax, %r11
+	pushq	%rdx
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	popq	%rdx
+	pushq	%rax
+	movq	%r11, %rax
 	/* Room for the caller's stack arguments, just above .Lret's slot. */
 	subq	$8 * LBR_FEXIT_STACK_WORDS, %rsp
 	/*
@@ -115,7 +129,7 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	pushq	%rax		/* vector registers used, for varargs */
 	movl	$\n, %edi
 	leaq	24(%rbp), %rsi		/* above the caller's return address */
-	leaq	-8 * LBR_FEXIT_STACK_WORDS(%rbp), %rdx
+	leaq	-8 * (LBR_FEXIT_STACK_WORDS + 1)(%rbp), %rdx
 	call	lbr_fexit_enter
 	popq	%rax
 	popq	%r9
@@ -159,8 +173,10 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	pushq	%rcx
 	movl	%r9d, %ecx		/* the low half before the freeze */
 	movq	8(%rbp), %r8		/* which function: its fentry call's return */
+	movq	-8(%rbp), %r9		/* the TSC when it was called */
 .else
 	movq	8(%rbp), %rcx		/* which function: its fentry call's return */
+	movq	-8(%rbp), %r8		/* the TSC when it was called */
 .endif
 	pushq	%r10
 	pushq	%r11

@@ -4,6 +4,7 @@
  * LBR first and then writes a record.
  */
 #include <asm/irqflags.h>
+#include <asm/tsc.h>
 #include <linux/cpumask.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
@@ -18,6 +19,29 @@
  * lbr_kretprobe_init() learns it once.
  */
 static unsigned long lbr_ret_site __read_mostly;
+
+/*
+ * An instance's data: the TSC as its call came in, for the record's
+ * duration, and the task it was armed for.  Written by the entry handler
+ * only, which kretprobes get from the first tree filter on: the data of
+ * an instance armed before is whatever it held (kmalloc()ed on 5.10), and
+ * the return handler takes it only if it names the task returning, then
+ * clears that.
+ */
+struct lbr_kr_entry {
+	u64 tsc;
+	struct task_struct *task;
+};
+
+/* The TSC @ri's call came in at, 0 if its entry handler did not run. */
+static __always_inline u64 lbr_kr_entry_tsc(struct kretprobe_instance *ri)
+{
+	struct lbr_kr_entry *e = (struct lbr_kr_entry *)ri->data;
+	u64 tsc = e->task == current ? e->tsc : 0;
+
+	e->task = NULL;
+	return tsc;
+}
 
 /*
  * The return handler when LBR is on.  The freeze is the first thing it
@@ -52,7 +76,7 @@ lbr_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		lbr_capture(container_of(rp, struct lbr_target, rp),
 			    regs_return_value(regs),
 			    lbr_kretprobe_caller(ri, regs), true, ctl,
-			    lbr_ret_site, false);
+			    lbr_ret_site, lbr_kr_entry_tsc(ri), false);
 	else
 		lbr_hw_unfreeze(ctl);
 	if (flags & X86_EFLAGS_IF)
@@ -79,7 +103,8 @@ static int notrace lbr_ret_handler_nolbr(struct kretprobe_instance *ri,
 	if (likely(rp))
 		lbr_capture(container_of(rp, struct lbr_target, rp),
 			    regs_return_value(regs),
-			    lbr_kretprobe_caller(ri, regs), false, 0, 0, true);
+			    lbr_kretprobe_caller(ri, regs), false, 0, 0,
+			    lbr_kr_entry_tsc(ri), true);
 	return 0;
 }
 NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
@@ -89,16 +114,21 @@ NOKPROBE_SYMBOL(lbr_ret_handler_nolbr);
  * (task_follow.c) is not armed, so its return neither goes through the
  * kretprobe's trampoline nor freezes LBR (no MSR access).  For any other
  * task its call and return are at the function's entry, before the
- * function's own branches, with kprobes' own.
+ * function's own branches, with kprobes' own; it notes when the call came
+ * in, as the fexit trampolines do.
  */
 static int notrace lbr_ret_entry(struct kretprobe_instance *ri,
 				 struct pt_regs *regs)
 {
+	struct lbr_kr_entry *e = (struct lbr_kr_entry *)ri->data;
 	struct kretprobe *rp;
 
 	/* The fexit trampolines' test (fexit_tramp.S), inline. */
-	if (likely(this_cpu_read(lbr_fexit_unfollowed) != current))
+	if (likely(this_cpu_read(lbr_fexit_unfollowed) != current)) {
+		e->tsc = rdtsc();
+		e->task = current;
 		return 0;
+	}
 	rp = lbr_get_kretprobe(ri);
 	if (rp)
 		lbr_capture_skipped(container_of(rp, struct lbr_target, rp));
@@ -213,6 +243,7 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 			lbr_ret_handler_nolbr : lbr_ret_handler;
 	t->rp.entry_handler = READ_ONCE(lbr_kr_entry_check) ? lbr_ret_entry :
 			      NULL;
+	t->rp.data_size = sizeof(struct lbr_kr_entry);
 	/*
 	 * A batch's may be thousands: the kernel's default instances each
 	 * (max(10, 2 * CPUs) on 6.1 and later, one a CPU on 5.10), where a

@@ -20,9 +20,11 @@
 
 /* The ABI header has no padding: the capture path sets every byte. */
 static_assert(sizeof(struct lbr_snap_record) ==
-	      offsetofend(struct lbr_snap_record, syscall_ns));
+	      offsetofend(struct lbr_snap_record, entry_ns));
 static_assert(offsetofend(struct lbr_snap_record, comm) ==
 	      LBR_SNAP_RECORD_SIZE_V1);
+static_assert(offsetofend(struct lbr_snap_record, syscall_ns) ==
+	      LBR_SNAP_RECORD_SIZE_V2);
 static_assert(offsetof(struct lbr_raw_record, msr) % 8 == 0);
 
 /*

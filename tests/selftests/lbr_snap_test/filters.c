@@ -179,20 +179,26 @@ TEST_F(cap, task_filter_by_tgid_comm_pid)
 	close(rofd);
 }
 
-/* A record of the tree filter's: in a write(), its fields set. */
+/*
+ * A record of the tree filter's: in a write(), its fields set, the call
+ * made in that write() (entry_ns) and ended at ts_ns.
+ */
 static bool in_write(const struct lbr_snap_record *h)
 {
 	return (h->flags & LBR_SNAP_REC_SYSCALL) && h->syscall_nr == SYS_write &&
-	       h->syscall_seq && h->syscall_ns && h->syscall_ns <= h->ts_ns;
+	       h->syscall_seq && h->syscall_ns && h->syscall_ns <= h->ts_ns &&
+	       h->syscall_ns <= h->entry_ns && h->entry_ns <= h->ts_ns;
 }
 
 /*
  * The tree filter: the child it names and the grandchild that child forks
  * after, not the test itself; each record says which system call it
  * returned in: the three of one write() share its number and start, the
- * next write() has a later one.  The tasks are let go as they exit, and
- * nothing is numbered once the filter is off.  A tgid that is no process,
- * and the tree with a pid or tgid filter, are refused.
+ * next write() has a later one, and when the call came in.  The tasks
+ * are let go as they exit, and nothing is numbered once the filter is
+ * off.  A tgid that is no process, and the tree with a pid or tgid
+ * filter, are refused.  When a call came in: an fexit trampoline's always,
+ * a kretprobe's from the first tree filter on (its entry handler).
  */
 TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 {
@@ -202,6 +208,17 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	pid_t kid, grandkid = 0;
 
 	cap_load(_metadata, self, variant, "targets=lbr_test_int", O_NONBLOCK);
+	ASSERT_EQ(0, trigger("int", -22, 1));
+	ASSERT_EQ(1, drain(self->fd, self->recs, MAX_RECS)) TH_LOG("%s", lbr_why);
+	if (is_fexit(variant)) {
+		EXPECT_TRUE(self->recs[0].h.entry_ns &&
+			    self->recs[0].h.entry_ns <= self->recs[0].h.ts_ns)
+			TH_LOG("fexit: entry_ns %llu, ts_ns %llu",
+			       (unsigned long long)self->recs[0].h.entry_ns,
+			       (unsigned long long)self->recs[0].h.ts_ns);
+	} else {
+		EXPECT_EQ(0, self->recs[0].h.entry_ns);
+	}
 	ASSERT_EQ(0, pipe(go));
 	kid = fork();
 	ASSERT_LE(0, kid);
@@ -239,9 +256,11 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 		const struct lbr_snap_record *h = &self->recs[i].h;
 
 		EXPECT_TRUE(in_write(h))
-			TH_LOG("record %d: flags %#x nr %d seq %u ns %llu", i,
-			       h->flags, h->syscall_nr, h->syscall_seq,
-			       (unsigned long long)h->syscall_ns);
+			TH_LOG("record %d: flags %#x nr %d seq %u ns %llu entry %llu ts %llu",
+			       i, h->flags, h->syscall_nr, h->syscall_seq,
+			       (unsigned long long)h->syscall_ns,
+			       (unsigned long long)h->entry_ns,
+			       (unsigned long long)h->ts_ns);
 		if (h->retval == -5) {
 			EXPECT_EQ((__u32)kid, h->pid);
 			if (a) {
@@ -286,6 +305,9 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	for (i = 0; i < n; i++) {
 		EXPECT_EQ(0, self->recs[i].h.flags & LBR_SNAP_REC_SYSCALL);
 		EXPECT_EQ(0, self->recs[i].h.syscall_seq);
+		/* A kretprobe keeps its entry handler. */
+		EXPECT_NE(0, self->recs[i].h.entry_ns);
+		EXPECT_LE(self->recs[i].h.entry_ns, self->recs[i].h.ts_ns);
 	}
 
 	/* kid is reaped: no such process now, and the filter stays. */
@@ -332,7 +354,7 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	for (i = 0; i < n; i++)
 		EXPECT_TRUE(in_write(&self->recs[i].h));
 	EXPECT_EQ(0, set_filter(self->fd, 0, 0, 0, NULL));
-	expect_stats(_metadata, variant, self->fd, 0, 15, 12, 3);
+	expect_stats(_metadata, variant, self->fd, 0, 16, 13, 3);
 }
 
 /* A child that waits to be killed (and dies with the test): a live tgid. */
