@@ -210,12 +210,30 @@ static void put_comm(FILE *f, const char *comm)
 		i += put_comm_char(f, p + i, n - i);
 }
 
-/* "S.UUUUUU cpuN comm[tgid] func() = ret", without printf (a storm). */
+/* "U.UUU us", a duration in microseconds to the nanosecond. */
+void put_duration(FILE *f, unsigned long long ns)
+{
+	char buf[32], *p = uint_buf(buf, ns / NSEC_PER_USEC);
+	unsigned int frac = ns % NSEC_PER_USEC;
+
+	*p++ = '.';
+	*p++ = '0' + frac / 100;
+	*p++ = '0' + frac / 10 % 10;
+	*p++ = '0' + frac % 10;
+	memcpy(p, " us", 3);
+	fwrite(buf, 1, p + 3 - buf, f);
+}
+
+/*
+ * "S.UUUUUU cpuN comm[tgid] func() = ret (D us)", the duration when the
+ * record has it, without printf (a storm).
+ */
 static void print_header(FILE *f, const struct lbr_snap_record *h,
 			 const struct ksyms *ks)
 {
 	char func[KSYM_BUF_LEN], ret[64], buf[2 * 24 + 8], *p = buf;
 	unsigned long long us = h->ts_ns % NSEC_PER_SEC / NSEC_PER_USEC;
+	unsigned long long dur;
 	int i;
 
 	ksyms_func(ks, h->func_addr, func, sizeof(func));
@@ -237,6 +255,11 @@ static void print_header(FILE *f, const struct lbr_snap_record *h,
 	fputs(func, f);
 	fputs("() = ", f);
 	fputs(ret, f);
+	if (rec_duration(h, &dur)) {
+		fputs(" (", f);
+		put_duration(f, dur);
+		fputc(')', f);
+	}
 	fputc('\n', f);
 }
 
@@ -1011,6 +1034,7 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	struct json_list jl;
 	struct rec_span sp;
 	struct list_key k;
+	unsigned long long dur;
 
 	/* 6 numbers, the keys and an escaped comm: well under 512. */
 	char buf[512], *p = buf;
@@ -1046,6 +1070,11 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	else
 		put_int(f, h->retval);
 	json_errno(f, h);
+	fputs(",\"duration_ns\":", f);
+	if (rec_duration(h, &dur))
+		put_uint(f, dur);
+	else
+		fputs("null", f);
 	p = buf;
 	p = CAT(p, ",\"ret_type\":\"");
 	p = cat(p, ret_type_name(h->ret_type), strlen(ret_type_name(h->ret_type)));

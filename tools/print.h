@@ -18,6 +18,8 @@ struct print_opts {
 void print_rec_text(FILE *f, const struct rec *r, const struct ksyms *ks,
 		    const struct print_opts *po);
 void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks);
+/* "U.UUU us" */
+void put_duration(FILE *f, unsigned long long ns);
 
 /* For report: an address and its source, as a record's branch has them. */
 struct srcloc;

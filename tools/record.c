@@ -156,6 +156,14 @@ const char *rec_errno(const struct lbr_snap_record *h)
 }
 
 /* "-ENOENT", "42", "NULL", "ERR_PTR(-ENOMEM)", "0xffff...", "true"... */
+bool rec_duration(const struct lbr_snap_record *h, unsigned long long *ns)
+{
+	if (!h->entry_ns || h->entry_ns > h->ts_ns)
+		return false;
+	*ns = h->ts_ns - h->entry_ns;
+	return true;
+}
+
 void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len)
 {
 	const char *err = rec_errno(h);

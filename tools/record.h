@@ -55,5 +55,7 @@ const char *hook_name(unsigned int hook);
 const char *backend_name(unsigned int backend);
 const char *rec_errno(const struct lbr_snap_record *h);
 void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len);
+/* The call's duration in ns, if the record knows when it was called. */
+bool rec_duration(const struct lbr_snap_record *h, unsigned long long *ns);
 
 #endif /* LBR_SNAP_RECORD_H */

@@ -111,15 +111,24 @@ static unsigned int possible_cpus(void)
 static int load_module(struct tracer *tr)
 {
 	char arg[LBR_SNAP_NAME_LEN + 8 + 16], buf[32];
-	char *argv[5] = { "modprobe", "lbr_snap", arg };
+	char *argv[7] = { "modprobe", "lbr_snap", arg };
 	unsigned int n = 3, cpus = possible_cpus();
 	struct tgt *g = NULL;
+	char *at;
 	size_t i;
 	int ret;
 
 	/* A void target loads only with capture=all. */
 	if (tr->t->capture_all)
 		argv[n++] = "capture=all";
+	/*
+	 * why: call stacks of 64 frames (the default is 16), for a record's
+	 * depth among the hooked functions: each hooked call takes three
+	 * frames under fexit (its call site, its trampoline, its fentry
+	 * call's return), so 16 end some five hooked calls in.
+	 */
+	if (tr->t->why)
+		argv[n++] = "stack_depth=64";
 	/*
 	 * why: a buffer of 1 MiB a CPU (the default is 256 KiB), 64 MiB in
 	 * all at most (down to the default), for the bursts of errors of a
@@ -147,6 +156,16 @@ static int load_module(struct tracer *tr)
 	/* A buffer this machine cannot give: the default one. */
 	if (ret && argv[n - 1] == buf) {
 		argv[n - 1] = NULL;
+		ret = module_run(argv);
+	}
+	/*
+	 * why's first target by fexit, on a kernel without ftrace direct
+	 * calls: by the module's default hook, a kretprobe (attach_batch()
+	 * then says what why falls back to).
+	 */
+	at = tr->t->why ? strstr(arg, "@fexit") : NULL;
+	if (ret && at) {
+		memmove(at, at + 6, strlen(at + 6) + 1);
 		ret = module_run(argv);
 	}
 	if (ret) {
@@ -238,6 +257,7 @@ static int setup(struct tracer *tr)
 	ret = get_device_info(tr->fd, tr->t->device, &info);
 	if (ret)
 		return ret;
+	tr->stack_max = info.stack_depth;
 	/* Capture mode first: a void target attaches only in mode all. */
 	ret = set_capture(tr, &info);
 	if (!ret)
@@ -398,28 +418,36 @@ static int by_addr(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-/* why: the addresses of its entry functions, to tell their records. */
+/*
+ * why: the addresses of its entry functions, to tell their records, and
+ * of every function it hooked, to count a record's depth among them.
+ */
 static void entry_addrs(struct tracer *tr)
 {
-	size_t i;
+	size_t i, n = tr->nr ? tr->nr : 1;
 
-	tr->entry_addrs = xrealloc(NULL, (tr->nr ? tr->nr : 1) *
-				   sizeof(*tr->entry_addrs));
+	tr->entry_addrs = xrealloc(NULL, n * sizeof(*tr->entry_addrs));
+	tr->hooked_addrs = xrealloc(NULL, n * sizeof(*tr->hooked_addrs));
 	for (i = 0; i < tr->nr; i++) {
 		const struct tgt *g = &tr->tg[i];
 		unsigned long long a = g->addr;
 
-		if (g->arg >= tr->t->nr_entry)
-			continue;
 		/* Named, not a pattern's: found by its name. */
 		if (!a)
 			a = ksyms_addr_of(&tr->ks, g->spec,
 					  strcspn(g->spec, "%/@="));
-		if (a)
+		if (!a)
+			continue;
+		tr->hooked_addrs[tr->nr_hooked_addrs++] = a;
+		if (g->arg < tr->t->nr_entry)
 			tr->entry_addrs[tr->nr_entry_addrs++] = a;
 	}
 	qsort(tr->entry_addrs, tr->nr_entry_addrs, sizeof(*tr->entry_addrs),
 	      by_addr);
+	qsort(tr->hooked_addrs, tr->nr_hooked_addrs,
+	      sizeof(*tr->hooked_addrs), by_addr);
+	why_hooked(tr->why, tr->hooked_addrs, tr->nr_hooked_addrs,
+		   tr->stack_max);
 }
 
 static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
@@ -785,6 +813,13 @@ int trace_run(const struct trace_opts *t)
 			return -EXIT_USAGE;
 		}
 	}
+	/* What why cannot have without BTF, said before it attaches. */
+	if (t->why && (!btf_built_in || !btf_have_vmlinux()))
+		pr_err("why: %s: the return types are not known, and fexit takes no function in a batch without its prototype: why hooks the %d functions the module takes one by one, the entry functions first",
+		       btf_built_in ?
+		       "this kernel has no BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" :
+		       "this lbr-snap is built without libbpf, which reads BTF",
+		       LBR_SNAP_MAX_TARGETS);
 	stdout_buffered();
 	setup_signals();
 	tr.setup_ns = now_ns();
@@ -813,6 +848,7 @@ int trace_run(const struct trace_opts *t)
 	ksyms_free(&tr.ks);
 	teardown(&tr);
 	free(tr.entry_addrs);
+	free(tr.hooked_addrs);
 	free(tr.pids);
 	free(tr.tg);
 	return ret;

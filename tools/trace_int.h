@@ -62,6 +62,9 @@ struct tracer {
 	struct why *why;		/* lbr-snap why's records */
 	unsigned long long *entry_addrs;	/* its entry functions, sorted */
 	size_t nr_entry_addrs;
+	unsigned long long *hooked_addrs;	/* every target, sorted */
+	size_t nr_hooked_addrs;
+	unsigned int stack_max;		/* GET_INFO's stack_depth */
 	bool tree;			/* the tree filter follows the command */
 	unsigned long long setup_ns;	/* loading and attaching took */
 };

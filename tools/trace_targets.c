@@ -58,6 +58,58 @@ static struct lbr_snap_target_entry *batch_entries(const struct tracer *tr,
 	return e;
 }
 
+/*
+ * why on a kernel without ftrace direct calls, which fexit needs: the
+ * entry functions alone, by kretprobe (their "@fexit" taken off, and
+ * LBR_SNAP_BATCH_FALLBACK), the others not attached.  Returns 0 or -exit
+ * code.
+ */
+static int why_without_fexit(struct tracer *tr)
+{
+	struct lbr_snap_target_entry *e;
+	size_t i, j, n = 0, through;
+	struct tgt **of;
+	char *at;
+
+	e = xrealloc(NULL, (tr->nr ? tr->nr : 1) * sizeof(*e));
+	of = xrealloc(NULL, (tr->nr ? tr->nr : 1) * sizeof(*of));
+	for (i = 0; i < tr->nr; i++) {
+		struct tgt *g = &tr->tg[i];
+
+		if (!g->batch || g->arg >= tr->t->nr_entry)
+			continue;
+		memset(&e[n], 0, sizeof(*e));
+		snprintf(e[n].spec, sizeof(e[n].spec), "%s", g->spec);
+		at = strstr(e[n].spec, "@fexit");
+		if (at)
+			*at = '\0';
+		e[n].addr = g->addr;
+		of[n++] = g;
+	}
+	pr_err("this kernel has no ftrace direct calls (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS), which why's fexit hook needs: it falls back to kretprobes on the %zu entry functions alone, so each failure's origin is its system call's own function and the last branches before its return (a kretprobe's path takes some of them)",
+	       n);
+	if (n && control_batch(tr->fd, LBR_SNAP_IOC_ADD_TARGETS, e, n,
+			       LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK,
+			       tr->stop, &through)) {
+		pr_err("ADD_TARGETS: %s", strerror(errno));
+		free(of);
+		free(e);
+		return errno == EINTR ? -(128 + *tr->stop) :
+		       errno == EPERM ? -EXIT_PERM : -EXIT_ERROR;
+	}
+	for (j = 0; j < n && j < through; j++) {
+		if (e[j].error)
+			continue;
+		of[j]->added = true;
+		of[j]->id = e[j].id;
+		of[j]->hook = e[j].hook;
+		tr->nr_batch++;
+	}
+	free(of);
+	free(e);
+	return 0;
+}
+
 void trace_detach(struct tracer *tr)
 {
 	struct lbr_snap_target_entry *e;
@@ -107,6 +159,10 @@ static int attach_batch(struct tracer *tr)
 						 LBR_SNAP_BATCH_FALLBACK),
 			  tr->stop, &through)) {
 		err = errno;
+		if (err == EOPNOTSUPP && tr->t->why) {
+			free(e);
+			return why_without_fexit(tr);
+		}
 		if (err == EINTR)
 			ret = -(128 + *tr->stop);
 		else if (err == E2BIG)

@@ -49,9 +49,14 @@ struct wrec {
 	unsigned char *raw;
 };
 
-/* A thread's records of its system call now. */
+/*
+ * A thread's records of its system call now, or (@out) those it made
+ * outside system calls since its last entry record there: a page fault's,
+ * an entry function's that runs in no system call.
+ */
 struct wtask {
 	__u32 pid;
+	bool out;
 	__u32 seq;
 	__u64 begun_ns;
 	struct wrec *v;
@@ -99,6 +104,9 @@ struct why {
 	bool gaps_full;
 	__u64 *cpu_ts;		/* each CPU's last record */
 	size_t nr_cpu_ts;
+	const unsigned long long *hooked;	/* why_hooked() */
+	size_t nr_hooked;
+	unsigned int stack_max;
 };
 
 struct why *why_new(const struct ksyms *ks, bool json)
@@ -117,6 +125,60 @@ void why_no_tree(struct why *w)
 	w->tree = false;
 }
 
+void why_hooked(struct why *w, const unsigned long long *addrs, size_t nr,
+		unsigned int stack_max)
+{
+	w->hooked = addrs;
+	w->nr_hooked = nr;
+	w->stack_max = stack_max;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const unsigned long long *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * @r's depth among the hooked functions: how many calls of them its call
+ * stack is inside (0, the outermost hooked call), or -1 without a stack.
+ * A hooked call shows in the stack as the frames of its function: where
+ * it called the next one (none if that was a tail call), then, under
+ * fexit, lbr_snap_fexit's trampoline and the function's fentry call's
+ * return, at most 9 bytes in (ENDBR and the call), which ends that call's
+ * frames.  *@cut: the stack holds as many frames as the module keeps, and
+ * hooked calls further out may not be among them.
+ */
+static int depth_of(const struct why *w, const struct rec *r, bool *cut)
+{
+	unsigned int i, n = r->hdr.nr_stack;
+	unsigned long long prev = 0;
+	bool prev_ended = true;
+	int depth = 0;
+
+	*cut = false;
+	if (!n || !w->nr_hooked)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned long long off, a = rec_stack(r, i), fn;
+		const char *mod = ksyms_module(w->ks, a);
+
+		if (mod && !strcmp(mod, "lbr_snap_fexit"))
+			continue;
+		if (!ksyms_name(w->ks, a, &off))
+			off = 0x10;	/* its own, unknown function */
+		fn = a - off;
+		if ((fn != prev || prev_ended) &&
+		    bsearch(&fn, w->hooked, w->nr_hooked, sizeof(fn), cmp_addr))
+			depth++;
+		prev = fn;
+		prev_ended = off <= 9;
+	}
+	*cut = w->stack_max && n >= w->stack_max;
+	return depth;
+}
+
 static void wrec_copy(struct wrec *d, const struct rec *r)
 {
 	d->raw = xrealloc(NULL, r->hdr.size);
@@ -131,23 +193,26 @@ static void task_drop(struct why *w, struct wtask *t, bool count)
 
 	for (i = 0; i < t->nr; i++)
 		free(t->v[i].raw);
-	if (count)
+	if (count && t->out)
+		w->outside += t->nr;
+	else if (count)
 		w->handled += t->nr;
 	t->nr = 0;
 }
 
-static struct wtask *task_of(struct why *w, __u32 pid)
+static struct wtask *task_of(struct why *w, __u32 pid, bool out)
 {
 	struct wtask *t;
 	size_t i;
 
 	for (i = 0; i < w->nr_tasks; i++)
-		if (w->tasks[i].pid == pid)
+		if (w->tasks[i].pid == pid && w->tasks[i].out == out)
 			return &w->tasks[i];
 	w->tasks = xrealloc(w->tasks, (w->nr_tasks + 1) * sizeof(*w->tasks));
 	t = &w->tasks[w->nr_tasks++];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->out = out;
 	return t;
 }
 
@@ -260,8 +325,12 @@ static void close_call(struct why *w, struct wtask *t, const struct rec *r)
 	if (f->origin == SIZE_MAX)
 		f->origin = f->nr - 1;
 	/* Judged at the report: a later record may show a drop in it. */
-	f->from_ns = w->tree && (r->hdr.flags & LBR_SNAP_REC_SYSCALL) ?
-		     r->hdr.syscall_ns : f->chain[0].r.hdr.ts_ns;
+	if (w->tree && (r->hdr.flags & LBR_SNAP_REC_SYSCALL))
+		f->from_ns = r->hdr.syscall_ns;
+	else if (r->hdr.entry_ns && r->hdr.entry_ns < f->chain[0].r.hdr.ts_ns)
+		f->from_ns = r->hdr.entry_ns;
+	else
+		f->from_ns = f->chain[0].r.hdr.ts_ns;
 	f->to_ns = r->hdr.ts_ns;
 	t->nr = 0;
 }
@@ -274,14 +343,19 @@ static bool same_call(const struct wtask *t, const struct lbr_snap_record *h)
 void why_add(struct why *w, const struct rec *r, bool entry)
 {
 	const struct lbr_snap_record *h = &r->hdr;
-	struct wtask *t = task_of(w, h->pid);
+	bool out = w->tree && !(h->flags & LBR_SNAP_REC_SYSCALL);
+	struct wtask *t = task_of(w, h->pid, out);
 
 	note_gap(w, h);
-	if (w->tree) {
-		if (!(h->flags & LBR_SNAP_REC_SYSCALL)) {
-			w->outside++;
-			return;
-		}
+	/*
+	 * Outside system calls, a thread's records wait for an entry
+	 * function's there (-e), which closes them as a system call's
+	 * does; or are counted as outside when the next ones come past
+	 * WHY_PENDING_MAX, or at the end.
+	 */
+	if (out && !entry && t->nr == WHY_PENDING_MAX)
+		task_drop(w, t, true);
+	if (w->tree && !out) {
 		if (!same_call(t, h)) {
 			task_drop(w, t, true);
 			t->seq = h->syscall_seq;
@@ -429,14 +503,25 @@ static void print_text(const struct why *w, const struct wfail *f, FILE *o)
 	if (e->r.hdr.flags & LBR_SNAP_REC_SYSCALL)
 		fprintf(o, ", syscall %d, %.3f ms", e->r.hdr.syscall_nr,
 			(e->r.hdr.ts_ns - e->r.hdr.syscall_ns) / 1e6);
+	else if (w->tree)
+		fputs(", not in a system call", o);
 	fputs("\n  error chain, outermost first:\n", o);
 	for (i = f->nr; i-- > 0;) {
 		const struct lbr_snap_record *h = &f->chain[i].r.hdr;
+		unsigned long long dur;
+		bool cut;
+		int depth = depth_of(w, &f->chain[i].r, &cut);
 
 		ksyms_func(w->ks, h->func_addr, name, sizeof(name));
-		fprintf(o, "    %s%s() = ", i == f->origin ? "* " : "  ",
+		/* Indented by its depth among the hooked functions. */
+		fprintf(o, "    %s%*s%s() = ", i == f->origin ? "* " : "  ",
+			depth > 0 ? 2 * (depth < 20 ? depth : 20) : 0, "",
 			name);
 		text_ret(o, h);
+		if (rec_duration(h, &dur)) {
+			fputs("  ", o);
+			put_duration(o, dur);
+		}
 		/* Where the next one in was called from, when known. */
 		if (i && src_of(w, f->chain[i - 1].r.hdr.caller, &loc) &&
 		    in_func(f->chain[i - 1].r.hdr.caller, h->func_addr,
@@ -503,6 +588,7 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 {
 	const struct wrec *e = &f->chain[f->nr - 1];
 	const char *err = errno_name(-f->err);
+	unsigned long long dur;
 	char cn[128], *rec;
 	size_t i, len;
 	FILE *m;
@@ -525,9 +611,12 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 	put_uint(o, e->r.hdr.pid);
 	fputs(",\"comm\":", o);
 	json_str(o, e->r.hdr.comm, strnlen(e->r.hdr.comm, LBR_SNAP_COMM_LEN));
+	/* The system call's, else the entry function's own. */
 	fputs(",\"duration_ns\":", o);
 	if (e->r.hdr.flags & LBR_SNAP_REC_SYSCALL)
 		put_uint(o, e->r.hdr.ts_ns - e->r.hdr.syscall_ns);
+	else if (rec_duration(&e->r.hdr, &dur))
+		put_uint(o, dur);
 	else
 		fputs("null", o);
 	fputs(",\"chain\":[", o);
@@ -535,6 +624,8 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 		const struct lbr_snap_record *h = &f->chain[i].r.hdr;
 		unsigned long long off;
 		const char *fn = ksyms_name(w->ks, h->func_addr, &off);
+		bool cut;
+		int depth;
 
 		fputs(i + 1 == f->nr ? "{\"func\":" : ",{\"func\":", o);
 		json_opt_str(o, fn);
@@ -542,7 +633,18 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 		put_int(o, h->retval);
 		fputs(",\"ts\":", o);
 		put_uint(o, h->ts_ns);
-		fputc('}', o);
+		fputs(",\"duration_ns\":", o);
+		if (rec_duration(h, &dur))
+			put_uint(o, dur);
+		else
+			fputs("null", o);
+		depth = depth_of(w, &f->chain[i].r, &cut);
+		fputs(",\"depth\":", o);
+		if (depth >= 0)
+			put_int(o, depth);
+		else
+			fputs("null", o);
+		fprintf(o, ",\"depth_cut\":%s}", cut ? "true" : "false");
 	}
 	fprintf(o, "],\"records_dropped\":%s,", f->lossy ? "true" : "false");
 	json_origin(w, f, o);

@@ -18,7 +18,7 @@ OPT_STR = (str, type(None))
 RECORD = {
     "ts": INT, "ts_sec": INT, "ts_nsec": INT, "cpu": INT, "pid": INT, "tid": INT, "comm": STR,
     "func": OPT_STR, "func_addr": HEX, "retval": (int, type(None)),
-    "errno": OPT_STR,
+    "errno": OPT_STR, "duration_ns": (int, type(None)),
     "ret_type": ("int", "long", "ptr", "bool", "void", "unknown"),
     "probe_entries": INT, "flags": INT, "backend": STR, "target_id": INT,
     "caller": HEX, "caller_sym": OPT_STR, "stack": list, "branches": list,

@@ -20,6 +20,9 @@
  *   FAKE_LBR_FEXIT_ROOM=N  ADD_TARGETS hooks N functions by fexit in all,
  *                      across calls; past them LBR_SNAP_BATCH_FALLBACK
  *                      gives kretprobes, else the call fails with E2BIG
+ *   FAKE_LBR_NO_DIRECT=1  ADD_TARGETS as on a kernel without ftrace direct
+ *                      calls: EOPNOTSUPP, but with LBR_SNAP_BATCH_FALLBACK
+ *                      and no "@fexit" spec, which gives kretprobes
  *   FAKE_LBR_BATCH_OLD=1  ADD_TARGETS as a module before kretprobes in a
  *                      batch: LBR_SNAP_BATCH_FALLBACK fails with EINVAL,
  *                      no entry's hook is written, and an entry's hook
@@ -296,6 +299,7 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 	bool fallback = t->flags & LBR_SNAP_BATCH_FALLBACK;
 	bool old = getenv("FAKE_LBR_BATCH_OLD");
 	const char *room_env = getenv("FAKE_LBR_FEXIT_ROOM");
+	bool no_direct = getenv("FAKE_LBR_NO_DIRECT");
 	static unsigned int next_id = 100, fexit_used;
 	unsigned int i, j, room = room_env ? (unsigned int)atoi(room_env) : ~0U;
 	unsigned int hook;
@@ -329,6 +333,14 @@ static int fake_targets(unsigned long req, struct lbr_snap_targets *t)
 	if (!fallback && room != ~0U && fexit_used + t->nr > room) {
 		errno = E2BIG;
 		return -1;
+	}
+	if (no_direct && req == LBR_SNAP_IOC_ADD_TARGETS) {
+		for (i = 0; i < t->nr; i++)
+			if (!fallback || strstr(e[i].spec, "@fexit")) {
+				errno = EOPNOTSUPP;
+				return -1;
+			}
+		room = 0;
 	}
 	for (i = 0; i < t->nr; i++) {
 		e[i].error = 0;

@@ -156,6 +156,7 @@ static void rec_openat(void)
 	};
 
 	h.ts_ns = 12345678901ull;
+	h.entry_ns = h.ts_ns - 4321;	/* called 4.321 us before */
 	br[3].cycles = 12;
 	h.probe_entries = 2;
 	emit(h, br, 6, &native);
@@ -883,6 +884,8 @@ static void gen_addr(unsigned long long addr)
 #define W_DO_TFD	0xffffffff81010500ull	/* __do_sys_timerfd_create */
 #define W_KFREE		0xffffffff81010600ull	/* kfree */
 #define W_DO_OPEN	0xffffffff81010700ull	/* do_sys_openat2 */
+#define W_FAULT		0xffffffff81010800ull	/* handle_mm_fault */
+#define W_TRAMP		0xffffffffc0003000ull	/* lbr_fexit_lbr_7 */
 #define W_TS		(1ull << 62)
 
 static struct lbr_snap_record why_rec(unsigned long long func,
@@ -922,14 +925,40 @@ static void gen_why(void)
 	struct lbr_snap_branch ret[] = {
 		BR(W_WALK + 0x50, W_SYS_OPEN + 0x10, 0, 0),
 	};
+	struct lbr_snap_branch lookup[] = {
+		BR(W_LOOKUP + 0x10, W_LOOKUP + 0x20, 0, 0),
+		BR(W_LOOKUP + 0x28, W_WALK + 0x44, 0, 0),
+	};
+	/*
+	 * Call stacks as under fexit: a hooked call's call site, then its
+	 * trampoline and its fentry call's return (+0x5), one call; only
+	 * the last two after a tail call (__x64_sys_openat's here): depth
+	 * 2, 1 and 0.
+	 */
+	static const unsigned long long st_step[] = {
+		W_WALK + 0x40, W_TRAMP + 0x75, W_WALK + 0x5, W_TRAMP + 0x75,
+		W_SYS_OPEN + 0x5, SYSCALL + 0x10,
+	};
+	static const unsigned long long st_walk[] = {
+		W_TRAMP + 0x75, W_SYS_OPEN + 0x5, SYSCALL + 0x10,
+	};
+	static const unsigned long long st_sys[] = { SYSCALL + 0x10 };
 	struct lbr_snap_record h;
 
-	/* openat(), seq 1: a NULL, the origin, its caller, the wrapper. */
+	/*
+	 * openat(), seq 1: a NULL, the origin, its caller, the wrapper;
+	 * each called when (entry_ns) the one before was.
+	 */
 	emit(why_rec(W_LOOKUP, LBR_SNAP_RET_PTR, 0, 1, 257), ret, 1, &native);
-	emit(why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 1, 257), step, 3, &native);
-	emit(why_rec(W_WALK, LBR_SNAP_RET_PTR, -2, 1, 257), ret, 1, &native);
-	emit(why_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 1, 257), ret, 1,
-	     &native);
+	h = why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 1, 257);
+	h.entry_ns = h.ts_ns - 1500;
+	emit_stack(h, step, 3, &native, st_step, ARRAY_SIZE(st_step));
+	h = why_rec(W_WALK, LBR_SNAP_RET_PTR, -2, 1, 257);
+	h.entry_ns = h.ts_ns - 250002000;
+	emit_stack(h, ret, 1, &native, st_walk, ARRAY_SIZE(st_walk));
+	h = why_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 1, 257);
+	h.entry_ns = h.ts_ns - 500004000;
+	emit_stack(h, ret, 1, &native, st_sys, ARRAY_SIZE(st_sys));
 	/* seq 2 succeeded: its error was handled. */
 	emit(why_rec(W_DO_OPEN, LBR_SNAP_RET_LONG, -13, 2, 257), ret, 1,
 	     &native);
@@ -942,6 +971,18 @@ static void gen_why(void)
 	h = why_rec(W_SYS_TFD, LBR_SNAP_RET_LONG, -22, 3, 283);
 	h.flags |= LBR_SNAP_REC_AFTER_DROP;
 	emit(h, tfd, 6, &native);
+	/*
+	 * Thread 301, outside system calls: an entry function there (-e
+	 * handle_mm_fault) closes its errors before it; lookup_fast()'s is
+	 * the origin.
+	 */
+	h = why_rec(W_LOOKUP, LBR_SNAP_RET_PTR, -14, 0, 0);
+	h.pid = 301;
+	emit(h, lookup, 2, &native);
+	h = why_rec(W_FAULT, LBR_SNAP_RET_INT, -14, 0, 0);
+	h.pid = 301;
+	h.entry_ns = h.ts_ns - 300000000;
+	emit(h, ret, 1, &native);
 }
 
 int main(int argc, char **argv)

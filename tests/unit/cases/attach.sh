@@ -169,4 +169,39 @@ want pat-trdry.out "attach vfs_write"
 want pat-trdry.err "lbr-snap: dry run: 1 to attach, 0 refused (capture errors); nothing attached"
 t "patterns: trace --dry-run: listed, no ioctl, no CMD needed" 0 \
 	pat-trdry.out pat-trdry.err "${PATF[@]}" trace --dry-run -e 'vfs_w*'
+
+# why on a kernel without ftrace direct calls (ADD_TARGETS EOPNOTSUPP):
+# said, and the entry functions alone by kretprobe, their "@fexit" taken
+# off; the command still runs.
+why_no_direct()
+{
+	env FAKE_LBR_NO_DIRECT=1 "${PATT[@]}" why -e 'many_*' -a 'vfs_*' \
+		-- true >why-nd.out 2>why-nd.err || { cat why-nd.err; return 1; }
+	grep -q "^lbr-snap: this kernel has no ftrace direct calls (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS), which why's fexit hook needs: it falls back to kretprobes on the 70 entry functions alone" why-nd.err &&
+	grep -q '^fake: ADD_TARGETS 70 many_01\.\.many_70 (0xffffffff81002010) skip fallback$' why-nd.err &&
+	! grep -q 'ADD_TARGETS .*vfs_.* fallback' why-nd.err &&
+	grep -q '^fake: SET_FILTER flags=8' why-nd.err || { cat why-nd.err; return 1; }
+}
+check "why without ftrace direct calls: said, the entry functions alone by kretprobe" why_no_direct
+
+# why on a kernel without BTF, or a tool without libbpf (the fake): said
+# what is missing and what it does then, before it attaches.
+why_no_btf()
+{
+	local said="the return types are not known, and fexit takes no function in a batch without its prototype: why hooks the 64 functions the module takes one by one, the entry functions first"
+
+	rm -rf nobtf-root && cp -r "$PR" nobtf-root &&
+	rm nobtf-root/sys/kernel/btf/vmlinux &&
+	env "LBR_SNAP_ROOT=$T/nobtf-root" "$LBR" -d "$T/no-device" why \
+		-e 'many_*' -- true >why-nb.out 2>why-nb.err
+	grep -q "^lbr-snap: why: this kernel has no BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF): $said" why-nb.err ||
+		{ cat why-nb.err; return 1; }
+	"${PATT[@]}" why -e 'many_*' -- true >why-nb.out 2>why-nb.err &&
+	grep -q "^lbr-snap: why: this lbr-snap is built without libbpf, which reads BTF: $said" why-nb.err ||
+		{ cat why-nb.err; return 1; }
+	env "LBR_SNAP_ROOT=$PR" "$LBR" -d "$T/no-device" why -e 'many_*' \
+		-- true >why-nb.out 2>why-nb.err
+	! grep -q 'no BTF' why-nb.err || { cat why-nb.err; return 1; }
+}
+check "why without BTF, or built without libbpf: said before it attaches; not with BTF" why_no_btf
 fi

@@ -141,14 +141,14 @@ corrupt()
 {
 	local mode=$1 why=$2
 
-	# After a good record of this header's size, 104 bytes.
-	want "$mode.err" "lbr-snap: $mode.bin: corrupt record at offset 104: $why"
+	# After a good record of this header's size, 112 bytes.
+	want "$mode.err" "lbr-snap: $mode.bin: corrupt record at offset 112: $why"
 	t "corrupt stream ($mode): exit 6 after the good record" 6 good.txt \
 		"$mode.err" "$LBR" -d "$mode.bin" "${KS[@]}"
 }
 corrupt small-size "size 40 is smaller than the header (88)"
-corrupt bad-hdr-size "hdr_size 136 is outside 88..128"
-corrupt overrun "3 entries of 24 bytes at 104 overrun size 152"
+corrupt bad-hdr-size "hdr_size 144 is outside 88..136"
+corrupt overrun "3 entries of 24 bytes at 112 overrun size 160"
 corrupt version0 "version 0"
 corrupt truncated "truncated at the end of the input"
-corrupt stack-overrun "a stack of 4 frames at 128 overruns size 152 (at most 64 frames)"
+corrupt stack-overrun "a stack of 4 frames at 136 overruns size 160 (at most 64 frames)"

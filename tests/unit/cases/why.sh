@@ -4,7 +4,10 @@
 # thread's records, its own kallsyms: a failing openat() with a NULL, an
 # origin and its caller; an error of a system call that succeeded; one
 # outside system calls; a timerfd_create() decided in the wrapper's body
-# before a kfree().  Entry functions named, not patterns: found by name.
+# before a kfree(); another thread's page fault, outside system calls,
+# closed by its entry function (-e handle_mm_fault).  Call stacks give
+# depths, entry_ns durations.  Entry functions named, not patterns: found
+# by name.
 #
 # Sourced by tests/unit/run.sh, with its helpers and inputs, in its
 # order; not run alone.  (SC2317: the test functions are called
@@ -22,31 +25,38 @@ ffffffff81010400 T __x64_sys_timerfd_create
 ffffffff81010500 T __do_sys_timerfd_create
 ffffffff81010600 T kfree
 ffffffff81010700 T do_sys_openat2
-ffffffff81010800 T _etext
+ffffffff81010800 T handle_mm_fault
+ffffffff81010900 T _etext
+ffffffffc0003000 t lbr_fexit_lbr_7	[lbr_snap_fexit]
 SYMS
 WHY=("$FAKE" -d why.bin --kallsyms why-kallsyms.txt why
-     -e __x64_sys_openat -e __x64_sys_timerfd_create
+     -e __x64_sys_openat -e __x64_sys_timerfd_create -e handle_mm_fault
      -a step_into -a walk_component -a lookup_fast -a do_sys_openat2)
 
 why_text()
 {
 	"${WHY[@]}" -- true >why.out 2>why.err ||
 		{ echo "exit $?"; cat why.err; return 1; }
-	grep -v '^ *\[#\|^[0-9.]* cpu\|^  returned\|^  call stack\|^    [a-z_]*+0x\|^$' \
+	grep -v '^ *\[#\|^[0-9.]* cpu\|^  returned\|^  call stack\|^    [a-z0-9_]*+0x\|^$' \
 		why.out >why.got
 	printf '%s\n' \
 		"openat() = -2 (ENOENT: No such file or directory)  whycmd[300] tid 300, syscall 257, 12999.000 ms" \
 		"  error chain, outermost first:" \
-		"      __x64_sys_openat() = -ENOENT" \
-		"      walk_component() = ERR_PTR(-ENOENT)" \
-		"    * step_into() = ERR_PTR(-ENOENT)" \
+		"      __x64_sys_openat() = -ENOENT  500004.000 us" \
+		"        walk_component() = ERR_PTR(-ENOENT)  250002.000 us" \
+		"    *     step_into() = ERR_PTR(-ENOENT)  1.500 us" \
 		"  origin: step_into+0x30" \
 		"timerfd_create() = -22 (EINVAL: Invalid argument)  whycmd[300] tid 300, syscall 283, 13747.000 ms" \
 		"  error chain, outermost first:" \
 		"    * __x64_sys_timerfd_create() = -EINVAL" \
 		"  origin: __do_sys_timerfd_create+0x10" \
 		"  (the module dropped records while it ran, a buffer full: the origin may be deeper)" \
-		"  (cpu1 dropped records before this one: its buffer was full, buffer_kb=)" |
+		"  (cpu1 dropped records before this one: its buffer was full, buffer_kb=)" \
+		"handle_mm_fault() = -14 (EFAULT: Bad address)  whycmd[300] tid 301, not in a system call" \
+		"  error chain, outermost first:" \
+		"      handle_mm_fault() = -EFAULT  300000.000 us" \
+		"    * lookup_fast() = ERR_PTR(-EFAULT)" \
+		"  origin: lookup_fast+0x10" |
 		diff - why.got || return 1
 	grep -q '^lbr-snap: why: 1 errors inside system calls that did not fail' why.err &&
 	grep -q '^lbr-snap: why: 1 errors outside system calls' why.err &&
@@ -60,12 +70,15 @@ why_json()
 {
 	"${WHY[@]}" --json -- true >why.jsonl 2>/dev/null || return 1
 	sed 's/,"record".*//' why.jsonl >why.jgot
-	grep -c '^{"syscall":' why.jgot | grep -qx 2 &&
+	grep -c '^{"syscall":' why.jgot | grep -qx 3 &&
+	grep -q '^{"syscall":"handle_mm_fault","nr":null,"retval":-14,"errno":"EFAULT","pid":300,"tid":301,"comm":"whycmd","duration_ns":300000000,.*"origin":{"func":"lookup_fast","off":16,' why.jgot &&
 	grep -q '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT","pid":300,"tid":300,"comm":"whycmd",.*"records_dropped":false,"origin":{"func":"step_into","off":48,"file":null,"line":null,"branch":1,"hooked":"step_into"}' why.jgot &&
-	grep -q '"records_dropped":true,"origin":{"func":"__do_sys_timerfd_create","off":16,.*"hooked":"__x64_sys_timerfd_create"}' why.jgot ||
+	grep -q '"records_dropped":true,"origin":{"func":"__do_sys_timerfd_create","off":16,.*"hooked":"__x64_sys_timerfd_create"}' why.jgot &&
+	grep -q '"chain":\[{"func":"__x64_sys_openat","retval":-2,"ts":[0-9]*,"duration_ns":500004000,"depth":0,"depth_cut":false},{"func":"walk_component","retval":-2,"ts":[0-9]*,"duration_ns":250002000,"depth":1,"depth_cut":false},{"func":"step_into","retval":-2,"ts":[0-9]*,"duration_ns":1500,"depth":2,"depth_cut":false}\]' why.jgot &&
+	grep -q '"chain":\[{"func":"__x64_sys_timerfd_create","retval":-22,"ts":[0-9]*,"duration_ns":null,"depth":null,"depth_cut":false}\]' why.jgot ||
 		{ cat why.jgot; return 1; }
 }
-check "why --json: one object a failure, origin func, off, no file without DWARF, the hooked function" why_json
+check "why --json: one object a failure, origin func, off, no file without DWARF, the hooked function; each call's duration and depth among the hooked functions, null unknown" why_json
 
 # why -p: the running process under the tree filter, not a command; ends
 # when it exits, with its failures.
