@@ -164,7 +164,8 @@ enum lbr_snap_backend {
 
 /*
  * One captured return.  @ts_ns is CLOCK_MONOTONIC in nanoseconds, taken by
- * the kernel's ktime_get_mono_fast_ns() in the return handler; user space can
+ * the kernel's ktime_get_mono_fast_ns() in the return handler, LBR frozen,
+ * before the capture reads it; user space can
  * compare it with clock_gettime(CLOCK_MONOTONIC).
  */
 struct lbr_snap_record {
@@ -208,10 +209,11 @@ struct lbr_snap_record {
 	__u64 syscall_ns;	/* CLOCK_MONOTONIC when it began, ns */
 	/*
 	 * CLOCK_MONOTONIC when the target was called, ns, from the TSC its
-	 * hook read then: @ts_ns - @entry_ns is the call's duration.  0 when
-	 * not known: a kretprobe without its entry handler (no tree filter
-	 * was set since lbr_snap loaded), a TSC whose rate the kernel does
-	 * not know, or a module before it.
+	 * hook read then: @ts_ns - @entry_ns is the call's duration, the
+	 * hook's way in and out included (@ts_ns is taken as the capture
+	 * begins).  0 when not known: a kretprobe without its entry handler
+	 * (no tree filter was set since lbr_snap loaded, or the call was in
+	 * flight when the first one was), or a module before it.
 	 */
 	__u64 entry_ns;
 	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */

@@ -116,17 +116,23 @@ u32 lbr_capture_msrs(u32 *filtered)
  * then (@entry_tsc) and the TSC and the clock now (@now_ns): 0 when not
  * known.  The TSC is read by RDTSC, no MSR access; its rate is the
  * kernel's calibration (tsc_khz).  A task moved to another CPU in between
- * compares two CPUs' TSCs, which the kernel keeps in step where it uses
- * the TSC as its clock; one read before the other is no duration (0).
+ * compares two CPUs' TSCs, which are in step where the kernel uses the
+ * TSC as its clock (not gated on check_tsc_unstable(): the LBR lab's
+ * emulated TSC is found unstable, and a task that did not move is timed
+ * right all the same).  One read before the other, or over an hour apart,
+ * is no duration (0).
  */
-static u64 notrace lbr_entry_ns(u64 entry_tsc, u64 now_ns)
+static __always_inline u64 lbr_entry_ns(u64 entry_tsc, u64 now_ns)
 {
 	unsigned int khz = READ_ONCE(tsc_khz);
 	u64 now = rdtsc(), d;
 
 	if (!entry_tsc || !khz || now < entry_tsc)
 		return 0;
-	d = mul_u64_u32_div(now - entry_tsc, NSEC_PER_MSEC, khz);
+	d = now - entry_tsc;
+	if (d > (u64)khz * 1000 * 3600)
+		return 0;
+	d = mul_u64_u32_div(d, NSEC_PER_MSEC, khz);
 	return d < now_ns ? now_ns - d : 0;
 }
 
@@ -159,6 +165,7 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	struct lbr_counters *c;
 	unsigned long flags;
 	unsigned int depth, size, nmsr, stack_max, nr_stack = 0;
+	u64 ts_ns, entry_ns;
 	bool fexit = t->hook == LBR_SNAP_HOOK_FEXIT;
 	/* A kretprobe's freeze is undone here, a trampoline's as it leaves. */
 	bool thaw = frozen && !fexit;
@@ -206,6 +213,13 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 		lbr_follow_learn();
 		goto out_unfreeze;
 	}
+
+	/*
+	 * The return's time, and so the call's duration, before the capture
+	 * costs any: LBR is frozen, the clock's branches are no entries.
+	 */
+	ts_ns = ktime_get_mono_fast_ns();
+	entry_ns = lbr_entry_ns(entry_tsc, ts_ns);
 
 	/* Room for the whole stack: what it does not take is given back. */
 	stack_max = lbr_stack_depth();
@@ -267,8 +281,8 @@ noinline void notrace lbr_capture_record(struct lbr_target *t,
 	rec->entry_size = sizeof(struct lbr_snap_branch);
 	rec->nr_entries = 0;
 	rec->flags = 0;
-	rec->ts_ns = ktime_get_mono_fast_ns();
-	rec->entry_ns = lbr_entry_ns(entry_tsc, rec->ts_ns);
+	rec->ts_ns = ts_ns;
+	rec->entry_ns = entry_ns;
 	rec->cpu = smp_processor_id();
 	rec->pid = current->pid;
 	rec->tgid = current->tgid;

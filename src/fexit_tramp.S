@@ -8,7 +8,8 @@
  *
  * On entry the stack holds the address after the fentry call (the rest of
  * the traced function) and, above it, the traced function's return address
- * into its caller.  The trampoline counts the call in (lbr_fexit_enter(),
+ * into its caller.  The trampoline notes the TSC in its frame, for the
+ * record's duration, counts the call in (lbr_fexit_enter(),
  * the argument registers saved around it, as the BPF trampoline does
  * around __bpf_tramp_enter()), then calls the rest of the function with
  * the argument registers as they came and, above its return address, a
@@ -96,9 +97,10 @@ SYM_START(lbr_fexit_\kind\()_\n, SYM_L_LOCAL, SYM_A_ALIGN)
 	movq	%rsp, %rbp
 	/*
 	 * When the call came in, for its record's duration: the TSC at
-	 * -8(%rbp) (LBR_FEXIT_ENTRY_TSC).  RDTSC is no MSR access and no
-	 * branch; it takes EAX (the vector registers of a varargs call) and
-	 * EDX (the third argument), kept in R11 and on the stack.
+	 * -8(%rbp), under the copy, handed to the capture on the way out.
+	 * RDTSC is no MSR access and no branch (some 25 cycles); it takes
+	 * EAX (AL: the vector registers of a varargs call) and EDX (the
+	 * third argument), kept in R11 and on the stack.
 	 */
 	movq	%rax, %r11
 	pushq	%rdx

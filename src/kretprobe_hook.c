@@ -8,6 +8,7 @@
 #include <linux/cpumask.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/random.h>
 
 #include "capture.h"
 #include "fexit_slots.h"
@@ -22,24 +23,33 @@ static unsigned long lbr_ret_site __read_mostly;
 
 /*
  * An instance's data: the TSC as its call came in, for the record's
- * duration, and the task it was armed for.  Written by the entry handler
- * only, which kretprobes get from the first tree filter on: the data of
- * an instance armed before is whatever it held (kmalloc()ed on 5.10), and
- * the return handler takes it only if it names the task returning, then
- * clears that.
+ * duration, and the task it was armed for, mixed with a value drawn at
+ * load (@tag).  Written by the entry handler only, which kretprobes get
+ * from the first tree filter on: the data of an instance armed before is
+ * whatever its memory held (kmalloc()ed on 5.10, where a freed instance
+ * of an earlier load may have left a task's pointer), and the return
+ * handler takes it only if the tag names the task returning under this
+ * load, then clears it.
  */
 struct lbr_kr_entry {
 	u64 tsc;
-	struct task_struct *task;
+	unsigned long tag;
 };
+
+static unsigned long lbr_kr_tag_key __read_mostly;
+
+static __always_inline unsigned long lbr_kr_tag(void)
+{
+	return (unsigned long)current ^ lbr_kr_tag_key;
+}
 
 /* The TSC @ri's call came in at, 0 if its entry handler did not run. */
 static __always_inline u64 lbr_kr_entry_tsc(struct kretprobe_instance *ri)
 {
 	struct lbr_kr_entry *e = (struct lbr_kr_entry *)ri->data;
-	u64 tsc = e->task == current ? e->tsc : 0;
+	u64 tsc = e->tag == lbr_kr_tag() ? e->tsc : 0;
 
-	e->task = NULL;
+	e->tag = 0;
 	return tsc;
 }
 
@@ -126,7 +136,7 @@ static int notrace lbr_ret_entry(struct kretprobe_instance *ri,
 	/* The fexit trampolines' test (fexit_tramp.S), inline. */
 	if (likely(this_cpu_read(lbr_fexit_unfollowed) != current)) {
 		e->tsc = rdtsc();
-		e->task = current;
+		e->tag = lbr_kr_tag();
 		return 0;
 	}
 	rp = lbr_get_kretprobe(ri);
@@ -193,6 +203,7 @@ void lbr_kretprobe_init(void)
 
 	if (lbr_ret_site)
 		return;
+	lbr_kr_tag_key = get_random_long() | 1;
 	if (register_kretprobe(&rp)) {
 		pr_warn("cannot find the kretprobe trampoline: probe_entries unknown\n");
 		return;

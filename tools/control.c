@@ -227,15 +227,21 @@ int control_batch(int fd, unsigned long req, struct lbr_snap_target_entry *e,
 			/*
 			 * CONTROL_FIT: a chunk past the room, refused whole,
 			 * goes again in halves; past the room with one, the
-			 * rest is refused (E2BIG each), and that is all.
+			 * rest is refused (E2BIG each), and that is all.  The
+			 * room is ftrace's direct calls (E2BIG), or on a
+			 * kernel that gives each function its own trampoline
+			 * (before 5.16), lbr_snap_fexit's slots (ENOSPC).
 			 */
-			if (add && errno == E2BIG && (flags & CONTROL_FIT)) {
+			if (add && (errno == E2BIG || errno == ENOSPC) &&
+			    (flags & CONTROL_FIT)) {
+				int full = errno;
+
 				if (k > 1) {
 					chunk = k / 2;
 					continue;
 				}
 				for (j = i; j < n; j++)
-					e[j].error = -E2BIG;
+					e[j].error = -full;
 				i = n;
 				break;
 			}

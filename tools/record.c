@@ -155,7 +155,6 @@ const char *rec_errno(const struct lbr_snap_record *h)
 	return has_errno(h) ? errno_name(-h->retval) : NULL;
 }
 
-/* "-ENOENT", "42", "NULL", "ERR_PTR(-ENOMEM)", "0xffff...", "true"... */
 bool rec_duration(const struct lbr_snap_record *h, unsigned long long *ns)
 {
 	if (!h->entry_ns || h->entry_ns > h->ts_ns)
@@ -164,6 +163,7 @@ bool rec_duration(const struct lbr_snap_record *h, unsigned long long *ns)
 	return true;
 }
 
+/* "-ENOENT", "42", "NULL", "ERR_PTR(-ENOMEM)", "0xffff...", "true"... */
 void rec_format_ret(const struct lbr_snap_record *h, char *buf, size_t len)
 {
 	const char *err = rec_errno(h);

@@ -109,6 +109,8 @@ struct why {
 	unsigned int stack_max;
 };
 
+static const char *syscall_of(const char *name);
+
 struct why *why_new(const struct ksyms *ks, bool json)
 {
 	struct why *w = xrealloc(NULL, sizeof(*w));
@@ -355,6 +357,17 @@ void why_add(struct why *w, const struct rec *r, bool entry)
 	 */
 	if (out && !entry && t->nr == WHY_PENDING_MAX)
 		task_drop(w, t, true);
+	/*
+	 * A system call's own function outside a numbered system call: one
+	 * begun before the tree filter took the task.  Not a failure of its
+	 * own (it would say "not in a system call"): counted, as before.
+	 */
+	if (out && entry && syscall_of(ksyms_name(w->ks, h->func_addr,
+						  &(unsigned long long){ 0 }))) {
+		task_drop(w, t, true);
+		w->outside++;
+		return;
+	}
 	if (w->tree && !out) {
 		if (!same_call(t, h)) {
 			task_drop(w, t, true);

@@ -135,7 +135,7 @@ lbr-snap trace -e lbr_test_int@kretprobe -e lbr_test_ptr%ptr -- \
 rc=$?
 show t1.out
 expect_rc "$rc" 0
-expect_count 3 '^[0-9.]* cpu[0-9]* sh\[[0-9]*\] lbr_test_int() = -EINVAL$' t1.out
+expect_count 3 '^[0-9.]* cpu[0-9]* sh\[[0-9]*\] lbr_test_int() = -EINVAL\( ([0-9.]* us)\)\{0,1\}$' t1.out
 expect_count 0 'lbr_test_ptr()' t1.out
 show t1.err
 [ -n "$(trace_noise t1.err)" ] && why "stderr: $(trace_noise t1.err)"
@@ -204,8 +204,8 @@ wait "$other"
 show t3.out
 [ -e outsider-done ] || why "the outsider's call did not come during the trace"
 expect_rc "$rc" 0
-expect_count 2 'lbr_test_int() = -EINVAL$' t3.out
-expect_count 1 'lbr_test_int() = -EIO$' t3.out
+expect_count 2 'lbr_test_int() = -EINVAL\( ([0-9.]* us)\)\{0,1\}$' t3.out
+expect_count 1 'lbr_test_int() = -EIO\( ([0-9.]* us)\)\{0,1\}$' t3.out
 expect_count 0 'E2BIG' t3.out
 result "trace prints the records of CMD's descendants, not of others"
 
@@ -439,9 +439,12 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 	# Other system calls of cat may fail too (access(), getrandom()).
 	grep -q '^  error chain, outermost first:$' why.out ||
 		why "why.out: no error chain"
-	expect_count 1 '^      __x64_sys_openat() = -ENOENT' why.out
-	expect_count 1 '^      do_sys_openat2() = -ENOENT' why.out
-	expect_count 1 '^    \* step_into() = ERR_PTR(-ENOENT)' why.out
+	# Each indented by its depth among the hooked calls, with its
+	# duration: do_sys_openat2() 1 in, step_into() 4 or more (which
+	# step_into() failed depends on the path's walk).
+	expect_count 1 '^      __x64_sys_openat() = -ENOENT  [0-9]*\.[0-9]\{3\} us' why.out
+	expect_count 1 '^        do_sys_openat2() = -ENOENT  [0-9]*\.[0-9]\{3\} us' why.out
+	expect_count 1 '^    \*         *step_into() = ERR_PTR(-ENOENT)  [0-9]*\.[0-9]\{3\} us' why.out
 	expect_count_e 1 '^  origin: step_into[+ ]' why.out
 	# shellcheck disable=SC2086
 	lbr-snap why --json $wa -- cat /lbr-no-such-file >why.jsonl 2>>why.err
@@ -452,7 +455,7 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 	grep -qx 1024 why.bkb ||
 		why "why loaded lbr_snap with buffer_kb=$(head -n1 why.bkb), not 1024"
 	module_loaded && why "lbr_snap still loaded after why"
-	result "why -- cat: the failing openat(), its chain of -ENOENT, origin step_into(); its buffer"
+	result "why -- cat: the failing openat(), its chain of -ENOENT with depths and durations, origin step_into(); its buffer"
 else
 	skip "why -- cat" "no /sys/kernel/btf/vmlinux"
 fi

@@ -983,6 +983,17 @@ static void gen_why(void)
 	h.pid = 301;
 	h.entry_ns = h.ts_ns - 300000000;
 	emit(h, ret, 1, &native);
+	/*
+	 * Thread 302: a system call begun before the filter took it, not
+	 * numbered: its wrapper's error closes no failure, both counted
+	 * as outside.
+	 */
+	h = why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 0, 0);
+	h.pid = 302;
+	emit(h, step, 3, &native);
+	h = why_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 0, 0);
+	h.pid = 302;
+	emit(h, ret, 1, &native);
 }
 
 int main(int argc, char **argv)
