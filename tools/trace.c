@@ -411,13 +411,6 @@ static bool wanted(struct tracer *tr, const struct lbr_snap_record *h)
 	return descends(tr, h->tgid);
 }
 
-static int by_addr(const void *a, const void *b)
-{
-	const unsigned long long *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
 /*
  * why: the addresses of its entry functions, to tell their records, and
  * of every function it hooked, to count a record's depth among them.
@@ -443,9 +436,9 @@ static void entry_addrs(struct tracer *tr)
 			tr->entry_addrs[tr->nr_entry_addrs++] = a;
 	}
 	qsort(tr->entry_addrs, tr->nr_entry_addrs, sizeof(*tr->entry_addrs),
-	      by_addr);
+	      cmp_ull);
 	qsort(tr->hooked_addrs, tr->nr_hooked_addrs,
-	      sizeof(*tr->hooked_addrs), by_addr);
+	      sizeof(*tr->hooked_addrs), cmp_ull);
 	why_hooked(tr->why, tr->hooked_addrs, tr->nr_hooked_addrs,
 		   tr->stack_max);
 }
@@ -455,7 +448,7 @@ static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
 	unsigned long long a = h->func_addr;
 
 	return bsearch(&a, tr->entry_addrs, tr->nr_entry_addrs,
-		       sizeof(a), by_addr);
+		       sizeof(a), cmp_ull);
 }
 
 /*

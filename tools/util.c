@@ -46,6 +46,13 @@ void oom(void)
 	exit(EXIT_ERROR);
 }
 
+int cmp_ull(const void *a, const void *b)
+{
+	const unsigned long long *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
 void *xrealloc(void *ptr, size_t size)
 {
 	ptr = realloc(ptr, size);

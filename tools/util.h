@@ -31,6 +31,8 @@ __printf(1, 2) void pr_err(const char *fmt, ...);
 /* Say so and exit: memory ran out. */
 __noreturn void oom(void);
 void *xrealloc(void *ptr, size_t size);
+/* qsort() and bsearch() order of unsigned long long */
+int cmp_ull(const void *a, const void *b);
 
 /*
  * Blocks copied in bulk (a chunk of records, a kept branch list) go in

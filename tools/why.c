@@ -135,13 +135,6 @@ void why_hooked(struct why *w, const unsigned long long *addrs, size_t nr,
 	w->stack_max = stack_max;
 }
 
-static int cmp_addr(const void *a, const void *b)
-{
-	const unsigned long long *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
 /*
  * @r's depth among the hooked functions: how many calls of them its call
  * stack is inside (0, the outermost hooked call), or -1 without a stack.
@@ -172,7 +165,7 @@ static int depth_of(const struct why *w, const struct rec *r, bool *cut)
 			off = 0x10;	/* its own, unknown function */
 		fn = a - off;
 		if ((fn != prev || prev_ended) &&
-		    bsearch(&fn, w->hooked, w->nr_hooked, sizeof(fn), cmp_addr))
+		    bsearch(&fn, w->hooked, w->nr_hooked, sizeof(fn), cmp_ull))
 			depth++;
 		prev = fn;
 		prev_ended = off <= 9;
