@@ -146,7 +146,7 @@ block() {
 	if [ "$1" = report ]; then
 		echo '{"func":"lbr_test_int","func_addr":"0xffffffffc0001000","ret_type":"int","retval":-22,"ret":"-EINVAL","errno":"EINVAL","count":1,"nr_paths":1,"paths":[{"count":1,"ends_in":"lbr_test_int+0x0","stack":[],"branches":[]}]}'
 	else
-		echo '{"ts":1,"ts_sec":0,"ts_nsec":1,"cpu":0,"pid":1,"tid":1,"comm":"sh","func":"lbr_test_int","func_addr":"0xffffffffc0001000","retval":-22,"errno":"EINVAL","duration_ns":null,"ret_type":"int","probe_entries":0,"flags":0,"backend":"none","hook":"kretprobe","target_id":0,"caller":"0xffffffffc0002000","caller_sym":null,"stack":[],"branches":[]}'
+		echo '{"ts":1,"ts_sec":0,"ts_nsec":1,"cpu":0,"pid":1,"tid":1,"comm":"sh","func":"lbr_test_int","func_addr":"0xffffffffc0001000","retval":-22,"errno":"EINVAL","ret_type":"int","probe_entries":0,"flags":0,"backend":"none","hook":"kretprobe","target_id":0,"caller":"0xffffffffc0002000","caller_sym":null,"stack":[],"branches":[],"duration_ns":null}'
 	fi
 	echo "@@END"
 }

@@ -1070,11 +1070,6 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	else
 		put_int(f, h->retval);
 	json_errno(f, h);
-	fputs(",\"duration_ns\":", f);
-	if (rec_duration(h, &dur))
-		put_uint(f, dur);
-	else
-		fputs("null", f);
 	p = buf;
 	p = CAT(p, ",\"ret_type\":\"");
 	p = cat(p, ret_type_name(h->ret_type), strlen(ret_type_name(h->ret_type)));
@@ -1102,5 +1097,11 @@ void print_rec_json(FILE *f, const struct rec *r, const struct ksyms *ks)
 	jl = (struct json_list){ r, ks, &sp };
 	list_key_init(&k, r, sp.probe, sp.target, 1);
 	list_print(f, &json_lists, &k, print_json_list, &jl);
-	fputs("]}\n", f);
+	/* Keys added to the ABI's record come last: old readers' order holds. */
+	fputs("],\"duration_ns\":", f);
+	if (rec_duration(h, &dur))
+		put_uint(f, dur);
+	else
+		fputs("null", f);
+	fputs("}\n", f);
 }
