@@ -160,12 +160,29 @@ gcc -std=gnu11 -O2 "-I$HERE/../include" -o "$T/gen-records" \
 "$HERE/../tools/lbr-snap" -d "$T/stream.bin" --kallsyms "$HERE/unit/kallsyms.txt" \
 	record -o "$T/rec.bin" 2>/dev/null
 "$HERE/../tools/lbr-snap" -i "$T/rec.bin" --json >"$T/replay.json" 2>/dev/null
+# ... and as why -o makes one: the same with why's header lines (the
+# stream's do_sys_openat2 its entry function), and its why -i.
+python3 - "$T/rec.bin" "$T/why.rec" <<'PY'
+import re, sys
+d = open(sys.argv[1], 'rb').read()
+d = re.sub(rb'\nrelease [^\n]*\n', b'\nrelease crafted\n', d, count=1)
+i = d.index(b'\nkallsyms ') + 1
+open(sys.argv[2], 'wb').write(d[:i] + b'why-stack-depth 16\nwhy-tree 0\n'
+    b'why-hooked ffffffff81001000\nwhy-entry ffffffff81001000\n' + d[i:])
+PY
+"$HERE/../tools/lbr-snap" --json why -i "$T/why.rec" >"$T/why.json" 2>/dev/null
 replay_blocks() {
 	echo "@@JSON record replay"
 	cat "$T/replay.json"
 	echo "@@END"
 	echo "@@B64 recording"
 	gzip -c "$T/rec.bin" | base64
+	echo "@@END"
+	echo "@@JSON why why-replay"
+	cat "$T/why.json"
+	echo "@@END"
+	echo "@@B64 why-recording"
+	gzip -c "$T/why.rec" | base64
 	echo "@@END"
 }
 
@@ -241,9 +258,9 @@ not ok 1 - [stock] guest test 1 of 15: no result (the guest did not print it)
 not ok 16 - [stock] the guest printed its 15 planned results (4 skipped) and # Totals, and exited cleanly
 # the guest printed no '# Totals:' (it died or hung); its last lines:
 not ok 22 - [stock] report --json equals a recount of the records
-not ok 23 - [stock] a recording made in the guest replays on the host as in the guest
+not ok 23 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
 not ok 47 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
-not ok 48 - [lbr-legacy] a recording made in the guest replays on the host as in the guest
+not ok 48 - [lbr-legacy] recordings made in the guest (record, why) replay on the host as in the guest
 EOF
 vm_case "guests that print nothing: all 48 planned tests fail" 1 48 stock lbr-legacy
 
@@ -279,6 +296,18 @@ cat >"$T/want" <<'EOF'
 # result beyond the plan or repeated: ok 16 - one too many
 EOF
 vm_case "a result beyond the guest's plan fails, the count stays 23" 1 1 stock
+
+guest stock | sed '/^@@JSON why why-replay/,/^@@END/s/"origin":{"func":"[a-z_0-9]*"/"origin":{"func":"elsewhere"/' \
+	>"$T/c/stock.console"
+cat >"$T/want" <<'EOF'
+not ok 23 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
+"origin":{"func":"elsewhere"
+EOF
+vm_case "why's answer in the guest not the host's from its recording: the replay fails" 1 1 stock
+
+guest stock | sed '/^@@B64 why-recording/,/^@@END/d' >"$T/c/stock.console"
+echo "# the guest printed no '@@B64 why-recording' block" >"$T/want"
+vm_case "why's recording missing: the replay fails" 1 1 stock
 
 guest stock | sed 's/^1\.\.15/1..14/' >"$T/c/stock.console"
 echo "# the guest's plan is '1..14', this script's 1..15" >"$T/want"

@@ -39,6 +39,7 @@
 #include "stream.h"
 #include "trace.h"
 #include "util.h"
+#include "why_rec.h"
 
 #define KALLSYMS	"/proc/kallsyms"
 
@@ -86,6 +87,7 @@ struct opts {
 	const char *allow[TRACE_MAX_SPECS - 1];	/* why -a, or its layers */
 	unsigned int nr_allow;
 	bool why_layers;	/* why's default -a */
+	bool why_replay;	/* why -i */
 	char **args;		/* spec, add, del, capture: the words */
 	bool version;		/* --version */
 	bool dry_run;		/* --dry-run */
@@ -100,7 +102,8 @@ static const char usage[] =
 "       lbr-snap [OPTIONS] trace -e SYM[%type] [-e ...] [--] CMD [ARGS]\n"
 "       lbr-snap [-v] trace --dry-run -e SYM[%type] [-e ...]\n"
 "       lbr-snap [-k VMLINUX] why [-e PAT]... [-a PAT]... [--lbr KINDS] [--json]\n"
-"                [--duration S] {[--] CMD [ARGS] | -p PID}\n"
+"                [--duration S] [-o FILE] {[--] CMD [ARGS] | -p PID}\n"
+"       lbr-snap [-k VMLINUX] [--json] why -i FILE\n"
 "       lbr-snap add [--dry-run] SYM[%type][/N][@hook][=-ERR,...]... | del SYM...\n"
 "       lbr-snap capture errors|all | filter [pid=N] [tgid=N] [comm=NAME] [lbr=KINDS] | filter off\n"
 "       lbr-snap [-d DEV] [--kallsyms PATH] [-n N] [--nonblock] record -o FILE\n"
@@ -196,11 +199,12 @@ static const char usage[] =
 "  -n, --count N        stop after N records\n"
 "      --nonblock       print the records already buffered, then exit\n"
 "      --kallsyms PATH  read symbols from PATH instead of " KALLSYMS "\n"
-"  -i, --input FILE     replay a recording (record -o): its records with\n"
+"  -i, --input FILE     replay a recording (record -o, why -o): its records with\n"
 "                       its own symbols, never this machine's; with -k, a\n"
 "                       vmlinux whose build ID is not the recorded one is\n"
 "                       named on stderr; -v says where it was recorded\n"
-"  -o, --output FILE    record: the file to write\n"
+"  -o, --output FILE    record: the file to write; why: also record the run\n"
+"                       into FILE, whose answer why -i FILE gives again\n"
 "  -k, --vmlinux PATH   vmlinux with debug info for source lines (default:\n"
 "                       the first usable of /boot/vmlinux-RELEASE,\n"
 "                       /lib/modules/RELEASE/build/vmlinux,\n"
@@ -1024,9 +1028,11 @@ static const struct {
 	  "-e, --all, --all-tasks and --lbr only apply to trace (-e and --lbr to why)" },
 	{ OPT_ALLOW, 1u << CMD_WHY, "-a only applies to why" },
 	{ OPT_WHY, 1u << CMD_WHY, "-p and --duration only apply to why" },
-	{ OPT_OUTPUT, 1u << CMD_RECORD, "-o only applies to record" },
-	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD,
-	  "-i only applies to streaming, report and record" },
+	{ OPT_OUTPUT, 1u << CMD_RECORD | 1u << CMD_WHY,
+	  "-o only applies to record and why" },
+	{ OPT_INPUT, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_RECORD |
+		     1u << CMD_WHY,
+	  "-i only applies to streaming, report, record and why" },
 	{ OPT_DRY_RUN, 1u << CMD_TRACE | 1u << CMD_ADD,
 	  "--dry-run only applies to trace and add" },
 	{ OPT_TASK, 1u << CMD_STREAM | 1u << CMD_REPORT,
@@ -1153,10 +1159,18 @@ static int parse_why(struct opts *o, char **cmd)
 
 	if (t->capture_all || t->all_tasks)
 		return usage_error("--all and --all-tasks do not apply to why", "");
+	if (o->input) {
+		/* The run's own targets and settings are in the recording. */
+		if (o->given & (OPT_TRACE | OPT_ALLOW | OPT_WHY | OPT_OUTPUT) ||
+		    (cmd && *cmd))
+			return usage_error("why -i replays a why -o recording: no command, -p, --duration, -e, -a, --lbr or -o with it", "");
+		o->why_replay = true;
+		return 0;
+	}
 	if (t->pid && cmd && *cmd)
 		return usage_error("why takes a command or -p PID, not both", "");
 	if (!t->pid && (!cmd || !*cmd))
-		return usage_error("why needs a command or -p PID: why [-e PAT] [-a PAT] {[--] CMD [ARGS] | -p PID}", "");
+		return usage_error("why needs a command or -p PID: why [-e PAT] [-a PAT] [-o FILE] {[--] CMD [ARGS] | -p PID}, or why -i FILE", "");
 	if (!t->nr_specs)
 		t->specs[t->nr_specs++] = entry;
 	t->nr_entry = t->nr_specs;
@@ -1177,6 +1191,7 @@ static int parse_why(struct opts *o, char **cmd)
 		lbr_filter_parse(t->lbr, &t->lbr_filter, NULL, 0);
 	}
 	t->why = true;
+	t->output = o->output;
 	trace_common(o, cmd);
 	return 0;
 }
@@ -1529,6 +1544,27 @@ static int finish(int ret)
 	return ret;
 }
 
+/* why -i: the answer of a why -o run from its recording alone. */
+static int why_replay_file(struct opts *o)
+{
+	struct why_replay_opts ro = {
+		.path = o->input, .vmlinux = o->vmlinux, .json = o->json,
+	};
+	char kallsyms[64], *header = NULL;
+	int fd, ret;
+
+	fd = recording_open(o->input, o->vmlinux, srclines_verbose, kallsyms,
+			    sizeof(kallsyms), &header);
+	if (fd < 0)
+		return -fd;
+	ro.kallsyms = kallsyms;
+	ro.header = header;
+	ret = -why_replay(fd, &ro);
+	close(fd);
+	free(header);
+	return ret;
+}
+
 /*
  * Whether the command line is trace's: its word before any "--" (a bad
  * command line may stop the parser before it).
@@ -1574,6 +1610,8 @@ int main(int argc, char **argv)
 		return EXIT_TRACE;
 	if (ret || done)
 		return ret;
+	if (o.why_replay)
+		return finish(why_replay_file(&o));
 	if (o.cmd == CMD_TRACE || o.cmd == CMD_WHY) {
 		ret = trace_targets(&o, &pats);
 		if (!ret)

@@ -143,18 +143,6 @@ static void write_modules(FILE *f)
 	free(buf);
 }
 
-/* The output failing is the end: the device's reads are destructive. */
-static const char *write_path;
-
-static bool write_raw(const struct rec *r, void *arg)
-{
-	if (fwrite(r->raw, r->hdr.size, 1, arg) != 1 || ferror(arg)) {
-		pr_err("%s: %s", write_path, strerror(errno));
-		exit(EXIT_ERROR);
-	}
-	return true;
-}
-
 /* Does kallsyms text @ks give real addresses (not kptr_restrict's 0s)? */
 static bool has_addresses(const char *ks)
 {
@@ -166,28 +154,116 @@ static bool has_addresses(const char *ks)
 	return false;
 }
 
-/*
- * The output, only ever a regular file of ours, mode 0600 whatever it
- * was: it holds the kernel's addresses.  Never through a symlink.
+/**
+ * recording_create - open @path to write a recording into
+ * @path: only ever a regular file of ours, mode 0600 whatever it was (it
+ *	holds the kernel's addresses); never through a symlink
+ *
+ * Says why on stderr when it cannot.  Return: the stream, or NULL.
  */
-static FILE *open_output(const char *path)
+FILE *recording_create(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat st;
-	FILE *f;
+	FILE *f = NULL;
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		close(fd);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+			st.st_uid != geteuid()))
 		errno = EPERM;
-		return NULL;
-	}
-	if (fchmod(fd, 0600) || ftruncate(fd, 0) || !(f = fdopen(fd, "w"))) {
-		close(fd);
-		return NULL;
+	else if (fd >= 0 && !fchmod(fd, 0600) && !ftruncate(fd, 0))
+		f = fdopen(fd, "w");
+	if (!f) {
+		pr_err("%s: %s%s", path, strerror(errno), errno == EPERM ?
+		       " (lbr-snap writes only a regular file of its own)" : "");
+		if (fd >= 0)
+			close(fd);
 	}
 	return f;
+}
+
+/**
+ * recording_header - write a recording's header, up to its first record
+ * @f: from recording_create()
+ * @path: for messages
+ * @kallsyms: the symbols to embed
+ * @header: the lines after the first, up to kallsyms (release, build-id,
+ *	modules), or NULL for this machine's: a recording made of one (-i)
+ *	is stamped with where it was made
+ * @extra: more lines before kallsyms (newline-terminated), or NULL
+ *
+ * Return: 0 or -exit code, said on stderr.
+ */
+int recording_header(FILE *f, const char *path, const char *kallsyms,
+		     const char *header, const char *extra)
+{
+	struct utsname u;
+	char id[129], *ks;
+	long n;
+
+	n = slurp(kallsyms, &ks);
+	if (n < 0) {
+		pr_err("%s: %s", kallsyms, strerror(-n));
+		free(ks);
+		return -EXIT_ERROR;
+	}
+	if (!has_addresses(ks)) {
+		pr_err("%s: no addresses (kernel.kptr_restrict): run as root, or set kernel.kptr_restrict=0, to record",
+		       kallsyms);
+		free(ks);
+		return -EXIT_PERM;
+	}
+	fputs(RECORDING_MAGIC, f);
+	if (header) {
+		fputs(header, f);
+	} else {
+		uname(&u);
+		notes_build_id("/sys/kernel/notes", id, sizeof(id));
+		fprintf(f, "release %s\nbuild-id %s\n", u.release, id);
+		write_modules(f);
+	}
+	if (extra)
+		fputs(extra, f);
+	fprintf(f, "kallsyms %ld\n", n);
+	fwrite(ks, 1, n, f);
+	fputs("records\n", f);
+	free(ks);
+	if (fflush(f) || ferror(f)) {
+		pr_err("%s: %s", path, strerror(errno));
+		return -EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* One record as the device gave it; 0 or -errno. */
+int recording_put(FILE *f, const struct rec *r)
+{
+	if (fwrite(r->raw, r->hdr.size, 1, f) != 1 || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Close @f; 0, or -exit code said on stderr. */
+int recording_close(FILE *f, const char *path)
+{
+	if (fclose(f)) {
+		pr_err("%s: %s", path, strerror(errno));
+		return -EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* The output failing is the end: the device's reads are destructive. */
+static const char *write_path;
+
+static bool write_raw(const struct rec *r, void *arg)
+{
+	int err = recording_put(arg, r);
+
+	if (err) {
+		pr_err("%s: %s", write_path, strerror(-err));
+		exit(EXIT_ERROR);
+	}
+	return true;
 }
 
 /**
@@ -203,59 +279,23 @@ int recording_write(int fd, const struct recording_opts *o)
 		.path = o->device, .max = o->max, .handle = write_raw,
 		.self = o->live ? getpid() : 0,
 	};
-	struct utsname u;
-	char id[129], *ks;
-	long n;
-	int ret;
+	int ret, c;
 	FILE *f;
 
-	n = slurp(o->kallsyms, &ks);
-	if (n < 0) {
-		pr_err("%s: %s", o->kallsyms, strerror(-n));
-		free(ks);
+	f = recording_create(o->out);
+	if (!f)
 		return -EXIT_ERROR;
-	}
-	if (!has_addresses(ks)) {
-		pr_err("%s: no addresses (kernel.kptr_restrict): run as root, or set kernel.kptr_restrict=0, to record",
-		       o->kallsyms);
-		free(ks);
-		return -EXIT_PERM;
-	}
-	f = open_output(o->out);
-	if (!f) {
-		pr_err("%s: %s%s", o->out, strerror(errno), errno == EPERM ?
-		       " (record writes only a regular file of its own)" : "");
-		free(ks);
-		return -EXIT_ERROR;
+	ret = recording_header(f, o->out, o->kallsyms, o->header, NULL);
+	if (ret) {
+		fclose(f);
+		unlink(o->out);		/* nothing of a recording in it */
+		return ret;
 	}
 	write_path = o->out;
-	if (o->header) {
-		/* Recorded again from a recording: where it was made. */
-		fputs(RECORDING_MAGIC, f);
-		fputs(o->header, f);
-	} else {
-		uname(&u);
-		notes_build_id("/sys/kernel/notes", id, sizeof(id));
-		fprintf(f, RECORDING_MAGIC "release %s\nbuild-id %s\n",
-			u.release, id);
-		write_modules(f);
-	}
-	fprintf(f, "kallsyms %ld\n", n);
-	fwrite(ks, 1, n, f);
-	fputs("records\n", f);
-	free(ks);
 	so.arg = f;
-	if (fflush(f) || ferror(f)) {
-		pr_err("%s: %s", o->out, strerror(errno));
-		fclose(f);
-		return -EXIT_ERROR;
-	}
 	ret = stream_records(fd, &so);
-	if (fclose(f) && !ret) {
-		pr_err("%s: %s", o->out, strerror(errno));
-		ret = -EXIT_ERROR;
-	}
-	return ret;
+	c = recording_close(f, o->out);
+	return ret ? ret : c;
 }
 
 static int bad_recording(const char *path, const char *why)

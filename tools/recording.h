@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "record.h"
 
 /*
  * A recording (lbr-snap record -o FILE): the records this tool reads, as
@@ -16,6 +19,9 @@
  *   module NAME ADDR BUILD-ID|-      per loaded module (/proc/modules)
  *   kallsyms BYTES                   then BYTES of kallsyms text
  *   records                          then the records, to the end
+ *
+ * A reader skips header lines it does not know (why -o adds its own,
+ * why_rec.c), and a recording made of one (record -i) keeps them.
  */
 #define RECORDING_MAGIC		"lbr-snap recording 1\n"
 
@@ -34,6 +40,11 @@ struct recording_opts {
 };
 
 int recording_write(int fd, const struct recording_opts *o);
+FILE *recording_create(const char *path);
+int recording_header(FILE *f, const char *path, const char *kallsyms,
+		     const char *header, const char *extra);
+int recording_put(FILE *f, const struct rec *r);
+int recording_close(FILE *f, const char *path);
 int recording_open(const char *path, const char *vmlinux, bool verbose,
 		   char *kallsyms, unsigned long len, char **header);
 int elf_build_id(const char *path, char *hex, unsigned long len);

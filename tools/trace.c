@@ -44,11 +44,13 @@
 #include "device.h"
 #include "module.h"
 #include "procev.h"
+#include "recording.h"
 #include "stream.h"
 #include "btf.h"
 #include "trace.h"
 #include "trace_int.h"
 #include "util.h"
+#include "why_rec.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open	434	/* 5.3's, the same on every architecture */
@@ -451,6 +453,43 @@ static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
 		       sizeof(a), cmp_ull);
 }
 
+/* why -o failed: said, and the run goes on without it. */
+static void rec_fail(struct tracer *tr, int err)
+{
+	if (err)
+		pr_err("%s: %s: the recording stops here", tr->t->output,
+		       strerror(err));
+	fclose(tr->rec);
+	if (!tr->rec_started)
+		unlink(tr->t->output);
+	tr->rec = NULL;
+	tr->rec_failed = true;
+}
+
+/*
+ * why -o: the header, once the tree filter is known and before any
+ * record of the command, with what why -i needs besides the records.
+ */
+static void rec_begin(struct tracer *tr)
+{
+	struct why_rec wr = {
+		.hooked = tr->hooked_addrs, .nr_hooked = tr->nr_hooked_addrs,
+		.entry = tr->entry_addrs, .nr_entry = tr->nr_entry_addrs,
+		.stack_max = tr->stack_max, .tree = tr->tree,
+	};
+	char *lines;
+
+	if (!tr->rec || tr->rec_started)
+		return;
+	lines = why_rec_lines(&wr);
+	if (recording_header(tr->rec, tr->t->output, tr->t->kallsyms, NULL,
+			     lines))
+		rec_fail(tr, 0);
+	else
+		tr->rec_started = true;
+	free(lines);
+}
+
 /*
  * why: the tree filter on the command, before it runs; a module before
  * the filter has it read everyone's records, which are grouped by thread
@@ -464,12 +503,14 @@ static int follow(struct tracer *tr, pid_t pid)
 
 	if (!ioctl(tr->fd, LBR_SNAP_IOC_SET_FILTER, &f)) {
 		tr->tree = true;
+		rec_begin(tr);
 		return 0;
 	}
 	if (errno != EINVAL)
 		return -1;
 	pr_err("this lbr_snap module has no tree filter: the command's failures are put together by thread, not by system call (update the module)");
 	why_no_tree(tr->why);
+	rec_begin(tr);
 	return 0;
 }
 
@@ -485,6 +526,12 @@ static bool trace_record(const struct rec *r, void *arg)
 		return false;
 	}
 	tr->printed++;
+	if (tr->rec) {
+		int err = recording_put(tr->rec, r);
+
+		if (err)
+			rec_fail(tr, -err);
+	}
 	if (tr->why)
 		why_add(tr->why, r, is_entry(tr, &r->hdr));
 	else if (tr->t->json)
@@ -813,6 +860,14 @@ int trace_run(const struct trace_opts *t)
 		       "this kernel has no BTF (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)" :
 		       "this lbr-snap is built without libbpf, which reads BTF",
 		       LBR_SNAP_MAX_TARGETS);
+	/* Before anything is loaded: a file that cannot be, said now. */
+	if (t->output) {
+		tr.rec = recording_create(t->output);
+		if (!tr.rec) {
+			free(tr.tg);
+			return -EXIT_ERROR;
+		}
+	}
 	stdout_buffered();
 	setup_signals();
 	tr.setup_ns = now_ns();
@@ -837,6 +892,13 @@ int trace_run(const struct trace_opts *t)
 		fflush(stdout);
 		trace_say_summary(&tr);
 	}
+	/* A recording without its header holds nothing: removed. */
+	if (tr.rec && !tr.rec_started)
+		rec_fail(&tr, 0);
+	else if (tr.rec && recording_close(tr.rec, t->output))
+		tr.rec_failed = true;
+	if (tr.rec_failed && ret >= 0 && tr.spawned)
+		ret = -EXIT_ERROR;
 	why_free(tr.why);
 	ksyms_free(&tr.ks);
 	teardown(&tr);

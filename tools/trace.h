@@ -42,6 +42,7 @@ struct trace_opts {
 	bool lbr_default;	/* @lbr is why's, not the user's */
 	pid_t pid;		/* why -p: a running process, not @argv */
 	unsigned int duration;	/* --duration: seconds, 0 for no limit */
+	const char *output;	/* why -o: a recording of the run */
 	/* The functions of the -e patterns; NULL: the -e specs as given. */
 	const struct trace_target *targets;
 	size_t nr_targets;

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "ksym.h"
@@ -67,6 +68,9 @@ struct tracer {
 	unsigned int stack_max;		/* GET_INFO's stack_depth */
 	bool tree;			/* the tree filter follows the command */
 	unsigned long long setup_ns;	/* loading and attaching took */
+	FILE *rec;			/* why -o, until it fails */
+	bool rec_started;		/* its header is written */
+	bool rec_failed;
 };
 
 /* trace_targets.c; each says what went wrong on stderr. */

@@ -447,15 +447,28 @@ if [ -e /sys/kernel/btf/vmlinux ]; then
 	expect_count 1 '^    \*         *step_into() = ERR_PTR(-ENOENT)  [0-9]*\.[0-9]\{3\} us' why.out
 	expect_count_e 1 '^  origin: step_into[+ ]' why.out
 	# shellcheck disable=SC2086
-	lbr-snap why --json $wa -- cat /lbr-no-such-file >why.jsonl 2>>why.err
+	lbr-snap why --json -o why.rec $wa -- cat /lbr-no-such-file \
+		>why.jsonl 2>>why.err
 	expect_count 1 '^{"syscall":"openat","nr":257,"retval":-2,"errno":"ENOENT",.*"comm":"cat",.*"records_dropped":false,"origin":{"func":"step_into","off":' why.jsonl
+	# Its recording gives the same answer here (the record each failure
+	# ends with aside: a replay has no module files for source lines)
+	# and, by tool-vm.sh, on the host from the "why-recording" block.
+	lbr-snap --json why -i why.rec >whyi.jsonl 2>>why.err ||
+		why "why -i why.rec: exit $?"
+	sed 's/,"record":.*//' why.jsonl >why.a
+	sed 's/,"record":.*//' whyi.jsonl >why.b
+	cmp -s why.a why.b || { show why.a; show why.b; why "why -i: not why's answer"; }
+	emit_json why why-replay whyi.jsonl
+	echo "@@B64 why-recording"
+	gzip -c why.rec | base64
+	echo "@@END"
 	# The module why loads has 1 MiB a CPU (this guest's two).
 	lbr-snap why -a step_into -- cat /sys/module/lbr_snap/parameters/buffer_kb \
 		>why.bkb 2>>why.err
 	grep -qx 1024 why.bkb ||
 		why "why loaded lbr_snap with buffer_kb=$(head -n1 why.bkb), not 1024"
 	module_loaded && why "lbr_snap still loaded after why"
-	result "why -- cat: the failing openat(), its chain of -ENOENT with depths and durations, origin step_into(); its buffer"
+	result "why -- cat: the failing openat(), its chain of -ENOENT with depths and durations, origin step_into(); its buffer; why -i of its recording"
 else
 	skip "why -- cat" "no /sys/kernel/btf/vmlinux"
 fi

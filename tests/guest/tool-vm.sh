@@ -284,12 +284,44 @@ PY
 	fi
 }
 
-# The guest's recording, replayed on the host by this tree's lbr-snap:
+# The guest's recordings, replayed on the host by this tree's lbr-snap:
 # exactly the JSON the guest's own replay printed (its symbols, not the
-# host's).
+# host's); record -o's, and why -o's through why -i (its origin
+# step_into(), and in fs/namei.c where the cache holds the recorded
+# kernel's debug vmlinux: tests/vm/dbg-vmlinux.sh).
+check_why_replay()
+{
+	local dir=$1 rel dbg
+
+	block_ok why-replay.why "$dir" "$T/why" || return 1
+	if ! grep -q '^@@B64 why-recording' "$dir/console"; then
+		echo "the guest printed no '@@B64 why-recording' block" >"$T/why"
+		return 1
+	fi
+	base64 -d "$dir/why-recording.b64" | gunzip >"$dir/why.rec" 2>"$T/why" &&
+	"$ROOT/tools/lbr-snap" --json why -i "$dir/why.rec" >"$dir/host-why.json" 2>"$T/why" &&
+	diff "$dir/why-replay.why" "$dir/host-why.json" >"$T/why" || return 1
+	if ! grep -q '"origin":{"func":"' "$dir/host-why.json"; then
+		echo "no failure with an origin in why -i's answer" >"$T/why"
+		return 1
+	fi
+	rel=$(grep -a -m1 '^release ' "$dir/why.rec" | cut -d' ' -f2)
+	dbg=${LBR_SNAP_CACHE:-$ROOT/.cache}/dbg/$rel/root/usr/lib/debug/boot/vmlinux-$rel
+	WHY_LINES=
+	[ -n "$rel" ] && [ -s "$dbg" ] || return 0
+	"$ROOT/tools/lbr-snap" -k "$dbg" --json why -i "$dir/why.rec" \
+		>"$dir/host-why-lines.json" 2>"$T/why" || return 1
+	if ! grep -q '"origin":{"func":"step_into","off":[0-9]*,"file":"fs/namei.c","line":[1-9]' \
+		"$dir/host-why-lines.json"; then
+		{ echo "no origin in fs/namei.c with $dbg:"; head -c 800 "$dir/host-why-lines.json"; } >"$T/why"
+		return 1
+	fi
+	WHY_LINES=", why's origin in fs/namei.c with the debug vmlinux"
+}
+
 check_replay()
 {
-	local cpu=$1 dir=$2 name="[$1] a recording made in the guest replays on the host as in the guest"
+	local cpu=$1 dir=$2 name="[$1] recordings made in the guest (record, why) replay on the host as in the guest"
 
 	if ! block_ok recording.b64 "$dir" "$T/why" ||
 	   ! block_ok replay.record "$dir" "$T/why"; then
@@ -306,8 +338,10 @@ check_replay()
 		echo "no record with a symbolized function in the replay:" >"$T/why"
 		head -c 600 "$dir/host.json" >>"$T/why"
 		tap not-ok "$name" "$T/why"
+	elif ! check_why_replay "$dir"; then
+		tap not-ok "$name" "$T/why"
 	else
-		tap ok "$name ($(wc -l <"$dir/host.json") records, $(wc -c <"$dir/rec.bin") bytes)"
+		tap ok "$name ($(wc -l <"$dir/host.json") records, $(wc -c <"$dir/rec.bin") bytes; why: $(wc -l <"$dir/host-why.json") failures$WHY_LINES)"
 	fi
 }
 

@@ -162,8 +162,8 @@ usage "record --json" "--json does not apply to record" \
 usage "record -k" "-k and -v do not apply to record" \
 	-d stream.bin -k x record -o j.bin
 usage "record without -o" "record needs -o FILE" -d stream.bin record
-usage "-o without record" "-o only applies to record" -o x.bin stats
-usage "-i with info" "-i only applies to streaming, report and record" -i rec.bin info
+usage "-o without record" "-o only applies to record and why" -o x.bin stats
+usage "-i with info" "-i only applies to streaming, report, record and why" -i rec.bin info
 usage "-i with -d" "-i replays a recording: not with -d" -i rec.bin -d stream.bin
 usage "-i with --kallsyms" "-i brings its own symbols: not with --kallsyms" \
 	-i rec.bin --kallsyms kallsyms.txt

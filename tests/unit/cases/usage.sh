@@ -48,7 +48,7 @@ usage_trace "trace without CMD" \
 usage_trace "-e with a comma" "-e needs SYM[%type][/N][@hook], not a,b" \
 	trace -e a,b -- true
 usage_trace "why without CMD" \
-	"why needs a command or -p PID: why [-e PAT] [-a PAT] {[--] CMD [ARGS] | -p PID}" why -a foo
+	"why needs a command or -p PID: why [-e PAT] [-a PAT] [-o FILE] {[--] CMD [ARGS] | -p PID}, or why -i FILE" why -a foo
 usage_trace "why -p and CMD" "why takes a command or -p PID, not both" \
 	why -p 1 -- true
 usage_trace "why -p 0" "-p needs a process id, not 0" why -p 0

@@ -82,6 +82,38 @@ why_json()
 }
 check "why --json: one object a failure, origin func, off, no file without DWARF, the hooked function; each call's duration and depth among the hooked functions, null unknown" why_json
 
+# why -o: the run's records and what why knew besides them (its hooked
+# and entry functions, the stack depth, the tree filter) in a recording;
+# why -i: the same answer from the file alone, text and JSON, with no
+# module and another kallsyms on the machine.  A recording of record -o
+# is not one of why's; -i takes no command.
+why_recording()
+{
+	"${WHY[@]}" -o why.rec -- true >why.out 2>why.err ||
+		{ echo "why -o: exit $?"; cat why.err; return 1; }
+	"${WHY[@]}" --json -- true >why.jsonl 2>/dev/null || return 1
+	head -n 1 why.rec | grep -qx 'lbr-snap recording 1' &&
+	grep -aqx 'why-stack-depth [0-9]*' why.rec &&
+	grep -aqx 'why-entry ffffffff81010800' why.rec ||
+		{ echo "no why header lines"; head -c 600 why.rec; return 1; }
+	"$LBR" why -i why.rec >replay.out 2>replay.err ||
+		{ echo "why -i: exit $?"; cat replay.err; return 1; }
+	diff why.out replay.out || return 1
+	"$LBR" --json why -i why.rec >replay.jsonl 2>/dev/null &&
+	diff why.jsonl replay.jsonl || return 1
+	grep -q '^lbr-snap: why: 1 errors inside system calls that did not fail' replay.err &&
+	grep -q '^lbr-snap: why: 3 errors outside system calls' replay.err ||
+		{ cat replay.err; return 1; }
+	"$FAKE" -d why.bin --kallsyms why-kallsyms.txt record -o plain.rec 2>/dev/null
+	"$LBR" why -i plain.rec >replay.out 2>replay.err
+	[ $? = 6 ] && grep -q '^lbr-snap: plain.rec: not a recording of why (why -o writes one' replay.err ||
+		{ echo "a record -o recording:"; cat replay.err; return 1; }
+	"$LBR" why -i why.rec -- true >/dev/null 2>replay.err
+	[ $? = 125 ] && grep -q 'why -i replays a why -o recording: no command' replay.err ||
+		{ echo "why -i with a command:"; cat replay.err; return 1; }
+}
+check "why -o FILE, why -i FILE: the same answer from the recording alone, text and JSON; record -o's refused" why_recording
+
 # why -p: the running process under the tree filter, not a command; ends
 # when it exits, with its failures.
 why_process()
