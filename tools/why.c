@@ -668,6 +668,26 @@ static void print_json(const struct why *w, const struct wfail *f, FILE *o)
 	fputs("}\n", o);
 }
 
+/* Origins in the kernel without a source line: how to have them, once. */
+static void say_no_lines(const struct why *w)
+{
+	struct srcloc loc;
+	size_t i;
+
+	for (i = 0; i < w->nr_fails; i++) {
+		unsigned long long a = w->fails[i].chain[w->fails[i].origin].r.hdr.func_addr;
+
+		if (!ksyms_in_module(w->ks, a) && !src_of(w, a, &loc))
+			break;
+	}
+	if (i == w->nr_fails)
+		return;
+	if (!srclines_built_in)
+		pr_err("why: this lbr-snap is built without libdw: origins get a function and offset, no source line");
+	else
+		pr_err("why: no source lines for the kernel's origins: its debug info gives them (Debian's linux-image-RELEASE-dbg, or -k VMLINUX; -v says where lbr-snap looked)");
+}
+
 /* Print each failure; the counts go to stderr.  Returns how many. */
 size_t why_report(struct why *w, FILE *o)
 {
@@ -701,6 +721,7 @@ size_t why_report(struct why *w, FILE *o)
 	if (w->lossy)
 		pr_err("why: %llu failures had records dropped while they ran (the module's buffer was full): their origin may be deeper than shown",
 		       w->lossy);
+	say_no_lines(w);
 	return w->nr_fails;
 }
 

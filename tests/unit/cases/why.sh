@@ -63,10 +63,11 @@ why_text()
 	grep -q '^lbr-snap: why: 1 errors inside system calls that did not fail' why.err &&
 	grep -q '^lbr-snap: why: 3 errors outside system calls' why.err &&
 	grep -q '^lbr-snap: why: 1 failures had records dropped while they ran' why.err &&
+	grep -q "^lbr-snap: why: \(no source lines for the kernel's origins: its debug info gives them (Debian's linux-image-RELEASE-dbg, or -k VMLINUX\|this lbr-snap is built without libdw\)" why.err &&
 	grep -q '^fake: SET_FILTER flags=8 pid=0 tgid=[1-9]' why.err ||
 		{ echo "counts or the tree filter not said:"; cat why.err; return 1; }
 }
-check "why: failures by system call, chains, origins, the wrapper's body not kfree(), counts, records dropped in one" why_text
+check "why: failures by system call, chains, origins, the wrapper's body not kfree(), counts, records dropped in one, how to have source lines" why_text
 
 why_json()
 {
