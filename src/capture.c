@@ -124,10 +124,15 @@ u32 lbr_capture_msrs(u32 *filtered)
  */
 static __always_inline u64 lbr_entry_ns(u64 entry_tsc, u64 now_ns)
 {
-	unsigned int khz = READ_ONCE(tsc_khz);
-	u64 now = rdtsc(), d;
+	unsigned int khz;
+	u64 now, d;
 
-	if (!entry_tsc || !khz || now < entry_tsc)
+	/* No entry time (a kretprobe before any tree filter): no RDTSC. */
+	if (!entry_tsc)
+		return 0;
+	khz = READ_ONCE(tsc_khz);
+	now = rdtsc();
+	if (!khz || now < entry_tsc)
 		return 0;
 	d = now - entry_tsc;
 	if (d > (u64)khz * 1000 * 3600)
