@@ -1021,7 +1021,7 @@ static const struct {
 	{ OPT_SYMS, 1u << CMD_STREAM | 1u << CMD_REPORT | 1u << CMD_TRACE |
 		    1u << CMD_RECORD | 1u << CMD_SPEC | 1u << CMD_ADD |
 		    1u << CMD_WHY,
-	  "--kallsyms, -k and -v only apply to streaming, report, record, trace, spec and add" },
+	  "--kallsyms, -k and -v only apply to streaming, report, record, trace, why, spec and add" },
 	{ OPT_TRIM, 1u << CMD_STREAM | 1u << CMD_TRACE,
 	  "--full and --only-target only apply to streaming and trace" },
 	{ OPT_TRACE, 1u << CMD_TRACE | 1u << CMD_WHY,

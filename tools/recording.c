@@ -154,48 +154,72 @@ static bool has_addresses(const char *ks)
 	return false;
 }
 
+/* Its lines between the first and kallsyms, at most. */
+#define RECORDING_HEADER_MAX	(64u << 20)
+
+struct recording {
+	FILE *f;
+	const char *path;
+	bool created;		/* this run made the file */
+	bool started;		/* its header is written: what it held is gone */
+	off_t good;		/* the end of its last whole record */
+};
+
 /**
  * recording_create - open @path to write a recording into
- * @path: only ever a regular file of ours, mode 0600 whatever it was (it
- *	holds the kernel's addresses); never through a symlink
+ * @path: only ever a regular file of the user's, never through a symlink
  *
- * Says why on stderr when it cannot.  Return: the stream, or NULL.
+ * A file that exists is left as it is until recording_header() writes.
+ * Says why on stderr when it cannot.  Return: the writer, or NULL.
  */
-FILE *recording_create(const char *path)
+struct recording *recording_create(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		      O_CLOEXEC, 0600);
+	struct recording *w = NULL;
+	bool created = fd >= 0;
 	struct stat st;
 	FILE *f = NULL;
 
+	/* Not a FIFO without a reader: O_NONBLOCK, and only a file is taken. */
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 			st.st_uid != geteuid()))
 		errno = EPERM;
-	else if (fd >= 0 && !fchmod(fd, 0600) && !ftruncate(fd, 0))
+	else if (fd >= 0)
 		f = fdopen(fd, "w");
 	if (!f) {
 		pr_err("%s: %s%s", path, strerror(errno), errno == EPERM ?
 		       " (lbr-snap writes only a regular file of its own)" : "");
 		if (fd >= 0)
 			close(fd);
+		if (created)
+			unlink(path);
+		return NULL;
 	}
-	return f;
+	w = xrealloc(NULL, sizeof(*w));
+	*w = (struct recording){ .f = f, .path = path, .created = created };
+	return w;
 }
 
 /**
  * recording_header - write a recording's header, up to its first record
- * @f: from recording_create()
- * @path: for messages
+ * @w: from recording_create()
  * @kallsyms: the symbols to embed
  * @header: the lines after the first, up to kallsyms (release, build-id,
  *	modules), or NULL for this machine's: a recording made of one (-i)
  *	is stamped with where it was made
  * @extra: more lines before kallsyms (newline-terminated), or NULL
  *
- * Return: 0 or -exit code, said on stderr.
+ * The file becomes mode 0600 (it holds the kernel's addresses) and what
+ * it held goes, once the symbols are read.  Return: 0 or -exit code,
+ * said on stderr.
  */
-int recording_header(FILE *f, const char *path, const char *kallsyms,
+int recording_header(struct recording *w, const char *kallsyms,
 		     const char *header, const char *extra)
 {
+	FILE *f = w->f;
 	struct utsname u;
 	char id[129], *ks;
 	long n;
@@ -212,6 +236,12 @@ int recording_header(FILE *f, const char *path, const char *kallsyms,
 		free(ks);
 		return -EXIT_PERM;
 	}
+	if (fchmod(fileno(f), 0600) || ftruncate(fileno(f), 0)) {
+		pr_err("%s: %s", w->path, strerror(errno));
+		free(ks);
+		return -EXIT_ERROR;
+	}
+	w->started = true;
 	fputs(RECORDING_MAGIC, f);
 	if (header) {
 		fputs(header, f);
@@ -227,29 +257,62 @@ int recording_header(FILE *f, const char *path, const char *kallsyms,
 	fwrite(ks, 1, n, f);
 	fputs("records\n", f);
 	free(ks);
-	if (fflush(f) || ferror(f)) {
-		pr_err("%s: %s", path, strerror(errno));
+	if (fflush(f) || ferror(f) || (w->good = ftello(f)) < 0) {
+		pr_err("%s: %s", w->path, strerror(errno));
 		return -EXIT_ERROR;
 	}
 	return 0;
 }
 
-/* One record as the device gave it; 0 or -errno. */
-int recording_put(FILE *f, const struct rec *r)
+/*
+ * One record as the device gave it, written at once: 0, or -errno with
+ * the file cut back to its last whole record (a recording still).
+ */
+int recording_put(struct recording *w, const struct rec *r)
 {
-	if (fwrite(r->raw, r->hdr.size, 1, f) != 1 || ferror(f))
-		return errno ? -errno : -EIO;
+	const char *p = (const char *)r->raw;
+	size_t left = r->hdr.size;
+	ssize_t n;
+	int err;
+
+	while (left) {
+		n = write(fileno(w->f), p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			if (ftruncate(fileno(w->f), w->good))
+				err = errno;
+			return -err;
+		}
+		p += n;
+		left -= n;
+	}
+	w->good += r->hdr.size;
 	return 0;
 }
 
-/* Close @f; 0, or -exit code said on stderr. */
-int recording_close(FILE *f, const char *path)
+/**
+ * recording_close - finish a recording
+ * @w: from recording_create()
+ * @keep: false when the run failed before any record: the file is
+ *	removed if this run made it or began to write it; one it found and
+ *	did not touch is left as it was
+ *
+ * Return: 0, or -exit code said on stderr.
+ */
+int recording_close(struct recording *w, bool keep)
 {
-	if (fclose(f)) {
-		pr_err("%s: %s", path, strerror(errno));
-		return -EXIT_ERROR;
+	int ret = 0;
+
+	if (fclose(w->f) && keep) {
+		pr_err("%s: %s", w->path, strerror(errno));
+		ret = -EXIT_ERROR;
 	}
-	return 0;
+	if (!keep && (w->created || w->started))
+		unlink(w->path);
+	free(w);
+	return ret;
 }
 
 /* The output failing is the end: the device's reads are destructive. */
@@ -257,10 +320,11 @@ static const char *write_path;
 
 static bool write_raw(const struct rec *r, void *arg)
 {
-	int err = recording_put(arg, r);
+	FILE *f = arg;
 
-	if (err) {
-		pr_err("%s: %s", write_path, strerror(-err));
+	errno = 0;
+	if (fwrite(r->raw, r->hdr.size, 1, f) != 1 || ferror(f)) {
+		pr_err("%s: %s", write_path, strerror(errno ? errno : EIO));
 		exit(EXIT_ERROR);
 	}
 	return true;
@@ -279,22 +343,21 @@ int recording_write(int fd, const struct recording_opts *o)
 		.path = o->device, .max = o->max, .handle = write_raw,
 		.self = o->live ? getpid() : 0,
 	};
+	struct recording *w;
 	int ret, c;
-	FILE *f;
 
-	f = recording_create(o->out);
-	if (!f)
+	w = recording_create(o->out);
+	if (!w)
 		return -EXIT_ERROR;
-	ret = recording_header(f, o->out, o->kallsyms, o->header, NULL);
+	ret = recording_header(w, o->kallsyms, o->header, NULL);
 	if (ret) {
-		fclose(f);
-		unlink(o->out);		/* nothing of a recording in it */
+		recording_close(w, false);
 		return ret;
 	}
 	write_path = o->out;
-	so.arg = f;
+	so.arg = w->f;
 	ret = stream_records(fd, &so);
-	c = recording_close(f, o->out);
+	c = recording_close(w, true);
 	return ret ? ret : c;
 }
 
@@ -402,6 +465,12 @@ int recording_open(const char *path, const char *vmlinux, bool verbose,
 		}
 		if (!have_size) {
 			n = strlen(line);
+			/* A million why-* lines at most come to 32 MiB. */
+			if (hlen + n > RECORDING_HEADER_MAX) {
+				free(hdr);
+				fclose(f);
+				return bad_recording(path, "a header over 64 MiB");
+			}
 			if (hlen + n + 2 > hcap) {
 				hcap = 2 * hcap + n + 256;
 				hdr = xrealloc(hdr, hcap);

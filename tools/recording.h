@@ -40,11 +40,14 @@ struct recording_opts {
 };
 
 int recording_write(int fd, const struct recording_opts *o);
-FILE *recording_create(const char *path);
-int recording_header(FILE *f, const char *path, const char *kallsyms,
+/* A recording being written (recording.c); record -o's and why -o's. */
+struct recording;
+
+struct recording *recording_create(const char *path);
+int recording_header(struct recording *w, const char *kallsyms,
 		     const char *header, const char *extra);
-int recording_put(FILE *f, const struct rec *r);
-int recording_close(FILE *f, const char *path);
+int recording_put(struct recording *w, const struct rec *r);
+int recording_close(struct recording *w, bool keep);
 int recording_open(const char *path, const char *vmlinux, bool verbose,
 		   char *kallsyms, unsigned long len, char **header);
 int elf_build_id(const char *path, char *hex, unsigned long len);

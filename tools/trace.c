@@ -80,6 +80,8 @@ static void setup_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* A file too big for RLIMIT_FSIZE fails its write (EFBIG): no kill. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 /*
@@ -453,15 +455,16 @@ static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
 		       sizeof(a), cmp_ull);
 }
 
-/* why -o failed: said, and the run goes on without it. */
+/*
+ * why -o failed: said, and the run goes on without it; the file keeps
+ * the whole records written before.
+ */
 static void rec_fail(struct tracer *tr, int err)
 {
 	if (err)
-		pr_err("%s: %s: the recording stops here", tr->t->output,
-		       strerror(err));
-	fclose(tr->rec);
-	if (!tr->rec_started)
-		unlink(tr->t->output);
+		pr_err("%s: %s: the recording stops here, after %llu records",
+		       tr->t->output, strerror(err), tr->rec_nr);
+	recording_close(tr->rec, tr->rec_started);
 	tr->rec = NULL;
 	tr->rec_failed = true;
 }
@@ -482,8 +485,7 @@ static void rec_begin(struct tracer *tr)
 	if (!tr->rec || tr->rec_started)
 		return;
 	lines = why_rec_lines(&wr);
-	if (recording_header(tr->rec, tr->t->output, tr->t->kallsyms, NULL,
-			     lines))
+	if (recording_header(tr->rec, tr->t->kallsyms, NULL, lines))
 		rec_fail(tr, 0);
 	else
 		tr->rec_started = true;
@@ -531,6 +533,8 @@ static bool trace_record(const struct rec *r, void *arg)
 
 		if (err)
 			rec_fail(tr, -err);
+		else
+			tr->rec_nr++;
 	}
 	if (tr->why)
 		why_add(tr->why, r, is_entry(tr, &r->hdr));
@@ -642,6 +646,7 @@ static pid_t spawn(struct tracer *tr, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (tr->why) {
 		char c;
@@ -892,10 +897,10 @@ int trace_run(const struct trace_opts *t)
 		fflush(stdout);
 		trace_say_summary(&tr);
 	}
-	/* A recording without its header holds nothing: removed. */
+	/* A recording without its header holds nothing. */
 	if (tr.rec && !tr.rec_started)
 		rec_fail(&tr, 0);
-	else if (tr.rec && recording_close(tr.rec, t->output))
+	else if (tr.rec && recording_close(tr.rec, true))
 		tr.rec_failed = true;
 	if (tr.rec_failed && ret >= 0 && tr.spawned)
 		ret = -EXIT_ERROR;

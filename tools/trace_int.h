@@ -10,10 +10,10 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 #include "ksym.h"
+#include "recording.h"
 #include "trace.h"
 #include "why.h"
 
@@ -68,9 +68,10 @@ struct tracer {
 	unsigned int stack_max;		/* GET_INFO's stack_depth */
 	bool tree;			/* the tree filter follows the command */
 	unsigned long long setup_ns;	/* loading and attaching took */
-	FILE *rec;			/* why -o, until it fails */
+	struct recording *rec;		/* why -o, until it fails */
 	bool rec_started;		/* its header is written */
 	bool rec_failed;
+	unsigned long long rec_nr;	/* records in it */
 };
 
 /* trace_targets.c; each says what went wrong on stderr. */

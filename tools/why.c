@@ -684,6 +684,8 @@ static void say_no_lines(const struct why *w)
 		return;
 	if (!srclines_built_in)
 		pr_err("why: this lbr-snap is built without libdw: origins get a function and offset, no source line");
+	else if (srclines_replay)
+		pr_err("why: no source lines for the kernel's origins: -k gives a vmlinux with the recorded kernel's debug info (Debian's linux-image-RELEASE-dbg)");
 	else
 		pr_err("why: no source lines for the kernel's origins: its debug info gives them (Debian's linux-image-RELEASE-dbg, or -k VMLINUX; -v says where lbr-snap looked)");
 }

@@ -14,7 +14,6 @@
  * The records are the command's, as the device gave them, in the order
  * why read them.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,16 +48,24 @@ char *why_rec_lines(const struct why_rec *wr)
 	return s;
 }
 
-/* An address line's value into @v (grown as needed); false if bad. */
+/* At most this many why-hooked and why-entry lines (6.1 hooks 7,600). */
+#define WHY_REC_MAX_ADDRS	(1u << 20)
+
+/*
+ * An address line's value (1 to 16 lowercase hex digits, not 0) into @v,
+ * grown as needed; false if bad.
+ */
 static bool add_addr(const char *val, unsigned long long **v, size_t *nr,
 		     size_t *cap)
 {
+	size_t len = strlen(val);
 	unsigned long long a;
-	char *end;
 
-	errno = 0;
-	a = strtoull(val, &end, 16);
-	if (errno || end == val || *end || !a)
+	if (!len || len > 16 || strspn(val, "0123456789abcdef") != len ||
+	    *nr >= WHY_REC_MAX_ADDRS)
+		return false;
+	a = strtoull(val, NULL, 16);
+	if (!a)
 		return false;
 	if (*nr == *cap) {
 		*cap = *cap ? 2 * *cap : 256;
@@ -82,7 +89,6 @@ int why_rec_parse(const char *header, struct why_rec *wr)
 	const char *p, *nl;
 	bool seen = false;
 	char line[128];
-	char *end;
 
 	memset(wr, 0, sizeof(*wr));
 	wr->tree = true;
@@ -91,8 +97,10 @@ int why_rec_parse(const char *header, struct why_rec *wr)
 
 		nl = strchr(p, '\n');
 		n = nl ? (size_t)(nl - p) : strlen(p);
-		if (n >= sizeof(line) || strncmp(p, "why-", 4))
+		if (strncmp(p, "why-", 4))
 			continue;
+		if (n >= sizeof(line))
+			goto bad;
 		memcpy(line, p, n);
 		line[n] = '\0';
 		if (!strncmp(line, "why-hooked ", 11)) {
@@ -104,10 +112,14 @@ int why_rec_parse(const char *header, struct why_rec *wr)
 				      &cap_e))
 				goto bad;
 		} else if (!strncmp(line, "why-stack-depth ", 16)) {
-			errno = 0;
-			wr->stack_max = strtoul(line + 16, &end, 10);
-			if (errno || *end || end == line + 16 ||
-			    wr->stack_max > 4096)
+			const char *d = line + 16;
+
+			/* GET_INFO's stack_depth: 0 to 4,096, in digits. */
+			if (!*d || strlen(d) > 4 ||
+			    strspn(d, "0123456789") != strlen(d))
+				goto bad;
+			wr->stack_max = strtoul(d, NULL, 10);
+			if (wr->stack_max > 4096)
 				goto bad;
 			seen = true;
 		} else if (!strcmp(line, "why-tree 0")) {
@@ -130,6 +142,7 @@ bad:
 	return -EINVAL;
 }
 
+/* Free what why_rec_parse() filled. */
 void why_rec_free(struct why_rec *wr)
 {
 	free(wr->hooked);
@@ -138,6 +151,7 @@ void why_rec_free(struct why_rec *wr)
 	wr->nr_hooked = wr->nr_entry = 0;
 }
 
+/* Whether @addr is one of the run's entry functions. */
 bool why_rec_is_entry(const struct why_rec *wr, unsigned long long addr)
 {
 	return wr->nr_entry && bsearch(&addr, wr->entry, wr->nr_entry,

@@ -20,6 +20,9 @@
  *   FAKE_LBR_FEXIT_ROOM=N  ADD_TARGETS hooks N functions by fexit in all,
  *                      across calls; past them LBR_SNAP_BATCH_FALLBACK
  *                      gives kretprobes, else the call fails with E2BIG
+ *   FAKE_LBR_NO_TREE=1  SET_FILTER refuses the tree filter (EINVAL), as a
+ *                       module from before it
+ *   FAKE_LBR_STACK_DEPTH=N  GET_INFO reports stack_depth N (16)
  *   FAKE_LBR_NO_DIRECT=1  ADD_TARGETS as on a kernel without ftrace direct
  *                      calls: EOPNOTSUPP, but with LBR_SNAP_BATCH_FALLBACK
  *                      and no "@fexit" spec, which gives kretprobes
@@ -119,7 +122,7 @@ static int fake_info(struct lbr_snap_info *info)
 	info->lbr_depth = 32;
 	info->nr_cpus = 2;
 	info->buffer_kb = 64;
-	info->stack_depth = 16;
+	info->stack_depth = env_int("FAKE_LBR_STACK_DEPTH", 16);
 	info->nr_targets = env_int("FAKE_LBR_NR_TARGETS", 3);
 	info->nr_batch_targets = env_int("FAKE_LBR_BATCH_TARGETS", 0);
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
@@ -448,6 +451,12 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 		snprintf(what, sizeof(what), "flags=%u pid=%d tgid=%d comm=%.16s",
 			 f->flags, f->pid, f->tgid, f->comm);
+		if ((f->flags & LBR_SNAP_FILTER_TREE) &&
+		    getenv("FAKE_LBR_NO_TREE")) {
+			fprintf(stderr, "fake: SET_FILTER %s: EINVAL\n", what);
+			errno = EINVAL;
+			return -1;
+		}
 		return fake_ctl("SET_FILTER", what);
 	}
 	case LBR_SNAP_IOC_SET_LBR_FILTER: {

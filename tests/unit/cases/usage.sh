@@ -18,7 +18,7 @@ usage "-n with info" "-n and --nonblock only apply to streaming, report and reco
 usage "--nonblock with stats" \
 	"-n and --nonblock only apply to streaming, report and record" --nonblock stats
 usage "--kallsyms with flush" \
-	"--kallsyms, -k and -v only apply to streaming, report, record, trace, spec and add" \
+	"--kallsyms, -k and -v only apply to streaming, report, record, trace, why, spec and add" \
 	--kallsyms x flush
 usage "--json with flush" "--json does not apply to flush" flush --json
 # A bad trace command line exits 125, as trace's own failures do.

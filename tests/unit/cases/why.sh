@@ -112,8 +112,75 @@ why_recording()
 	"$LBR" why -i why.rec -- true >/dev/null 2>replay.err
 	[ $? = 125 ] && grep -q 'why -i replays a why -o recording: no command' replay.err ||
 		{ echo "why -i with a command:"; cat replay.err; return 1; }
+	# A bad why-* line (an address not hex, a depth too big): exit 6.
+	sed 's/^why-stack-depth .*/why-stack-depth 4294967297/' why.rec >bad.rec
+	"$LBR" why -i bad.rec >/dev/null 2>replay.err
+	[ $? = 6 ] && grep -q '^lbr-snap: bad.rec: a bad why-\* header line' replay.err ||
+		{ echo "a depth of 2^32 + 1:"; cat replay.err; return 1; }
+	sed 's/^why-entry .*/why-entry -1/' why.rec >bad.rec
+	"$LBR" why -i bad.rec >/dev/null 2>&1
+	[ $? = 6 ] || { echo "why-entry -1 taken"; return 1; }
 }
-check "why -o FILE, why -i FILE: the same answer from the recording alone, text and JSON; record -o's refused" why_recording
+check "why -o FILE, why -i FILE: the same answer from the recording alone, text and JSON; record -o's and bad why-* lines refused" why_recording
+
+# What why -o keeps besides the records, each seen in the answer: a
+# module without the tree filter (failures by thread), a stack as deep
+# as stack_depth (depth_cut).
+why_recording_kept()
+{
+	local env
+
+	for env in FAKE_LBR_NO_TREE=1 FAKE_LBR_STACK_DEPTH=2; do
+		env "$env" "${WHY[@]}" --json -o kept.rec -- true \
+			>kept.jsonl 2>kept.err || { cat kept.err; return 1; }
+		"$LBR" --json why -i kept.rec >kept-i.jsonl 2>/dev/null &&
+		diff kept.jsonl kept-i.jsonl || { echo "$env"; return 1; }
+	done
+	grep -q '"depth_cut":true' kept.jsonl ||
+		{ echo "no depth_cut with stack_depth 2"; cat kept.jsonl; return 1; }
+	FAKE_LBR_NO_TREE=1 "${WHY[@]}" -- true >kept.out 2>/dev/null
+	"${WHY[@]}" -- true >tree.out 2>/dev/null
+	cmp -s kept.out tree.out &&
+		{ echo "the same answer with and without the tree filter"; return 1; }
+	return 0
+}
+check "why -o keeps the tree filter's absence and the stack depth: why -i's answer as the run's" why_recording_kept
+
+# why -o that cannot write: a symlink refused before anything is
+# attached; an existing file left as it was when the run fails before
+# its first record; a write failing midway (RLIMIT_FSIZE, EFBIG) stops
+# the recording at its last whole record, which why -i reads, while the
+# run goes on, detaches everything and exits 125.
+why_recording_fails()
+{
+	ln -sf why.rec link.rec
+	"${WHY[@]}" -o link.rec -- true >/dev/null 2>fail.err
+	[ $? = 125 ] && grep -q '^lbr-snap: link.rec: .*' fail.err &&
+	! grep -q '^fake: ADD_TARGET' fail.err ||
+		{ echo "symlink:"; cat fail.err; return 1; }
+	echo old >old.rec
+	FAKE_LBR_CTL_ERRNO=5 "${WHY[@]}" -o old.rec -- true >/dev/null 2>fail.err
+	[ $? = 125 ] && [ "$(cat old.rec)" = old ] ||
+		{ echo "old.rec changed by a run that failed:"; cat fail.err old.rec; return 1; }
+	FAKE_LBR_CTL_ERRNO=5 "${WHY[@]}" -o new.rec -- true >/dev/null 2>fail.err
+	[ ! -e new.rec ] || { echo "new.rec left by a run that failed"; return 1; }
+	local size
+	size=$(grep -abo '^records$' why.rec | cut -d: -f1)
+	# Room for the header and a record or so (ulimit -f counts KiB); the
+	# limit on the recording alone: its output through pipes.
+	{ ( ulimit -f $(( (size + 1500) / 1024 ))
+	    "${WHY[@]}" -o cut.rec -- true; echo "rc=$?" >&2 ) 2>&1 >&3 |
+		cat >fail.err; } 3>&1 | cat >cut.out
+	grep -qx 'rc=125' fail.err &&
+	grep -q '^lbr-snap: cut.rec: File too large: the recording stops here, after [0-9]* records' fail.err &&
+	[ "$(grep -c '^fake: ADD_TARGET' fail.err)" = \
+	  "$(grep -c '^fake: DEL_TARGET' fail.err)" ] &&
+	grep -q '^openat() = -2' cut.out ||
+		{ echo "write failing midway:"; cat fail.err; return 1; }
+	"$LBR" why -i cut.rec >/dev/null 2>fail.err ||
+		{ echo "why -i of the cut recording: exit $?"; cat fail.err; return 1; }
+}
+check "why -o that cannot write: a symlink refused, a file left as it was, a write failing midway cut to whole records; all detached, exit 125" why_recording_fails
 
 # why -p: the running process under the tree filter, not a command; ends
 # when it exits, with its failures.
