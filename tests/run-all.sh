@@ -547,11 +547,19 @@ else
 			"$b/lbr_snap_fexit.ko"
 	}
 	# 250 fexit attach/detach cycles on the debug kernel (about 0.9 s
-	# each there: 1000 took 889 s of a lane), 50 in guest-stress.
+	# each there: 1000 took 889 s of a lane), 50 in guest-stress; then
+	# every function of the debug kernel that can return an error (some
+	# 7,900, up to 10,000) attached at once, made to capture, detached
+	# (tests/guest/mass-attach.sh; about 3 minutes).
 	guest_debug_stress() {
+		local rc=0
+
 		guest_debug --cpu lbr-arch --accel tcg,thread=single \
 			--append LBR_FEXIT_CYCLES=250 \
-			--script "$LBR_TOP/tests/guest/stress.sh"
+			--script "$LBR_TOP/tests/guest/stress.sh" || rc=1
+		guest_debug --cpu lbr-legacy \
+			--script "$LBR_TOP/tests/guest/mass-attach.sh" || rc=1
+		return $rc
 	}
 	guest_stress() {
 		vm --smp 2 --cpu lbr-legacy --accel tcg,thread=single \

@@ -19,8 +19,16 @@
  * calls 6.1's ftrace takes), or "attach n=N why=..." when something is
  * missing.
  *
- * usage: lbr_snap_attach_bench N
+ * usage: lbr_snap_attach_bench N [CMD]
  * (lbr_snap loaded, /dev/lbr_snap writable, root.)
+ *
+ * With CMD, no BPF: the candidates take any arguments; lbr_snap's N (all
+ * there are, if fewer) stay attached while "sh -c CMD" runs under the
+ * tree filter (it makes them fail and reads the records), then are
+ * detached, and
+ *   hold n=N lbr_snap_n=X lbr_snap_kretprobes=K cmd_status=S attach_s=A
+ *        detach_s=D candidates=M
+ * is printed: tests/guest/mass-attach.sh, under the debug kernel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +38,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -73,6 +82,9 @@ static bool scalar(const struct btf *btf, __u32 id)
 	return t && (btf_is_int(t) || btf_is_ptr(t) || btf_is_enum(t));
 }
 
+/* With a CMD: no BPF program, so any arguments lbr_snap takes. */
+static bool hold;
+
 /* Returns what can fail, takes at most six scalar arguments. */
 static bool wanted(const struct btf *btf, const struct btf_type *fn)
 {
@@ -88,7 +100,7 @@ static bool wanted(const struct btf *btf, const struct btf_type *fn)
 		     r->size >= 4)))
 		return false;
 	p = btf_params(proto);
-	for (i = 0; i < btf_vlen(proto); i++)
+	for (i = 0; !hold && i < btf_vlen(proto); i++)
 		if (!p[i].type || !scalar(btf, p[i].type))
 			return false;
 	return true;
@@ -134,50 +146,84 @@ static int targets_ioc(int fd, unsigned long cmd,
 	return ret;
 }
 
-/* lbr_snap: attach and detach @f; the seconds each took, how many. */
+/* Detach those of @e[0..@n) that were attached; how many remain, or -1. */
+static int detach(int fd, struct lbr_snap_target_entry *e, size_t n)
+{
+	size_t i, k, m = 0;
+	__u32 done;
+	int ret = 0;
+
+	for (i = 0; i < n; i++)
+		if (!e[i].error)
+			e[m++].id = e[i].id;
+	for (i = 0; i < m; i += k) {
+		k = m - i < CHUNK ? m - i : CHUNK;
+		if (targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, e + i, k, 0,
+				&done))
+			ret = -1;
+	}
+	return ret;
+}
+
+/*
+ * lbr_snap: attach and detach @f; the seconds each took, how many.  With
+ * @cmd, run it in between, this process and what it starts followed by
+ * the tree filter from before the first attach (their records alone, not
+ * every task's); its wait status in *@status.
+ * Whatever happens, nothing stays attached that this attached.
+ */
 static int lbr_snap_run(const struct func *f, size_t n, double *att,
-			double *det, unsigned int *kretprobes)
+			double *det, unsigned int *kretprobes,
+			const char *cmd, int *status)
 {
 	struct lbr_snap_target_entry *e = calloc(n, sizeof(*e));
 	int fd = open(LBR_SNAP_DEVICE, O_RDWR | O_CLOEXEC);
-	size_t i, k, m = 0;
+	struct lbr_snap_filter tree = {
+		.flags = LBR_SNAP_FILTER_TREE, .tgid = getpid(),
+	};
+	struct lbr_snap_filter off = { 0 };
+	int ret = -1;
+	size_t i, k;
 	__u32 done, added = 0;
 	double t0;
 
 	if (!e || fd < 0)
-		return -1;
+		goto out;
 	for (i = 0; i < n; i++) {
 		snprintf(e[i].spec, sizeof(e[i].spec), "%s", f[i].name);
 		e[i].addr = f[i].addr;
 	}
+	if (cmd && ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &tree))
+		goto out;
 	t0 = now_s();
 	for (i = 0; i < n; i += k) {
 		k = n - i < CHUNK ? n - i : CHUNK;
 		/* 6.1 takes some 7,680 by fexit: kretprobes past them. */
 		if (targets_ioc(fd, LBR_SNAP_IOC_ADD_TARGETS, e + i, k,
 				LBR_SNAP_BATCH_SKIP | LBR_SNAP_BATCH_FALLBACK,
-				&done))
-			return -1;
+				&done)) {
+			detach(fd, e, i);
+			goto out;
+		}
 		added += done;
 	}
 	*att = now_s() - t0;
-	for (i = 0; i < n; i++) {
-		if (e[i].error)
-			continue;
-		*kretprobes += e[i].hook == LBR_SNAP_HOOK_KRETPROBE;
-		e[m++].id = e[i].id;
-	}
+	for (i = 0; i < n; i++)
+		if (!e[i].error)
+			*kretprobes += e[i].hook == LBR_SNAP_HOOK_KRETPROBE;
+	if (cmd)
+		*status = system(cmd);
 	t0 = now_s();
-	for (i = 0; i < m; i += k) {
-		k = m - i < CHUNK ? m - i : CHUNK;
-		if (targets_ioc(fd, LBR_SNAP_IOC_DEL_TARGETS, e + i, k, 0,
-				&done))
-			return -1;
-	}
+	if (!detach(fd, e, n))
+		ret = added;
 	*det = now_s() - t0;
-	close(fd);
+out:
+	if (cmd && fd >= 0)
+		ioctl(fd, LBR_SNAP_IOC_SET_FILTER, &off);
+	if (fd >= 0)
+		close(fd);
 	free(e);
-	return added;
+	return ret;
 }
 
 /* An empty fexit program and its link on each of @f, then all closed. */
@@ -227,6 +273,7 @@ int main(int argc, char **argv)
 	struct rlimit rl = { 1 << 20, 1 << 20 };
 	double la = 0, ld = 0, ba = 0, bd = 0;
 	unsigned int kr = 0;
+	int status = -1;
 	struct func *f;
 	size_t nf, i;
 	int ln, bn;
@@ -236,17 +283,32 @@ int main(int argc, char **argv)
 		rl.rlim_cur = rl.rlim_max = 65536;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	hold = argc > 2;
 	f = candidates(&nf);
 	if (!f)
 		why(want, "no-btf-kallsyms-or-tracefs");
-	if (nf < want)
-		why(want, "fewer-candidates");
+	/* A kernel with fewer (the debug kernel's small config): all. */
+	if (hold && nf < want)
+		want = nf;
+	if (nf < want) {
+		printf("attach n=%lu why=fewer-candidates candidates=%zu\n",
+		       want, nf);
+		return 0;
+	}
 	/* Spread over the kernel, not its first names only. */
 	for (i = 0; i < want; i++)
 		f[i] = f[i * (nf / want)];
-	ln = lbr_snap_run(f, want, &la, &ld, &kr);
+	ln = lbr_snap_run(f, want, &la, &ld, &kr, argc > 2 ? argv[2] : NULL,
+			  &status);
 	if (ln < 0)
-		why(want, "lbr_snap-refused-the-batch");
+		why(want, "lbr_snap-refused-a-batch-or-its-removal");
+	if (argc > 2) {
+		printf("hold n=%lu lbr_snap_n=%d lbr_snap_kretprobes=%u cmd_status=%d attach_s=%.2f detach_s=%.2f candidates=%zu\n",
+		       want, ln, kr,
+		       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+		       la, ld, nf);
+		return 0;
+	}
 	bn = bpf_run(f, want, &ba, &bd);
 	if (bn < 0)
 		why(want, "no-memory");
