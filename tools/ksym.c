@@ -101,6 +101,8 @@ static bool parse_line(struct ksyms *ks, char *line, struct ksym *sym,
 	sym->mod = 0;
 	if (name_len == 5 && !strncmp(name, "_text", 5))
 		ks->text_addr = sym->addr;
+	if (name_len == 6 && !strncmp(name, "_etext", 6))
+		ks->etext_addr = sym->addr;
 	mod = name + name_len + strspn(name + name_len, " \t");
 	if (*mod++ != '[')
 		return true;
@@ -424,6 +426,32 @@ const char *ksyms_name(const struct ksyms *ks, unsigned long long addr,
 		return NULL;
 	*off = addr - s->addr;
 	return ks->pool + s->name;
+}
+
+/*
+ * Whether @addr, an LBR entry's, cannot be this kernel's text: in the
+ * kernel's half (the vsyscall page aside, which user space executes),
+ * below every text symbol, past vmlinux's _etext (its init text is gone
+ * once it runs), or over 1 MiB past a module's last symbol below it (no
+ * function is that long).  So the branches of another context that
+ * reached the LBR: a guest's, on a KVM host whose Arch LBR keeps
+ * recording across VM entry (design.md, "KVM").  Never with kallsyms of
+ * zeros (kptr_restrict), nor of user-space addresses, which no kallsyms
+ * can tell apart.
+ */
+bool ksyms_foreign(const struct ksyms *ks, unsigned long long addr)
+{
+	const struct ksym *s;
+
+	if (addr < 0xffff800000000000ULL || !ks->text_addr ||
+	    (addr >= 0xffffffffff600000ULL && addr < 0xffffffffff601000ULL))
+		return false;
+	s = lookup(ks, addr);
+	if (!s)
+		return true;
+	if (s->mod)
+		return addr - s->addr > (1u << 20);
+	return ks->etext_addr && addr >= ks->etext_addr;
 }
 
 /* Whether @addr is in a module's symbol, not vmlinux's. */

@@ -23,6 +23,7 @@ struct ksyms {
 	char *pool;		/* NUL-terminated names; offset 0 is "" */
 	size_t pool_len, pool_cap;
 	unsigned long long text_addr;	/* _text, for the KASLR offset */
+	unsigned long long etext_addr;	/* _etext, the end of its text */
 	struct srclines *lines;		/* file:line lookup, or NULL */
 	struct ksym_cache *cache;	/* formatted recent addresses */
 };
@@ -42,6 +43,7 @@ const char *ksyms_sym_plain(const struct ksyms *ks, unsigned long long addr,
 const char *ksyms_name(const struct ksyms *ks, unsigned long long addr,
 		       unsigned long long *off);
 bool ksyms_in_module(const struct ksyms *ks, unsigned long long addr);
+bool ksyms_foreign(const struct ksyms *ks, unsigned long long addr);
 unsigned long long ksyms_addr_of(const struct ksyms *ks, const char *name,
 				 size_t len);
 const char *ksyms_module(const struct ksyms *ks, unsigned long long addr);

@@ -380,6 +380,15 @@ static char *cat(char *p, const char *s, size_t n)
 /* cat() of a string literal */
 #define CAT(p, lit)	cat((p), (lit), sizeof(lit) - 1)
 
+/* An entry that cannot be this kernel's (ksyms_foreign()), said so. */
+#define FOREIGN_NOTE	" (not this kernel's text)"
+
+static bool branch_foreign(const struct ksyms *ks,
+			   const struct lbr_snap_branch *b)
+{
+	return ksyms_foreign(ks, b->from) || ksyms_foreign(ks, b->to);
+}
+
 /*
  * "[#N] from -> to": the index padded to @iw digits, the source to @fw
  * columns, so that the arrows of a record line up.
@@ -412,9 +421,10 @@ static void print_branch(FILE *f, const struct rec *r, unsigned int i,
 		sym = ksyms_sym(ks, b.to, &len, &found);
 		p = cat(p, sym, len);
 		if (b.flags & LBR_SNAP_BR_MISPRED)
-			p = CAT(p, " (mispredicted)\n");
-		else
-			*p++ = '\n';
+			p = CAT(p, " (mispredicted)");
+		if (branch_foreign(ks, &b))
+			p = CAT(p, FOREIGN_NOTE);
+		*p++ = '\n';
 		fwrite(buf, 1, p - buf, f);
 		return;
 	}
@@ -426,7 +436,11 @@ static void print_branch(FILE *f, const struct rec *r, unsigned int i,
 	put_addr(f, ks, b.from, &from, fw);
 	fputs(" -> ", f);
 	put_addr(f, ks, b.to, &to, 0);
-	fputs(b.flags & LBR_SNAP_BR_MISPRED ? " (mispredicted)\n" : "\n", f);
+	if (b.flags & LBR_SNAP_BR_MISPRED)
+		fputs(" (mispredicted)", f);
+	if (branch_foreign(ks, &b))
+		fputs(FOREIGN_NOTE, f);
+	fputc('\n', f);
 	put_inlines(f, "from", &from);
 	put_inlines(f, "to", &to);
 }
@@ -951,7 +965,9 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 	p = bool_buf(p, irq);
 	if (m) {
 		/* No debug info: the same keys each time, in the one write. */
-		p = CAT(p, ",\"from_file\":null,\"from_line\":null,\"from_inline\":[],\"to_file\":null,\"to_line\":null,\"to_inline\":[]}");
+		p = CAT(p, ",\"from_file\":null,\"from_line\":null,\"from_inline\":[],\"to_file\":null,\"to_line\":null,\"to_inline\":[],\"foreign\":");
+		p = bool_buf(p, branch_foreign(ks, &b));
+		*p++ = '}';
 		fwrite(buf, 1, p - buf, f);
 		if (p - obj <= MEMO_TEXT) {
 			m->b = b;
@@ -966,7 +982,7 @@ static void json_branch(FILE *f, const struct rec *r, unsigned int i,
 	fwrite(buf, 1, p - buf, f);
 	json_srcloc(f, "from", ks, b.from);
 	json_srcloc(f, "to", ks, b.to);
-	fputc('}', f);
+	fputs(branch_foreign(ks, &b) ? ",\"foreign\":true}" : ",\"foreign\":false}", f);
 }
 
 static void json_errno(FILE *f, const struct lbr_snap_record *h)

@@ -35,7 +35,7 @@ BRANCH = {
     "probe": bool, "before_target": bool, "interrupt": bool,
     "from_file": OPT_STR, "from_line": (int, type(None)),
     "to_file": OPT_STR, "to_line": (int, type(None)),
-    "from_inline": list, "to_inline": list,
+    "from_inline": list, "to_inline": list, "foreign": bool,
 }
 # perf's names (tools/perf/util/branch.c) of the types lbr_snap.h has;
 # type 7, a far transfer, is one of these, or N/A.

@@ -15,6 +15,44 @@ t "JSON output of the synthetic stream" 0 "$EXP/stream.jsonl" "$EXP/stream.err" 
 check "every JSON line parses and has the documented keys" \
 	python3 "$HERE/check-json.py" record out.txt
 
+# Entries that cannot be this kernel's text (a guest's, on a KVM host
+# with Arch LBR): with _etext moved down to 0xffffffff81004000, the
+# entries with an address past it (kmalloc_trace's, the return thunk's)
+# are marked, in text and JSON, and no other; with kallsyms of zeros,
+# none.
+foreign()
+{
+	local n
+
+	sed 's/^ffffffff81006000 T _etext$/ffffffff81004000 T _etext/' \
+		kallsyms.txt >etext.txt
+	"$LBR" -d stream.bin --kallsyms etext.txt --full >foreign.txt 2>/dev/null &&
+	"$LBR" -d stream.bin --kallsyms etext.txt --json >foreign.jsonl 2>/dev/null ||
+		return 1
+	# The text (--full: every entry) marks as many as JSON has true.
+	n=$(grep -c " (not this kernel's text)$" foreign.txt)
+	[ "$n" -gt 0 ] && [ "$n" = "$(grep -o '"foreign":true' foreign.jsonl | wc -l)" ] ||
+		{ echo "$n marked in text"; grep -c '"foreign":true' foreign.jsonl; return 1; }
+	# Each branch with an address past _etext, and only those, marked.
+	python3 - foreign.jsonl <<'PY' || return 1
+import json, sys
+bad = 0
+for line in open(sys.argv[1]):
+    for b in json.loads(line)["branches"]:
+        past = any(0xffffffff81004000 <= int(b[k], 16) < 0xffffffffc0000000
+                   for k in ("from", "to"))
+        if b["foreign"] != past:
+            print("wrong foreign:", b["from"], b["to"], b["foreign"])
+            bad += 1
+sys.exit(1 if bad else 0)
+PY
+	grep -q '"foreign":true' foreign.jsonl &&
+	! grep -q "not this kernel's text" "$EXP/stream.txt" &&
+	! "$LBR" -d stream.bin --kallsyms restricted.txt 2>/dev/null |
+		grep -q "not this kernel's text"
+}
+check "entries that cannot be this kernel's text are marked, text and JSON (foreign)" foreign
+
 same_count()
 {
 	local text json
