@@ -257,7 +257,12 @@ int recording_header(struct recording *w, const char *kallsyms,
 	fwrite(ks, 1, n, f);
 	fputs("records\n", f);
 	free(ks);
-	if (fflush(f) || ferror(f) || (w->good = ftello(f)) < 0) {
+	if (fflush(f) || ferror(f)) {
+		pr_err("%s: %s", w->path, strerror(errno));
+		return -EXIT_ERROR;
+	}
+	w->good = ftello(f);
+	if (w->good < 0) {
 		pr_err("%s: %s", w->path, strerror(errno));
 		return -EXIT_ERROR;
 	}
