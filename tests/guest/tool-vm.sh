@@ -308,10 +308,13 @@ check_why_replay()
 	rel=$(grep -a -m1 '^release ' "$dir/why.rec" | cut -d' ' -f2)
 	dbg=${LBR_SNAP_CACHE:-$ROOT/.cache}/dbg/$rel/root/usr/lib/debug/boot/vmlinux-$rel
 	WHY_LINES=
-	[ -n "$rel" ] && [ -s "$dbg" ] || return 0
+	# A line needs the origin's branch: none without LBR (stock).
+	[ -n "$rel" ] && [ -s "$dbg" ] &&
+		grep -q '^{"syscall":"openat",.*"origin":{"func":"step_into","off":[0-9]' \
+			"$dir/host-why.json" || return 0
 	"$ROOT/tools/lbr-snap" -k "$dbg" --json why -i "$dir/why.rec" \
 		>"$dir/host-why-lines.json" 2>"$T/why" || return 1
-	if ! grep -q '"origin":{"func":"step_into","off":[0-9]*,"file":"fs/namei.c","line":[1-9]' \
+	if ! grep -q '^{"syscall":"openat",.*"origin":{"func":"step_into","off":[0-9]*,"file":"fs/namei.c","line":[1-9]' \
 		"$dir/host-why-lines.json"; then
 		{ echo "no origin in fs/namei.c with $dbg:"; head -c 800 "$dir/host-why-lines.json"; } >"$T/why"
 		return 1
