@@ -43,6 +43,8 @@
 #include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
 
 #define LBR_SLOT_FMT(fmt)	"slot %u (%ps): " fmt
+/* A batch's slot: its trampoline serves them all, the first named. */
+#define LBR_SLOTS_FMT(fmt)	"slot %u (%ps and %u more): " fmt
 
 struct lbr_fexit_slot {
 	struct lbr_direct direct;
@@ -690,8 +692,13 @@ static void lbr_fexit_drain(struct work_struct *work)
 		if (!left) {
 			__set_bit(slot, done);
 		} else if (!s->told && time_after(jiffies, s->put_at + HZ)) {
-			pr_info(LBR_SLOT_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
-				slot, (void *)s->direct.ip, left);
+			if (s->direct.nr > 1)
+				pr_info(LBR_SLOTS_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
+					slot, (void *)s->direct.ip,
+					s->direct.nr - 1, left);
+			else
+				pr_info(LBR_SLOT_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
+					slot, (void *)s->direct.ip, left);
 			s->told = true;
 		}
 	}
