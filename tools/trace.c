@@ -50,7 +50,6 @@
 #include "trace.h"
 #include "trace_int.h"
 #include "util.h"
-#include "why_rec.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open	434	/* 5.3's, the same on every architecture */
@@ -261,7 +260,7 @@ static int setup(struct tracer *tr)
 	ret = get_device_info(tr->fd, tr->t->device, &info);
 	if (ret)
 		return ret;
-	tr->stack_max = info.stack_depth;
+	tr->wr.stack_max = info.stack_depth;
 	/* Capture mode first: a void target attaches only in mode all. */
 	ret = set_capture(tr, &info);
 	if (!ret)
@@ -422,9 +421,10 @@ static bool wanted(struct tracer *tr, const struct lbr_snap_record *h)
 static void entry_addrs(struct tracer *tr)
 {
 	size_t i, n = tr->nr ? tr->nr : 1;
+	struct why_rec *wr = &tr->wr;
 
-	tr->entry_addrs = xrealloc(NULL, n * sizeof(*tr->entry_addrs));
-	tr->hooked_addrs = xrealloc(NULL, n * sizeof(*tr->hooked_addrs));
+	wr->entry = xrealloc(NULL, n * sizeof(*wr->entry));
+	wr->hooked = xrealloc(NULL, n * sizeof(*wr->hooked));
 	for (i = 0; i < tr->nr; i++) {
 		const struct tgt *g = &tr->tg[i];
 		unsigned long long a = g->addr;
@@ -435,24 +435,13 @@ static void entry_addrs(struct tracer *tr)
 					  strcspn(g->spec, "%/@="));
 		if (!a)
 			continue;
-		tr->hooked_addrs[tr->nr_hooked_addrs++] = a;
+		wr->hooked[wr->nr_hooked++] = a;
 		if (g->arg < tr->t->nr_entry)
-			tr->entry_addrs[tr->nr_entry_addrs++] = a;
+			wr->entry[wr->nr_entry++] = a;
 	}
-	qsort(tr->entry_addrs, tr->nr_entry_addrs, sizeof(*tr->entry_addrs),
-	      cmp_ull);
-	qsort(tr->hooked_addrs, tr->nr_hooked_addrs,
-	      sizeof(*tr->hooked_addrs), cmp_ull);
-	why_hooked(tr->why, tr->hooked_addrs, tr->nr_hooked_addrs,
-		   tr->stack_max);
-}
-
-static bool is_entry(const struct tracer *tr, const struct lbr_snap_record *h)
-{
-	unsigned long long a = h->func_addr;
-
-	return bsearch(&a, tr->entry_addrs, tr->nr_entry_addrs,
-		       sizeof(a), cmp_ull);
+	qsort(wr->entry, wr->nr_entry, sizeof(*wr->entry), cmp_ull);
+	qsort(wr->hooked, wr->nr_hooked, sizeof(*wr->hooked), cmp_ull);
+	why_hooked(tr->why, wr->hooked, wr->nr_hooked, wr->stack_max);
 }
 
 /*
@@ -475,16 +464,12 @@ static void rec_fail(struct tracer *tr, int err)
  */
 static void rec_begin(struct tracer *tr)
 {
-	struct why_rec wr = {
-		.hooked = tr->hooked_addrs, .nr_hooked = tr->nr_hooked_addrs,
-		.entry = tr->entry_addrs, .nr_entry = tr->nr_entry_addrs,
-		.stack_max = tr->stack_max, .tree = tr->tree,
-	};
 	char *lines;
 
 	if (!tr->rec || tr->rec_started)
 		return;
-	lines = why_rec_lines(&wr);
+	tr->wr.tree = tr->tree;
+	lines = why_rec_lines(&tr->wr);
 	if (recording_header(tr->rec, tr->t->kallsyms, NULL, lines))
 		rec_fail(tr, 0);
 	else
@@ -537,7 +522,7 @@ static bool trace_record(const struct rec *r, void *arg)
 			tr->rec_nr++;
 	}
 	if (tr->why)
-		why_add(tr->why, r, is_entry(tr, &r->hdr));
+		why_add(tr->why, r, why_rec_is_entry(&tr->wr, r->hdr.func_addr));
 	else if (tr->t->json)
 		print_rec_json(stdout, r, &tr->ks);
 	else
@@ -907,8 +892,7 @@ int trace_run(const struct trace_opts *t)
 	why_free(tr.why);
 	ksyms_free(&tr.ks);
 	teardown(&tr);
-	free(tr.entry_addrs);
-	free(tr.hooked_addrs);
+	why_rec_free(&tr.wr);
 	free(tr.pids);
 	free(tr.tg);
 	return ret;

@@ -16,6 +16,7 @@
 #include "recording.h"
 #include "trace.h"
 #include "why.h"
+#include "why_rec.h"
 
 /* Above this many targets, the summary goes by -e, not by target. */
 #define LIST_MAX	16
@@ -61,11 +62,11 @@ struct tracer {
 	bool procev_lost;		/* fall back to /proc */
 	struct ksyms ks;
 	struct why *why;		/* lbr-snap why's records */
-	unsigned long long *entry_addrs;	/* its entry functions, sorted */
-	size_t nr_entry_addrs;
-	unsigned long long *hooked_addrs;	/* every target, sorted */
-	size_t nr_hooked_addrs;
-	unsigned int stack_max;		/* GET_INFO's stack_depth */
+	/*
+	 * why: its entry functions and every target, sorted, and GET_INFO's
+	 * stack_depth (what why -o keeps besides the records)
+	 */
+	struct why_rec wr;
 	bool tree;			/* the tree filter follows the command */
 	unsigned long long setup_ns;	/* loading and attaching took */
 	struct recording *rec;		/* why -o, until it fails */
