@@ -213,7 +213,11 @@ struct lbr_snap_record {
 	 * hook's way in and out included (@ts_ns is taken as the capture
 	 * begins).  0 when not known: a kretprobe without its entry handler
 	 * (no tree filter was set since lbr_snap loaded, or the call was in
-	 * flight when the first one was), or a module before it.
+	 * flight when the first one was), a module before it, no TSC rate,
+	 * a TSC read earlier on return than on entry or over an hour apart.
+	 * A task moved between CPUs whose TSCs are not in step (the kernel
+	 * then does not use the TSC as its clock) may get a duration off by
+	 * their difference.
 	 */
 	__u64 entry_ns;
 	/* struct lbr_snap_branch entries[nr_entries] at hdr_size */

@@ -135,6 +135,10 @@ static __always_inline u64 lbr_entry_ns(u64 entry_tsc, u64 now_ns)
 	if (!khz || now < entry_tsc)
 		return 0;
 	d = now - entry_tsc;
+	/*
+	 * Over an hour is no call's: and the bound keeps the quotient below
+	 * 2^64, or x86's DIVQ in mul_u64_u32_div() would fault (#DE).
+	 */
 	if (d > (u64)khz * 1000 * 3600)
 		return 0;
 	d = mul_u64_u32_div(d, NSEC_PER_MSEC, khz);

@@ -225,8 +225,9 @@ do {									\
 /*
  * Can @t's stack arguments all be passed on?  The trampoline copies
  * LBR_FEXIT_STACK_WORDS words of its caller's stack for the function: one
- * given more would read the trampoline's own frame (its saved RBP, its
- * return addresses) as its further arguments, and the real ones shifted.
+ * given more would read the trampoline's own frame (its entry TSC, saved
+ * RBP and return addresses) as its further arguments, and the real ones
+ * shifted.
  * The count comes from BTF (targets.c); without BTF, from the user's "/N"
  * (N register-sized arguments; a struct returned in memory takes one more
  * register, which N must then count) on an fexit asked for by name or by

@@ -42,9 +42,6 @@
 #include "func_lookup.h"
 #include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
 
-#define LBR_SLOT_FMT(fmt)	"slot %u (%ps): " fmt
-/* A batch's slot: its trampoline serves them all, the first named. */
-#define LBR_SLOTS_FMT(fmt)	"slot %u (%ps and %u more): " fmt
 
 struct lbr_fexit_slot {
 	struct lbr_direct direct;
@@ -71,6 +68,36 @@ static DECLARE_BITMAP(lbr_fexit_orphan, LBR_FEXIT_SLOTS);
 static DECLARE_BITMAP(lbr_fexit_unhooked, LBR_FEXIT_SLOTS);
 static bool lbr_fexit_pinned;		/* our reference on ourselves */
 static const struct lbr_fexit_client *lbr_fexit_client;
+
+/* The functions @d hooks: @nr, or one. */
+static unsigned int lbr_direct_funcs(const struct lbr_direct *d)
+{
+	return d->nr ?: 1;
+}
+
+/*
+ * A message of @slot: "slot N (FUNC): ...", or for a batch's slot, whose
+ * one trampoline serves them all, "slot N (FIRST and M more): ...".
+ */
+static __printf(3, 4) void lbr_slot_log(const char *level, unsigned int slot,
+					const char *fmt, ...)
+{
+	const struct lbr_direct *d = &lbr_fexit_slots[slot].direct;
+	unsigned int more = lbr_direct_funcs(d) - 1;
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	if (more)
+		printk("%s" pr_fmt("slot %u (%ps and %u more): %pV"), level,
+		       slot, (void *)d->ip, more, &vaf);
+	else
+		printk("%s" pr_fmt("slot %u (%ps): %pV"), level, slot,
+		       (void *)d->ip, &vaf);
+	va_end(args);
+}
 
 /*
  * Direct calls ftrace holds of the slots, under lbr_fexit_lock: a slot's
@@ -349,8 +376,8 @@ void lbr_fexit_unregister(void)
 	bitmap_andnot(left, left, lbr_fexit_lost, LBR_FEXIT_SLOTS);
 	bitmap_andnot(left, left, lbr_fexit_orphan, LBR_FEXIT_SLOTS);
 	for_each_set_bit(slot, left, LBR_FEXIT_SLOTS) {
-		pr_warn(LBR_SLOT_FMT("the client left it attached: detached\n"),
-			slot, (void *)lbr_fexit_slots[slot].direct.ip);
+		lbr_slot_log(KERN_WARNING, slot,
+			     "the client left it attached: detached\n");
 		lbr_fexit_detach_locked(slot);
 	}
 	bitmap_or(lbr_fexit_orphan, lbr_fexit_orphan, lbr_fexit_used,
@@ -436,12 +463,6 @@ u64 lbr_fexit_slot_quiet(unsigned int slot)
 	return lbr_fexit_sum(&lbr_fexit_quiet, slot);
 }
 EXPORT_SYMBOL_GPL(lbr_fexit_slot_quiet);
-
-/* The functions @d hooks: @nr, or one. */
-static unsigned int lbr_direct_funcs(const struct lbr_direct *d)
-{
-	return d->nr ?: 1;
-}
 
 /* How many more direct calls ftrace takes of ours; under lbr_fexit_lock. */
 static unsigned int lbr_fexit_direct_room_locked(void)
@@ -618,8 +639,9 @@ static void lbr_fexit_detach_locked(unsigned int slot)
 		 * Its calls go on, recording nothing (an orphan), as the
 		 * client has given the slot back.
 		 */
-		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n"),
-			slot, (void *)s->direct.ip, ret);
+		lbr_slot_log(KERN_WARNING, slot,
+			     "ftrace would not remove the direct call (%d): the slot stays in use and lbr_snap_fexit loaded\n",
+			     ret);
 		__set_bit(slot, lbr_fexit_lost);
 		__set_bit(slot, lbr_fexit_orphan);
 		__module_get(THIS_MODULE);
@@ -692,13 +714,9 @@ static void lbr_fexit_drain(struct work_struct *work)
 		if (!left) {
 			__set_bit(slot, done);
 		} else if (!s->told && time_after(jiffies, s->put_at + HZ)) {
-			if (s->direct.nr > 1)
-				pr_info(LBR_SLOTS_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
-					slot, (void *)s->direct.ip,
-					s->direct.nr - 1, left);
-			else
-				pr_info(LBR_SLOT_FMT("%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n"),
-					slot, (void *)s->direct.ip, left);
+			lbr_slot_log(KERN_INFO, slot,
+				     "%ld call(s) still inside; lbr_snap_fexit stays loaded until they return\n",
+				     left);
 			s->told = true;
 		}
 	}
@@ -715,8 +733,8 @@ static void lbr_fexit_drain(struct work_struct *work)
 		struct lbr_fexit_slot *s = &lbr_fexit_slots[slot];
 
 		if (s->told)
-			pr_info(LBR_SLOT_FMT("the last call has returned\n"),
-				slot, (void *)s->direct.ip);
+			lbr_slot_log(KERN_INFO, slot,
+				     "the last call has returned\n");
 		if (c && !test_bit(slot, lbr_fexit_orphan) && c->released)
 			c->released(s->data);
 		s->data = NULL;
@@ -897,8 +915,9 @@ static void lbr_fexit_unhook_locked(unsigned int slot, const char *mod)
 	    test_bit(slot, lbr_fexit_unhooked) || test_bit(slot, lbr_fexit_lost))
 		return;
 	if (lbr_direct_detach(&s->direct)) {
-		pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call from %s, which goes\n"),
-			slot, (void *)s->direct.ip, mod);
+		lbr_slot_log(KERN_WARNING, slot,
+			     "ftrace would not remove the direct call from %s, which goes\n",
+			     mod);
 		return;
 	}
 	lbr_fexit_direct_nr -= lbr_direct_funcs(&s->direct);
@@ -980,12 +999,14 @@ static int lbr_fexit_module_event(struct notifier_block *nb,
 			continue;
 		}
 		if (lbr_direct_detach(&s->direct)) {
-			pr_warn(LBR_SLOT_FMT("ftrace would not remove the direct call from %s, which goes\n"),
-				slot, (void *)s->direct.ip, mod->name);
+			lbr_slot_log(KERN_WARNING, slot,
+				     "ftrace would not remove the direct call from %s, which goes\n",
+				     mod->name);
 			continue;
 		}
-		pr_info(LBR_SLOT_FMT("the direct call is removed now that %s goes\n"),
-			slot, (void *)s->direct.ip, mod->name);
+		lbr_slot_log(KERN_INFO, slot,
+			     "the direct call is removed now that %s goes\n",
+			     mod->name);
 		lbr_fexit_direct_nr -= lbr_direct_funcs(&s->direct);
 		__clear_bit(slot, lbr_fexit_lost);
 		lbr_fexit_drain_start_locked(slot);

@@ -47,10 +47,11 @@ static __always_inline unsigned long lbr_kr_tag(void)
 static __always_inline u64 lbr_kr_entry_tsc(struct kretprobe_instance *ri)
 {
 	struct lbr_kr_entry *e = (struct lbr_kr_entry *)ri->data;
-	u64 tsc = e->tag == lbr_kr_tag() ? e->tsc : 0;
 
+	if (e->tag != lbr_kr_tag())
+		return 0;
 	e->tag = 0;
-	return tsc;
+	return e->tsc;
 }
 
 /*
@@ -148,9 +149,9 @@ NOKPROBE_SYMBOL(lbr_ret_entry);
 
 /*
  * Whether kretprobes get the entry handler: from the first tree filter
- * on (task_follow.c), not before, since its indirect call costs every
- * call some 20 instructions (make bench's kretprobe lines) when no task
- * is left out.  Never taken back: kprobes read
+ * on (task_follow.c), not before, since its indirect call, RDTSC and two
+ * stores cost every call some 25 instructions (make bench's kretprobe
+ * lines) when no task is left out.  Never taken back: kprobes read
  * rp->entry_handler twice, with no READ_ONCE(), so it may go from NULL
  * to the handler while armed, never back.
  */
@@ -201,9 +202,11 @@ void lbr_kretprobe_init(void)
 	};
 	unsigned long site;
 
+	/* Once a load, whatever follows: calls in flight keep their tags. */
+	if (!lbr_kr_tag_key)
+		lbr_kr_tag_key = get_random_long() | 1;
 	if (lbr_ret_site)
 		return;
-	lbr_kr_tag_key = get_random_long() | 1;
 	if (register_kretprobe(&rp)) {
 		pr_warn("cannot find the kretprobe trampoline: probe_entries unknown\n");
 		return;
@@ -254,6 +257,7 @@ int lbr_kretprobe_attach(struct lbr_target *t)
 			lbr_ret_handler_nolbr : lbr_ret_handler;
 	t->rp.entry_handler = READ_ONCE(lbr_kr_entry_check) ? lbr_ret_entry :
 			      NULL;
+	/* 16 bytes more an instance, used once a tree filter is set. */
 	t->rp.data_size = sizeof(struct lbr_kr_entry);
 	/*
 	 * A batch's may be thousands: the kernel's default instances each
