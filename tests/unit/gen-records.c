@@ -905,6 +905,17 @@ static struct lbr_snap_record why_rec(unsigned long long func,
 	return h;
 }
 
+/* A record of thread @tid (of whycmd's), outside system calls. */
+static struct lbr_snap_record why_thread_rec(unsigned long long func,
+					     unsigned int type,
+					     long long ret, int tid)
+{
+	struct lbr_snap_record h = why_rec(func, type, ret, 0, 0);
+
+	h.pid = tid;
+	return h;
+}
+
 static void gen_why(void)
 {
 	/* step_into: a jump inside it, then its return. */
@@ -976,11 +987,9 @@ static void gen_why(void)
 	 * handle_mm_fault) closes its errors before it; lookup_fast()'s is
 	 * the origin.
 	 */
-	h = why_rec(W_LOOKUP, LBR_SNAP_RET_PTR, -14, 0, 0);
-	h.pid = 301;
-	emit(h, lookup, 2, &native);
-	h = why_rec(W_FAULT, LBR_SNAP_RET_INT, -14, 0, 0);
-	h.pid = 301;
+	emit(why_thread_rec(W_LOOKUP, LBR_SNAP_RET_PTR, -14, 301), lookup, 2,
+	     &native);
+	h = why_thread_rec(W_FAULT, LBR_SNAP_RET_INT, -14, 301);
 	h.entry_ns = h.ts_ns - 300000000;
 	emit(h, ret, 1, &native);
 	/*
@@ -988,12 +997,10 @@ static void gen_why(void)
 	 * numbered: its wrapper's error closes no failure, both counted
 	 * as outside.
 	 */
-	h = why_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 0, 0);
-	h.pid = 302;
-	emit(h, step, 3, &native);
-	h = why_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 0, 0);
-	h.pid = 302;
-	emit(h, ret, 1, &native);
+	emit(why_thread_rec(W_STEP, LBR_SNAP_RET_PTR, -2, 302), step, 3,
+	     &native);
+	emit(why_thread_rec(W_SYS_OPEN, LBR_SNAP_RET_LONG, -2, 302), ret, 1,
+	     &native);
 }
 
 int main(int argc, char **argv)
