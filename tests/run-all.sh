@@ -55,6 +55,22 @@ failures() {	# $1 = log
 	/^ok / || /^# Totals/ { n = 0; next }
 	{ keep($0) }'
 }
+# A guest kernel's first oops, what a crash report needs of it: its
+# header (a die's "[#1]", BUG:, KASAN:, UBSAN:), the process, RIP, and the
+# call trace without the guesses ("? "), at most 40 lines.  Before the
+# tail of a guest that died, which holds the panic's register dump only.
+# Kernel lines only (a timestamp, relayed with "# " by tool-vm.sh): a
+# test's name that quotes an oops does not start one.
+oops() {	# $1 = log
+	tr -d '\r' <"$1" | sed -n 's/^\(# \)\{0,1\}\[ *[0-9.]*\] //p' | awk '
+	!on && /\[#[0-9]+\]|BUG:|kernel BUG at|KASAN:|UBSAN:/ { on = 1 }
+	!on { next }
+	n && (/^---\[ end trace/ || /^=+$/) || n >= 40 { exit }
+	/\[#[0-9]+\]|BUG:|kernel BUG at|KASAN:|UBSAN:|^CPU:|^RIP:|^Call Trace:|^ *<\/?[A-Z]+>$/ ||
+	/^ *[A-Za-z_.$][A-Za-z0-9_.$]*\+0x[0-9a-f]+\/0x[0-9a-f]+( \[[A-Za-z0-9_]+\])?$/ {
+		print "oops: " substr($0, 1, 190); n++
+	}'
+}
 count() {	# $1 = suite name, $2 = exit status, $3 = output file
 	local own line
 	# tap_count's own "not ok" lines (a short plan, no result): shown
@@ -74,7 +90,7 @@ count() {	# $1 = suite name, $2 = exit status, $3 = output file
 		if grep -q 'no # Totals after them\|printed no TAP result' <<<"$own"; then
 			while IFS= read -r line; do
 				recap+=("$1:   | ${line%$'\r'}")
-			done < <(grep -av '^$' "$3" | tail -n 15 | cut -c1-200)
+			done < <(oops "$3"; grep -av '^$' "$3" | tail -n 15 | cut -c1-200)
 		fi
 	fi
 	ran=$((ran + 1))

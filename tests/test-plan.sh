@@ -94,7 +94,7 @@ result "count: their totals are added up (7 passed, 1 skipped)"
 # make check's count() (tests/run-all.sh) keeps every failure for the recap
 # above the last line, the only part of a run CI shows; for a suite that
 # stopped short (a guest that hung or died) also the last lines it printed.
-eval "$(sed -n '/^failures() {/,/^}/p; /^count() {/,/^}/p' "$HERE/run-all.sh")"
+eval "$(sed -n '/^failures() {/,/^}/p; /^oops() {/,/^}/p; /^count() {/,/^}/p' "$HERE/run-all.sh")"
 recap=() pass_=$pass fail_=$fail
 ran=0 skip=0 start=$(date +%s)
 { echo "TAP version 13"; echo "1..80"; oks 40; echo "[  99.123] the guest's last words"; } >"$T/log"
@@ -103,6 +103,50 @@ pass=$pass_ fail=$fail_
 printf '%s\n' "${recap[@]}" | grep -qxF "crafted:   | [  99.123] the guest's last words" ||
 	why "no last line in the recap: $(printf '%s|' "${recap[@]}")"
 result "recap: a suite cut short brings its last lines"
+# A guest that oopsed: its panic's register dump is the tail, the call
+# trace far above it; the recap brings the oops's first line, RIP and the
+# trace's frames, not the guesses or the code bytes.
+recap=() pass_=$pass fail_=$fail
+{ echo "TAP version 13"; echo "1..80"; oks 40
+  echo "[ 193.1] BUG: unable to handle page fault for address: ffffffffffffffd6"
+  echo "[ 193.2] Oops: 0000 [#1] PREEMPT SMP KASAN NOPTI"
+  echo "[ 193.3] RIP: 0010:rethook_free_rcu+0x40/0x100"
+  echo "[ 193.4] Code: 48 8b 45 00"; echo "[ 193.5] Call Trace:"; echo "[ 193.6]  <IRQ>"
+  echo "[ 193.7]  ? __die+0x20/0x60"; echo "[ 193.7]  ? asm_exc_page_fault+0x22/0x30"
+  echo "ok 41 - a test named after BUG: unable to handle page fault"
+  echo "[ 193.8]  rcu_core+0x3f0/0xa00"; echo "# [ 193.8]  lbr_capture+0x10/0x200 [lbr_snap]"
+  echo "[ 193.9] ---[ end trace 0000000000000000 ]---"
+  echo "[ 194.0]  after_the_end+0x1/0x2"
+  for i in $(seq 20); do echo "[ 194.1] R$i: 0"; done
+  echo "[ 194.2] Kernel panic - not syncing: Fatal exception in interrupt"; } >"$T/log"
+count crafted 0 "$T/log" >/dev/null
+pass=$pass_ fail=$fail_
+got=$(printf '%s\n' "${recap[@]}" | sed -n 's/^crafted:   | oops: //p')
+want="BUG: unable to handle page fault for address: ffffffffffffffd6
+Oops: 0000 [#1] PREEMPT SMP KASAN NOPTI
+RIP: 0010:rethook_free_rcu+0x40/0x100
+Call Trace:
+ <IRQ>
+ rcu_core+0x3f0/0xa00
+ lbr_capture+0x10/0x200 [lbr_snap]"
+[ "$got" = "$want" ] || why "the oops in the recap: $got"
+result "recap: a guest that oopsed brings the oops's call trace"
+recap=() pass_=$pass fail_=$fail
+{ echo "TAP version 13"; echo "1..80"; oks 40
+  echo "[  50.1] int3: 0000 [#1] PREEMPT SMP KASAN NOPTI"
+  echo "[  50.2] RIP: 0010:lbr_ret_entry+0x1/0x90 [lbr_snap]"
+  echo "[  50.3]  <TASK>"; echo "[  50.4]  kprobe_ftrace_handler+0x1c/0x2a0"
+  echo "[  50.5] =================================================================="
+  echo "[  50.6]  later_report+0x1/0x2"; } >"$T/log"
+count crafted 0 "$T/log" >/dev/null
+pass=$pass_ fail=$fail_
+got=$(printf '%s\n' "${recap[@]}" | sed -n 's/^crafted:   | oops: //p')
+want="int3: 0000 [#1] PREEMPT SMP KASAN NOPTI
+RIP: 0010:lbr_ret_entry+0x1/0x90 [lbr_snap]
+ <TASK>
+ kprobe_ftrace_handler+0x1c/0x2a0"
+[ "$got" = "$want" ] || why "the int3 die in the recap: $got"
+result "recap: a die other than a page fault (int3), up to the report's end"
 recap=() pass_=$pass fail_=$fail
 { echo "TAP version 13"; echo "1..2"; echo "ok 1 a"; echo "not ok 2 b"; echo "# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:0 error:0"; } >"$T/log"
 count crafted 1 "$T/log" >/dev/null
