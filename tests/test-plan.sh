@@ -237,8 +237,8 @@ guest() {
 	[ "$1" = stock ] && skips=" 2 9 10 11 " nskip=4
 	{
 		echo "lbr_snap guest: 6.1.0-57-amd64, 2 CPUs, crafted"
-		echo "1..15"
-		for k in $(seq 15); do
+		echo "1..16"
+		for k in $(seq 16); do
 			if [[ "$skips" == *" $k "* ]]; then
 				echo "ok $k - test $k # SKIP backend none: no branches"
 			else
@@ -252,7 +252,7 @@ guest() {
 			14) replay_blocks ;;
 			esac
 		done
-		echo "# Totals: pass:$((15 - nskip)) fail:0 skip:$nskip"
+		echo "# Totals: pass:$((16 - nskip)) fail:0 skip:$nskip"
 	} | sed 's/$/\r/'
 }
 
@@ -260,7 +260,7 @@ guest() {
 # $T/c/CPU.rc): tool-vm.sh's exit status, its plan 1..N, exactly N
 # results, WANT-NOT-OK of them "not ok", and tap_count agreeing; then each
 # line of $T/want must be in its output.
-declare -A N=([stock]=23 [lbr-legacy]=25)
+declare -A N=([stock]=24 [lbr-legacy]=26)
 vm_case() {
 	local name=$1 want_rc=$2 want_bad=$3 rc plan=0 cpu got bad
 	shift 3
@@ -291,26 +291,26 @@ mkdir -p "$T/c"
 : >"$T/want"
 
 guest stock >"$T/c/stock.console"
-vm_case "a complete stock guest passes, 23 tests" 0 0 stock
+vm_case "a complete stock guest passes, 24 tests" 0 0 stock
 
 : >"$T/c/stock.console"
 echo 125 >"$T/c/stock.rc"
 : >"$T/c/lbr-legacy.console"
 echo 125 >"$T/c/lbr-legacy.rc"
 cat >"$T/want" <<'EOF'
-not ok 1 - [stock] guest test 1 of 15: no result (the guest did not print it)
-not ok 16 - [stock] the guest printed its 15 planned results (4 skipped) and # Totals, and exited cleanly
+not ok 1 - [stock] guest test 1 of 16: no result (the guest did not print it)
+not ok 17 - [stock] the guest printed its 16 planned results (4 skipped) and # Totals, and exited cleanly
 # the guest printed no '# Totals:' (it died or hung); its last lines:
-not ok 22 - [stock] report --json equals a recount of the records
-not ok 23 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
-not ok 47 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
-not ok 48 - [lbr-legacy] recordings made in the guest (record, why) replay on the host as in the guest
+not ok 23 - [stock] report --json equals a recount of the records
+not ok 24 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
+not ok 49 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+not ok 50 - [lbr-legacy] recordings made in the guest (record, why) replay on the host as in the guest
 EOF
-vm_case "guests that print nothing: all 48 planned tests fail" 1 48 stock lbr-legacy
+vm_case "guests that print nothing: all 50 planned tests fail" 1 50 stock lbr-legacy
 
 guest stock | sed '/^@@JSON record fexit/,/^@@END/d' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
-not ok 20 - [stock] JSON of fexit is valid (record)
+not ok 21 - [stock] JSON of fexit is valid (record)
 # the guest printed no '@@JSON record fexit' block
 EOF
 vm_case "one JSON block missing: its test fails" 1 1 stock
@@ -318,33 +318,33 @@ vm_case "one JSON block missing: its test fails" 1 1 stock
 guest stock | sed '/^ok 8 /,$d' >"$T/c/stock.console"
 echo 125 >"$T/c/stock.rc"
 cat >"$T/want" <<'EOF'
-not ok 8 - [stock] guest test 8 of 15: no result (the guest did not print it)
-not ok 15 - [stock] guest test 15 of 15: no result (the guest did not print it)
-# guest results missing: 8 9 10 11 12 13 14 15
+not ok 8 - [stock] guest test 8 of 16: no result (the guest did not print it)
+not ok 16 - [stock] guest test 16 of 16: no result (the guest did not print it)
+# guest results missing: 8 9 10 11 12 13 14 15 16
 # the guest printed no '@@JSON report report' block
-ok 17 - [stock] JSON of trace-all is valid (record)
+ok 18 - [stock] JSON of trace-all is valid (record)
 EOF
-vm_case "a guest that died after test 7: 8 tests, 4 blocks, the end, the recount, the replay fail" 1 15 stock
+vm_case "a guest that died after test 7: 9 tests, 4 blocks, the end, the recount, the replay fail" 1 16 stock
 
 guest stock | sed '/^@@JSON record fexit/{n;q}' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
-not ok 14 - [stock] guest test 14 of 15: no result (the guest did not print it)
-not ok 15 - [stock] guest test 15 of 15: no result (the guest did not print it)
+not ok 14 - [stock] guest test 14 of 16: no result (the guest did not print it)
+not ok 16 - [stock] guest test 16 of 16: no result (the guest did not print it)
 # the '@@JSON record fexit' block has no @@END (the guest died in it?)
 EOF
-vm_case "a guest that died inside a block: that block and those after it fail" 1 6 stock
+vm_case "a guest that died inside a block: that block and those after it fail" 1 7 stock
 
-guest stock | sed 's/^# Totals:.*/ok 16 - one too many\r\n&/' >"$T/c/stock.console"
+guest stock | sed 's/^# Totals:.*/ok 17 - one too many\r\n&/' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
-# (not in the plan) ok 16 - one too many
-# result beyond the plan or repeated: ok 16 - one too many
+# (not in the plan) ok 17 - one too many
+# result beyond the plan or repeated: ok 17 - one too many
 EOF
-vm_case "a result beyond the guest's plan fails, the count stays 23" 1 1 stock
+vm_case "a result beyond the guest's plan fails, the count stays 24" 1 1 stock
 
 guest stock | sed '/^@@JSON why why-replay/,/^@@END/s/"origin":{"func":"[a-z_0-9]*"/"origin":{"func":"elsewhere"/' \
 	>"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
-not ok 23 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
+not ok 24 - [stock] recordings made in the guest (record, why) replay on the host as in the guest
 "origin":{"func":"elsewhere"
 EOF
 vm_case "why's answer in the guest not the host's from its recording: the replay fails" 1 1 stock
@@ -353,9 +353,9 @@ guest stock | sed '/^@@B64 why-recording/,/^@@END/d' >"$T/c/stock.console"
 echo "# the guest printed no '@@B64 why-recording' block" >"$T/want"
 vm_case "why's recording missing: the replay fails" 1 1 stock
 
-guest stock | sed 's/^1\.\.15/1..14/' >"$T/c/stock.console"
-echo "# the guest's plan is '1..14', this script's 1..15" >"$T/want"
-vm_case "a guest plan other than 1..15 fails" 1 1 stock
+guest stock | sed 's/^1\.\.16/1..15/' >"$T/c/stock.console"
+echo "# the guest's plan is '1..15', this script's 1..16" >"$T/want"
+vm_case "a guest plan other than 1..16 fails" 1 1 stock
 
 guest stock >"$T/c/stock.console"
 echo 99 >"$T/c/stock.rc"
@@ -367,16 +367,16 @@ guest lbr-legacy | sed 's/^ok 10 - .*/&\r\n@@JSON record srclines\r\n{}\r\n@@END
 guest stock | sed 's/^ok 10 - .*/&\n@@JSON record srclines\n{}\n@@END/' >"$T/c/stock.console"
 cat >"$T/want" <<'EOF'
 # a block not in the plan for stock: @@JSON record srclines
-not ok 45 - [lbr-legacy] JSON of srclines is valid (record)
+not ok 47 - [lbr-legacy] JSON of srclines is valid (record)
 # the guest printed no '@@JSON record srclines' block
-not ok 47 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
+not ok 49 - [lbr-legacy] source lines of lbr_test_int match lbr_snap_test_target.c
 EOF
 vm_case "srclines missing on lbr-legacy (2 tests) and unplanned on stock fail" 1 3 \
 	stock lbr-legacy
 
 guest stock >"$T/c/lbr-legacy.console"
 cat >"$T/want" <<'EOF'
-# the guest's '# Totals: pass:11 fail:0 skip:4': the plan for lbr-legacy is skip:0
+# the guest's '# Totals: pass:12 fail:0 skip:4': the plan for lbr-legacy is skip:0
 EOF
 vm_case "LBR tests that skip on lbr-legacy fail" 1 3 lbr-legacy
 

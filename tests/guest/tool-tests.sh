@@ -3,9 +3,9 @@
 #
 # Guest side of the lbr-snap tool tests: trace, report, trimming and the
 # permission check against the real module and the test target.  Prints
-# TAP ("1..15" first) and "# Totals: pass:N fail:N skip:N"; exits 1 if a
+# TAP ("1..16" first) and "# Totals: pass:N fail:N skip:N"; exits 1 if a
 # test failed.  The plan is fixed: every branch below prints one result,
-# ok, not ok or skip, and tests/guest/tool-vm.sh holds the same 15
+# ok, not ok or skip, and tests/guest/tool-vm.sh holds the same 16
 # (GUEST_TESTS) and fails a guest that prints fewer.
 # Checks that need branches skip, with the reason, where `lbr-snap info`
 # says backend none (the stock CPU).
@@ -114,13 +114,15 @@ as_nobody()
 	fi
 }
 
-echo "1..15"
+echo "1..16"
 : >why.txt
 modprobe lbr_snap_test_target || { echo "Bail out! no test target"; exit 1; }
 
 # The backend decides which checks can run.
 modprobe lbr_snap targets=lbr_test_bool%bool || { echo "Bail out! modprobe lbr_snap"; exit 1; }
-BACKEND=$(lbr-snap info | sed -n 's/^backend: //p')
+lbr-snap info >info0.txt
+lbr-snap info --json >info0.json
+BACKEND=$(sed -n 's/^backend: //p' info0.txt)
 modprobe -r lbr_snap
 echo "# backend: $BACKEND"
 LBR=1
@@ -483,7 +485,7 @@ fi
 # A recording made here, replayed here (the "replay" block) and, by
 # tools/guest/tool-vm.sh, on the host from the "@@B64 recording" block
 # (gzip, base64): the host must print exactly what this guest printed.
-# Not one of the 15 results: a missing or cut block fails on the host.
+# Not one of the 16 results: a missing or cut block fails on the host.
 modprobe -r lbr_snap 2>/dev/null
 if modprobe lbr_snap targets=lbr_test_int; then
 	echo 'int -22 3' >"$DEV"
@@ -518,6 +520,18 @@ else
 fi
 rm -f /etc/modprobe.d/lbr_snap.conf
 result "dist/lbr_snap.modprobe.conf: modprobe lbr_snap loads its targets"
+
+# ------------------------------------------------------------------ info
+
+# The lab is a guest (tcg): with LBR in mode=raw, info says what each
+# capture costs in one; no KVM module in the guest, so no kvm_host.
+n=0
+[ -n "$LBR" ] && grep -q '^mode: raw$' info0.txt && n=1
+expect_count 1 '^hypervisor: tcg$' info0.txt
+expect_count $n '^in_guest: in mode=raw each capture reads and writes the LBR control MSR' info0.txt
+expect_count 0 '^kvm_host:' info0.txt
+expect_count 1 '"hypervisor":"tcg",.*,"kvm_host":null}$' info0.json
+result "info: in a guest, what mode=raw costs there (mode $(sed -n 's/^mode: //p' info0.txt))"
 
 echo "# Totals: pass:$pass fail:$fail skip:$skip"
 [ "$fail" = 0 ]

@@ -32,10 +32,10 @@ trap 'rm -rf "$T"' EXIT
 #
 # What each CPU's guest must print, and so the tests this script reports
 # for it (a guest that printed no block lost its tests without
-# a failure, 19 tests on one CPU and 21 on the other).  A CPU without a
+# a failure, 20 tests on one CPU and 22 on the other).  A CPU without a
 # plan here is an error.
 #
-# Every CPU: tool-tests.sh's 15 results (its first line is "1..15"; the
+# Every CPU: tool-tests.sh's 16 results (its first line is "1..16"; the
 # LBR-only ones skip, with the reason, where the backend is none), then
 # one test that the guest printed exactly these, its "# Totals:", the
 # planned number of skips, and that run-vm.sh exited 0 (the kernel-log
@@ -46,14 +46,14 @@ trap 'rm -rf "$T"' EXIT
 #
 # stock, skylake (no LBR): 4 guest skips (the known path, report paths,
 # source lines, trimming); blocks trace-all, report, report-records,
-# fexit, replay.  15 + 1 + 5 + 1 + 1 = 23 tests.
+# fexit, replay.  16 + 1 + 5 + 1 + 1 = 24 tests.
 #
 # lbr-legacy, lbr-arch (the lab's LBR CPUs): no skip; the source-lines
 # records (srclines) as well, and one more test that their line numbers
-# match the test target's source.  15 + 1 + 6 + 1 + 1 + 1 = 25 tests.
+# match the test target's source.  16 + 1 + 6 + 1 + 1 + 1 = 26 tests.
 #
 # The host's tools/lbr-snap replays: built here if it is not.
-GUEST_TESTS=15
+GUEST_TESTS=16
 BLOCKS_ALL="record:trace-all report:report record:report-records record:fexit
 	record:replay"
 

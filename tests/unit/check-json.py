@@ -64,7 +64,7 @@ INFO = {
     "stack_depth": INT, "lbr_read": ("msr", "xsaves", "unknown"),
     "cpu_types": list, "lbr_filter": OPT_STR, "cpus_failed": dict,
     "hypervisor": STR, "capture_msrs": INT, "filtered_msrs": INT,
-    "cpus_perf_off": dict,
+    "cpus_perf_off": dict, "kvm_host": OPT_STR,
 }
 STATS = {"targets": list, "read": INT, "flushed": INT}
 TARGET = {

@@ -127,6 +127,10 @@ static int fake_info(struct lbr_snap_info *info)
 	info->nr_batch_targets = env_int("FAKE_LBR_BATCH_TARGETS", 0);
 	info->capture = LBR_SNAP_CAPTURE_ERRORS;
 	strcpy(info->backend_name, "intel");
+	if (getenv("FAKE_LBR_ARCH")) {
+		info->backend = LBR_SNAP_BACKEND_ARCH;
+		strcpy(info->backend_name, "arch");
+	}
 	strcpy(info->mode, "raw");
 	info->lbr_read = LBR_SNAP_READ_XSAVES;
 	info->lbr_cpl = fake_lbr_cpl;

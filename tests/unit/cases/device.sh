@@ -41,6 +41,27 @@ t "info" 0 "$EXP/info.txt" /dev/null "$FAKE" -d stream.bin info
 t "info --json" 0 "$EXP/info.json" /dev/null "$FAKE" -d stream.bin info --json
 check "info --json has the documented keys" \
 	python3 "$HERE/check-json.py" info out.txt
+# A KVM host with Arch LBR: its guests' branches may be in the records.
+mkdir -p kvmroot/sys/module/kvm_intel nokvmroot
+kvm_lines()	# $1 = the root, then env's assignments
+{
+	local root=$PWD/$1
+
+	shift
+	env LBR_SNAP_ROOT="$root" "$@" "$FAKE" -d stream.bin info |
+		grep '^kvm_host:\|^in_guest:' | cut -c1-40
+	env LBR_SNAP_ROOT="$root" "$@" "$FAKE" -d stream.bin info --json |
+		grep -o '"kvm_host":[^}]*'
+}
+want kvm-arch.out "in_guest: in mode=raw each capture reads" \
+	"kvm_host: kvm_intel is present and KVM l" '"kvm_host":"kvm_intel"'
+t "info: a KVM host with Arch LBR says guest branches may show" 0 \
+	kvm-arch.out - kvm_lines kvmroot FAKE_LBR_ARCH=1
+want kvm-none.out "in_guest: in mode=raw each capture reads" '"kvm_host":null'
+t "info: Arch LBR without KVM: no kvm_host" 0 \
+	kvm-none.out - kvm_lines nokvmroot FAKE_LBR_ARCH=1
+t "info: legacy LBR on a KVM host: no kvm_host" 0 \
+	kvm-none.out - kvm_lines kvmroot
 t "info from a module before cpu_types (first GET_INFO size)" 0 \
 	"$EXP/info-old.txt" /dev/null env FAKE_LBR_OLD_INFO=1 "$FAKE" -d stream.bin info
 t "stats" 0 "$EXP/stats.txt" /dev/null "$FAKE" -d stream.bin stats
