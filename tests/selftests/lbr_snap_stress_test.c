@@ -13,7 +13,6 @@
  * while they run, so the races between load, unload and the storm remain.
  */
 #include <limits.h>
-#include <sys/prctl.h>
 
 #include "kselftest_harness.h"
 #include "lbr_test_util.h"
@@ -87,19 +86,6 @@ TEST_F_TIMEOUT(storm, load_unload_50_cycles, 600)
 	}
 	EXPECT_LT(0, got);
 	TH_LOG("50 cycles, %d records read", got);
-}
-
-/* A child that waits to be killed: a live process outside the storms. */
-static pid_t idle_child(void)
-{
-	pid_t pid = fork();
-
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		for (;;)
-			pause();
-	}
-	return pid;
 }
 
 static int tree_filter(int fd, pid_t tgid)

@@ -132,6 +132,19 @@ static inline int trigger(const char *fn, long value, unsigned long count)
 	return ret;
 }
 
+/* A child that waits to be killed (and dies with the test): a live tgid. */
+static inline pid_t idle_child(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
 static inline int dev_open(int flags)
 {
 	/* Root's: reads, and changes targets (which needs FMODE_WRITE). */

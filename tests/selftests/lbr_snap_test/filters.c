@@ -357,19 +357,6 @@ TEST_F(cap, tree_filter_follows_forks_and_numbers_syscalls)
 	expect_stats(_metadata, variant, self->fd, 0, 16, 13, 3);
 }
 
-/* A child that waits to be killed (and dies with the test): a live tgid. */
-static pid_t idle_child(void)
-{
-	pid_t pid = fork();
-
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
 /*
  * n errors of lbr_test_int on CPU 0, @runs times: *@cost the MSR
  * accesses of the run that took fewest beyond @base (the same calls
