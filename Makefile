@@ -7,6 +7,7 @@
 #                                  in build/deb/ (debian/; DEB_DIR=...)
 #   make check                     full test suite in QEMU guests
 #   make check-fresh               make demo and make check in a new Debian 12
+#   make check-mass                10,000 functions attached under a debug kernel
 #   make vm-run SCRIPT=file.sh [CPU=stock|lbr-legacy|lbr-arch|lbr-legacy-pmu|lbr-arch-pmu|lbr-arch-xsaves|lbr-legacy-pmu3|lbr-amd|lbr-amd-nopmu] [SMP=2]
 #                                  boot the test guest and run a script
 #   make demo [CPU=lbr-legacy]     show captures in the guest
@@ -116,6 +117,14 @@ demo-why:
 .PHONY: check-fresh
 check-fresh:
 	@tests/fresh/check-fresh.sh
+
+# make check-mass: 10,000 functions attached at once, made to capture and
+# detached, under a debug kernel with networking and ext4 besides make
+# check's checkers (tests/vm/mass-check.sh; the kernel is built once, and
+# cached, as make check's debug kernel is).  Not part of make check.
+.PHONY: check-mass
+check-mass:
+	@tests/vm/mass-check.sh
 
 # make bench: probe_entries of the kretprobe and fexit hooks and of a BPF
 # bpf_get_branch_snapshot() program side by side, on both LBR lab CPUs with

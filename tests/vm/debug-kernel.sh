@@ -6,7 +6,9 @@
 # the config fragment in .cache/debug-kernel/HASH/. Its root holds
 # boot/vmlinuz-KVER and lib/modules/KVER (build/ is the object tree), so
 # build.sh and run-vm.sh --kver KVER use it like any other kernel.
-# Usage: tests/vm/debug-kernel.sh        (prints KVER)
+# With NAME, tests/vm/debug-NAME.config on top of debug.config, a kernel
+# of its own LOCALVERSION (debug-mass.config: make check-mass's).
+# Usage: tests/vm/debug-kernel.sh [NAME]        (prints KVER)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 lbr_install_deps build debug-kernel
@@ -15,8 +17,13 @@ tar=$(ls /usr/src/linux-source-*.tar.* 2>/dev/null | sort -V | tail -n1)
 [ -n "$tar" ] || die "linux-source not installed"
 pkg=$(dpkg-query -S "$tar" | cut -d: -f1)
 ver=$(dpkg-query -W -f='${Version}' "$pkg")
-frag=$LBR_TOP/tests/vm/debug.config
-hash=$( { echo "$pkg $ver $(gcc -dumpfullversion)"; cat "$frag"; } |
+frags=("$LBR_TOP/tests/vm/debug.config")
+if [ -n "${1:-}" ]; then
+	[ -f "$LBR_TOP/tests/vm/debug-$1.config" ] ||
+		die "no tests/vm/debug-$1.config"
+	frags+=("$LBR_TOP/tests/vm/debug-$1.config")
+fi
+hash=$( { echo "$pkg $ver $(gcc -dumpfullversion)"; cat "${frags[@]}"; } |
 	sha256sum | cut -c1-12)
 top=$LBR_CACHE/debug-kernel/$hash
 root=$top/root
@@ -35,12 +42,14 @@ if [ ! -f "$top/kver" ]; then
 	mk() { make -s -C "$top/src" O="$top/obj" "$@"; }
 	mk allnoconfig >&2
 	"$top/src/scripts/kconfig/merge_config.sh" -m -O "$top/obj" \
-		"$top/obj/.config" "$frag" >"$top/merge.log" 2>&1 ||
+		"$top/obj/.config" "${frags[@]}" >"$top/merge.log" 2>&1 ||
 		{ cat "$top/merge.log" >&2; die "merge_config failed"; }
 	mk olddefconfig >&2
-	# Every option of the fragment must have survived (a renamed or
-	# unmet dependency would silently drop a checker).
-	missing=$(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$frag" |
+	# Every option of the fragments, the last's value of each, must have
+	# survived (a renamed or unmet dependency would silently drop a
+	# checker).
+	missing=$(awk -F= '/^CONFIG_/ { v[$1] = $0 } END { for (k in v) print v[k] }' \
+			"${frags[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=[ym]' |
 		while read -r l; do
 			grep -qx "$l" "$top/obj/.config" || echo "$l"
 		done)
@@ -56,9 +65,13 @@ if [ ! -f "$top/kver" ]; then
 	echo "$kver" >"$top/kver"
 	echo "lbr_snap: debug kernel $kver built in $(($(date +%s) - start)) s" >&2
 	# Older builds carry the same KVER: lbr_kernel_root() would find
-	# the first of them.  One debug kernel in the cache.
+	# the first of them.  One debug kernel of each KVER in the cache
+	# (and none half built).
 	for old in "$LBR_CACHE"/debug-kernel/*/; do
-		[ "${old%/}" = "$top" ] || rm -rf "${old%/}"
+		[ "${old%/}" = "$top" ] && continue
+		[ ! -f "${old}kver" ] || [ "$(cat "${old}kver")" = "$kver" ] ||
+			continue
+		rm -rf "${old%/}"
 	done
 fi
 cat "$top/kver"
