@@ -136,8 +136,9 @@ static __always_inline u64 lbr_entry_ns(u64 entry_tsc, u64 now_ns)
 		return 0;
 	d = now - entry_tsc;
 	/*
-	 * Over an hour is no call's: and the bound keeps the quotient below
-	 * 2^64, or x86's DIVQ in mul_u64_u32_div() would fault (#DE).
+	 * Over an hour is no call's duration; the bound also keeps the
+	 * quotient below 2^64, or the DIVQ of mul_u64_u32_div() would raise
+	 * #DE.
 	 */
 	if (d > (u64)khz * 1000 * 3600)
 		return 0;

@@ -42,7 +42,6 @@
 #include "func_lookup.h"
 #include "lbr_snap.h"		/* LBR_SNAP_VERSION, the one version */
 
-
 struct lbr_fexit_slot {
 	struct lbr_direct direct;
 	void *data;			/* the client's, for its callbacks */
@@ -87,6 +86,7 @@ static __printf(3, 4) void lbr_slot_log(const char *level, unsigned int slot,
 	struct va_format vaf;
 	va_list args;
 
+	lockdep_assert_held(&lbr_fexit_lock);
 	va_start(args, fmt);
 	vaf.fmt = fmt;
 	vaf.va = &args;

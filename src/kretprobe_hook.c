@@ -27,9 +27,9 @@ static unsigned long lbr_ret_site __read_mostly;
  * load (@tag).  Written by the entry handler only, which kretprobes get
  * from the first tree filter on: the data of an instance armed before is
  * whatever its memory held (kmalloc()ed on 5.10, where a freed instance
- * of an earlier load may have left a task's pointer), and the return
- * handler takes it only if the tag names the task returning under this
- * load, then clears it.
+ * of an earlier load may have left a tag under that load's key), and the
+ * return handler takes it only if the tag names the task returning under
+ * this load, then clears it.
  */
 struct lbr_kr_entry {
 	u64 tsc;
